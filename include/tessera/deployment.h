@@ -1,0 +1,67 @@
+// Deployment: what a plan puts on every GPU, how each service fares, and the
+// plan's metrics. Its canonical serialization is the JSON of DESIGN.md
+// (deployment_format.h); planners build it through BuildDeployment (plan.h),
+// so every planner's output has the same shape and metrics.
+//
+// Thread-safety: values.
+#ifndef TESSERA_DEPLOYMENT_H_
+#define TESSERA_DEPLOYMENT_H_
+
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+// One MIG instance: a segment of one service.
+struct Instance {
+  std::string profile;  // e.g. "3g.40gb"
+  int start = 0;        // first memory slice (as `nvidia-smi mig -lgipp` numbers it)
+  std::string service;
+  std::string model;
+  int batch = 1;
+  int procs = 1;
+  double throughput_rps = 0;  // whole segment
+  double latency_ms = 0;      // per batch
+};
+
+struct GpuAssignment {
+  int index = 0;  // global GPU index, 0-based
+  int node = 0;   // index / gpus_per_node
+  std::vector<Instance> instances;  // sorted by start
+};
+
+enum class ServiceStatus { kOk, kInfeasible };
+
+struct ServiceOutcome {
+  std::string name;
+  std::string model;
+  double rate_rps = 0;
+  double slo_ms = 0;
+  double capacity_rps = 0;  // sum of the service's segment throughputs
+  ServiceStatus status = ServiceStatus::kOk;
+  std::string reason;  // when infeasible: why, and what is achievable
+};
+
+// DESIGN.md, Metrics: one definition each.
+struct Metrics {
+  int gpus = 0;  // GPUs holding at least one instance
+  int gpcs = 0;  // compute slices allocated
+  double internal_slack = 0;
+  double external_fragmentation = 0;
+  int lower_bound = 0;
+  std::string lower_bound_kind;  // "fractional" | "integer-cover" | ...
+  double gap = 0;                // gpus / lower_bound - 1 (0 when both are 0)
+  double plan_ms = 0;            // planner wall time, files excluded
+};
+
+struct Deployment {
+  std::string gpu;      // catalog name
+  std::string planner;  // registry name
+  std::vector<GpuAssignment> gpus;
+  std::vector<ServiceOutcome> services;  // scenario order
+  Metrics metrics;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_DEPLOYMENT_H_

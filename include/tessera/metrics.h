@@ -1,0 +1,47 @@
+// Metrics and lower bounds of DESIGN.md, one definition each.
+//
+//  * gpus: GPUs holding at least one instance; gpcs: compute slices allocated.
+//  * internal_slack = 1 - sum_i (rate_i / capacity_i) x gpcs_i / sum_i gpcs_i
+//    over services with capacity (capacity_i and gpcs_i: service i's total
+//    segment throughput and compute slices).
+//  * external_fragmentation = 1 - gpcs / (gpus x C).
+//  * lower bounds on gpus for the same problem:
+//     - fractional: every service served at its best compute- (and memory-)
+//       slices-per-request ratio, slices shared freely between GPUs:
+//       ceil(max(sum_i rate_i min_t g_t/tp_t / C, sum_i rate_i min_t m_t/tp_t / M));
+//     - integer cover: each service needs whole segments; the fewest compute
+//       slices covering its rate (an exact unbounded covering knapsack) and,
+//       separately, the fewest memory slices; ceil(max(sum / C, sum / M)).
+//    The integer cover is never weaker than the fractional bound.
+//
+// Thread-safety: pure functions.
+#ifndef TESSERA_METRICS_H_
+#define TESSERA_METRICS_H_
+
+#include <string>
+
+#include "tessera/deployment.h"
+#include "tessera/gpu_catalog.h"
+#include "tessera/problem.h"
+
+namespace tessera {
+
+struct LowerBound {
+  int gpus = 0;
+  std::string kind;  // "fractional" | "integer-cover"
+};
+
+// Services without a feasible triplet contribute nothing to either bound.
+LowerBound FractionalBound(const Problem& problem);
+LowerBound IntegerCoverBound(const Problem& problem);
+// The strongest bound available without solving the planning problem.
+LowerBound StrongestBound(const Problem& problem);
+
+// gpus, gpcs, internal slack and external fragmentation of `deployment`,
+// with `bound` and its gap, and `plan_ms`.
+Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const LowerBound& bound,
+                       double plan_ms);
+
+}  // namespace tessera
+
+#endif  // TESSERA_METRICS_H_

@@ -1,0 +1,83 @@
+// Planner: one small pure interface for every offline placement policy, and
+// a name-keyed registry of them.
+//
+// A planner reads only the immutable Problem and returns the segments it
+// places on each GPU; it never reads files and never fills metrics. The
+// engine (plan.h) turns a PlanResult into a Deployment, so every planner's
+// output is described, measured and validated the same way.
+//
+// Thread-safety: Plan() is const and must be safe to call concurrently.
+#ifndef TESSERA_PLANNER_H_
+#define TESSERA_PLANNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/problem.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+// Per-run settings every planner may read.
+struct PlanContext {
+  // Wall-clock budget in seconds; 0 = none. Planners that search honour it.
+  double time_limit_s = 0;
+  // Seed of any randomness, so a run is reproducible. Default: 1.
+  std::uint64_t seed = 1;
+};
+
+// One segment placed on a GPU.
+struct PlacedSegment {
+  int service = 0;  // index into Problem::services()
+  Triplet triplet;
+  int start = 0;  // first memory slice of the MIG instance
+};
+
+struct PlanResult {
+  // GPUs in index order; a planner may leave some empty (they are dropped).
+  std::vector<std::vector<PlacedSegment>> gpus;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  // The registry name, e.g. "parva".
+  virtual std::string_view Name() const = 0;
+  // Places segments for every service that has a feasible triplet. Services
+  // without one are left out (the engine reports them infeasible).
+  // Errors only for bugs or an invalid context; never for a hard scenario.
+  virtual Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const = 0;
+};
+
+using PlannerFactory = std::function<std::unique_ptr<Planner>()>;
+
+class PlannerRegistry {
+ public:
+  // InvalidArgument if `name` is empty or already registered.
+  Status Register(std::string name, std::string description, PlannerFactory factory);
+  // NotFound listing the registered names when `name` is unknown.
+  Result<std::unique_ptr<Planner>> Create(std::string_view name) const;
+  // Registered names, sorted.
+  std::vector<std::string> Names() const;
+  // One-line description of `name` (empty if unknown).
+  std::string Description(std::string_view name) const;
+
+ private:
+  struct Entry {
+    std::string description;
+    PlannerFactory factory;
+  };
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+// Every built-in planner, registered once.
+const PlannerRegistry& BuiltinPlanners();
+
+}  // namespace tessera
+
+#endif  // TESSERA_PLANNER_H_

@@ -1,0 +1,90 @@
+// Problem: the immutable input of every planner. It binds a scenario to one
+// GPU model and a profile table under a latency rule, and lists for each
+// service the (profile, batch, procs) triplets that may serve it.
+//
+// Planners never read files: everything they need is here (DESIGN.md).
+//
+// Thread-safety: immutable after Build; safe to share between threads.
+#ifndef TESSERA_PROBLEM_H_
+#define TESSERA_PROBLEM_H_
+
+#include <optional>
+#include <vector>
+
+#include "tessera/gpu_catalog.h"
+#include "tessera/profile_table.h"
+#include "tessera/scenario.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+// Which profiled configurations may serve a service (DESIGN.md, Latency rule):
+// a triplet is allowed iff its latency < factor x SLO.
+struct LatencyRule {
+  // Share of the SLO a batch may take; the rest is left for queueing and
+  // batching. Default: 0.5, as the papers do.
+  double factor = 0.5;
+  // Truncate the SLO to an integer number of ms first (ParvaGPU's artifact
+  // reads it with atoi). Default: false.
+  bool truncate_slo = false;
+  // Largest number of MPS processes per segment; 0 = no limit. Default: 0.
+  int max_procs = 0;
+
+  // InvalidArgument unless 0 < factor <= 1 and max_procs >= 0.
+  Status Validate() const;
+  // The latency budget (ms) of a batch for a service with `slo_ms`.
+  double BudgetMs(double slo_ms) const;
+  // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`.
+  bool Allows(double latency_ms, int procs, double slo_ms) const;
+};
+
+// ParvaGPU artifact compatibility: latency < 0.45 x trunc(SLO), up to 5
+// processes (`--compat parva-artifact`). Never the default.
+LatencyRule ParvaArtifactRule();
+
+// One way to run a segment of a service.
+struct Triplet {
+  int profile = 0;  // index into GpuModel::profiles
+  int batch = 1;
+  int procs = 1;
+  double throughput_rps = 0;  // whole segment
+  double latency_ms = 0;      // per batch
+};
+
+struct ServiceSpec {
+  Service service;
+  // Triplets the latency rule allows, in profile-table order.
+  std::vector<Triplet> feasible;
+  // The lowest-latency triplet of the model on this GPU, allowed or not:
+  // what to tell the user when `feasible` is empty.
+  std::optional<Triplet> fastest;
+};
+
+class Problem {
+ public:
+  // Builds the problem. NotFound if a service's model has no profile on
+  // `gpu`; InvalidArgument if the scenario or the rule is invalid, or a
+  // profile entry names a profile `gpu` does not have.
+  static Result<Problem> Build(const Scenario& scenario, const GpuModel& gpu,
+                               const ProfileTable& profiles, const LatencyRule& rule);
+
+  const GpuModel& gpu() const { return *gpu_; }
+  const Scenario& scenario() const { return scenario_; }
+  const LatencyRule& rule() const { return rule_; }
+  const std::vector<ServiceSpec>& services() const { return services_; }
+  // GPUs per node (server) when numbering nodes. Default 8 (a p4de.24xlarge).
+  int gpus_per_node() const { return gpus_per_node_; }
+
+ private:
+  Problem() = default;
+
+  const GpuModel* gpu_ = nullptr;
+  Scenario scenario_;
+  LatencyRule rule_;
+  std::vector<ServiceSpec> services_;
+  int gpus_per_node_ = 8;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_PROBLEM_H_

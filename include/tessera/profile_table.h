@@ -1,0 +1,77 @@
+// ProfileTable: measured or synthesized performance of one DNN model on one
+// MIG profile, keyed by (model, gpu, profile, batch, procs).
+//
+// An entry describes a *segment*: one MIG instance running `procs` identical
+// MPS processes, each executing batches of `batch` requests. Its throughput is
+// the whole segment's (per-process throughput x procs, requests/s) and its
+// latency is the per-batch execution time of one process (ms). Entries whose
+// configuration cannot run (out of memory) are simply absent.
+//
+// Thread-safety: const methods are safe from several threads.
+#ifndef TESSERA_PROFILE_TABLE_H_
+#define TESSERA_PROFILE_TABLE_H_
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/status.h"
+
+namespace tessera {
+
+struct ProfileKey {
+  std::string model;    // canonical model name, e.g. "resnet50"
+  std::string gpu;      // catalog GPU name, e.g. "a100-80gb"
+  std::string profile;  // MIG profile name on that GPU, e.g. "3g.40gb"
+  int batch = 1;
+  int procs = 1;
+  friend bool operator==(const ProfileKey&, const ProfileKey&) = default;
+};
+
+struct ProfileEntry {
+  ProfileKey key;
+  double throughput_rps = 0;  // whole segment, requests per second
+  double latency_ms = 0;      // one batch on one process, mean
+  std::optional<double> p99_ms;   // tail latency of one batch, when measured
+  std::optional<double> mem_gib;  // peak memory of the segment, when measured
+};
+
+class ProfileTable {
+ public:
+  // Adds an entry. InvalidArgument if the key is already present or the
+  // numbers are not finite and positive.
+  Status Add(ProfileEntry entry);
+  // Adds every entry of `other`; stops at the first duplicate.
+  Status Merge(const ProfileTable& other);
+
+  // The entry for `key`, or nullptr.
+  const ProfileEntry* Find(const ProfileKey& key) const;
+  // Every entry of (model, gpu), in insertion order.
+  std::vector<const ProfileEntry*> EntriesFor(std::string_view model,
+                                              std::string_view gpu) const;
+  bool HasModel(std::string_view model, std::string_view gpu) const;
+  // Distinct model names / GPU names, sorted.
+  std::vector<std::string> Models() const;
+  std::vector<std::string> Gpus() const;
+
+  std::span<const ProfileEntry> entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::vector<ProfileEntry> entries_;
+  std::unordered_map<std::string, size_t> index_;  // encoded key -> entries_ index
+  std::unordered_map<std::string, std::vector<size_t>> by_model_gpu_;
+};
+
+// Maps the model names other tools use onto Tessera's canonical names
+// ("bert", ParvaGPU's name for BERT-large at sequence length 128, becomes
+// "bert-large"); other names are returned unchanged, lower-cased.
+std::string CanonicalModelName(std::string_view name);
+
+}  // namespace tessera
+
+#endif  // TESSERA_PROFILE_TABLE_H_

@@ -1,0 +1,66 @@
+// Scenario: the services an operator wants served, each a DNN model with a
+// request rate and a latency SLO, and (optionally) the GPU model to use.
+//
+// YAML form (DESIGN.md, Formats):
+//   name: S3                # optional
+//   gpu: a100-80gb          # optional; `--gpu` overrides it
+//   services:
+//     - {name: resnet50, model: resnet50, rate_rps: 1463, slo_ms: 138}
+//
+// Also importable: one row of ParvaGPU's SLO_req_rate.csv + SLO_latency.csv
+// (N/A or 0 in either file = the service is absent in that row).
+//
+// Thread-safety: values.
+#ifndef TESSERA_SCENARIO_H_
+#define TESSERA_SCENARIO_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/status.h"
+
+namespace tessera {
+
+struct Service {
+  std::string name;   // unique within the scenario
+  std::string model;  // canonical model name (CanonicalModelName)
+  double rate_rps = 0;  // requests per second to sustain, > 0
+  double slo_ms = 0;    // end-to-end latency objective, > 0
+  int line = 0;         // line in the source file (0 when built in code)
+};
+
+struct Scenario {
+  std::string name;    // e.g. "S3"; may be empty
+  std::string gpu;     // catalog GPU name; empty = not given
+  std::string source;  // file the scenario came from, for messages
+  std::vector<Service> services;
+};
+
+// Parses scenario YAML text; `source` names the file in error messages.
+// Errors (InvalidArgument, naming source, line and field): not a mapping,
+// no or empty `services`, a missing or mistyped field, a rate or SLO that is
+// not a finite number > 0, a duplicate service name, an unknown key.
+Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view source);
+// Reads and parses a YAML file (NotFound / IoError when unreadable).
+Result<Scenario> LoadScenarioYaml(const std::string& path);
+
+// Imports row `row` (1-based) of ParvaGPU's SLO directory `dir` (holding
+// SLO_req_rate.csv and SLO_latency.csv, 11 columns in the order of
+// ParvaGPUModelColumns()). Service names are the artifact's model names.
+Result<Scenario> ImportParvaSloRow(const std::string& dir, int row);
+
+// The 11 model columns of ParvaGPU's SLO files, in file order.
+const std::vector<std::string>& ParvaModelColumns();
+
+// Structural checks shared by every source: at least one service, unique
+// names, finite positive rates and SLOs, non-empty models.
+Status ValidateScenario(const Scenario& scenario);
+
+// `copies` copies of every service, renamed "<name>#<k>" for k >= 2: how
+// ParvaGPU's scalability study (Fig. 10) grows S5 to 110 services.
+Scenario ReplicateScenario(const Scenario& scenario, int copies);
+
+}  // namespace tessera
+
+#endif  // TESSERA_SCENARIO_H_
