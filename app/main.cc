@@ -1,1 +1,40 @@
-int main() { return 0; }
+// tessera: plans MIG + MPS spatial sharing of NVIDIA GPUs for DNN inference.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Tessera plans how to cut NVIDIA GPUs into MIG instances, which DNN service runs in\n"
+      "each with what batch size and how many MPS processes, so every service meets its\n"
+      "request rate and latency SLO on as few GPUs as possible; it checks every plan with\n"
+      "an independent validator.\n\n"
+      "Example:\n"
+      "  tessera plan --scenario examples/scenarios/s3.yaml --svg plan.svg\n"
+      "  tessera compare --scenario examples/scenarios/s6.yaml\n"
+      "  tessera gpus --gpu a100-80gb --layouts\n\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.",
+      "tessera"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera 0.1.0");
+  int exit_code = tessera::cli::kExitOk;
+  tessera::cli::AddPlanCommand(app, exit_code);
+  tessera::cli::AddCompareCommand(app, exit_code);
+  tessera::cli::AddGpusCommand(app, exit_code);
+  tessera::cli::AddProfilesCommand(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return tessera::cli::kExitBadInput;
+  }
+  return exit_code;
+}

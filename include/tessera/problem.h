@@ -38,6 +38,13 @@ struct LatencyRule {
   bool Allows(double latency_ms, int procs, double slo_ms) const;
 };
 
+// Relative tolerance of the capacity rule, so that sums of the same segment
+// throughputs taken in another order (or read back from rounded JSON) agree.
+inline constexpr double kCapacityTolerance = 1e-9;
+
+// The capacity rule of DESIGN.md: capacity >= rate, up to kCapacityTolerance.
+bool CoversRate(double capacity_rps, double rate_rps);
+
 // ParvaGPU artifact compatibility: latency < 0.45 x trunc(SLO), up to 5
 // processes (`--compat parva-artifact`). Never the default.
 LatencyRule ParvaArtifactRule();

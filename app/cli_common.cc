@@ -1,0 +1,124 @@
+#include "cli_common.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "tessera/profile_io.h"
+#include "tessera/profile_synth.h"
+
+namespace tessera::cli {
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kIoError:
+      return kExitBadInput;
+    case StatusCode::kInternal:
+      return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+int ReportError(const Status& status) {
+  std::cerr << "tessera: error: " << status.message() << "\n";
+  return ExitCodeFor(status);
+}
+
+void AddInputFlags(CLI::App& command, InputFlags& flags) {
+  auto* scenario = command.add_option("--scenario", flags.scenario,
+                                      "Scenario YAML: gpu and services {name, model, rate_rps, "
+                                      "slo_ms} (see examples/scenarios/)");
+  auto* slo = command.add_option("--parva-slo", flags.parva_slo,
+                                 "Import a scenario from a ParvaGPU SLO directory "
+                                 "(SLO_req_rate.csv + SLO_latency.csv); needs --row");
+  command.add_option("--row", flags.row, "Row of the ParvaGPU SLO files, 1-based")
+      ->needs(slo)
+      ->check(CLI::PositiveNumber);
+  scenario->excludes(slo);
+  command.add_option("--profiles", flags.profiles,
+                     "Profile CSV file or ParvaGPU prof_data directory (format detected); "
+                     "default: the embedded synthesized profiles");
+  command.add_option("--gpu", flags.gpu,
+                     "GPU model (" + GpuNames() + "); default: the scenario's, else a100-80gb");
+  auto* factor = command.add_option("--latency-factor", flags.latency_factor,
+                                    "A batch may take this share of the SLO (default 0.5)");
+  command.add_option("--compat", flags.compat,
+                     "parva-artifact: ParvaGPU artifact's rule (latency < 0.45 x integer SLO, "
+                     "at most 5 processes)")
+      ->check(CLI::IsMember({"parva-artifact"}))
+      ->excludes(factor);
+}
+
+namespace {
+
+Result<Scenario> LoadScenario(const InputFlags& flags) {
+  if (!flags.scenario.empty()) return LoadScenarioYaml(flags.scenario);
+  if (!flags.parva_slo.empty()) {
+    if (flags.row <= 0) return Status::InvalidArgument("--parva-slo needs --row N (1-based)");
+    return ImportParvaSloRow(flags.parva_slo, flags.row);
+  }
+  return Status::InvalidArgument("give a scenario: --scenario FILE or --parva-slo DIR --row N");
+}
+
+Result<LatencyRule> RuleFrom(const InputFlags& flags) {
+  LatencyRule rule;
+  if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
+  if (flags.latency_factor) rule.factor = *flags.latency_factor;
+  TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
+  return rule;
+}
+
+}  // namespace
+
+Result<Inputs> LoadInputs(const InputFlags& flags) {
+  Inputs in;
+  TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenario(flags));
+  const std::string gpu_name =
+      !flags.gpu.empty() ? flags.gpu : (!in.scenario.gpu.empty() ? in.scenario.gpu : "a100-80gb");
+  Result<const GpuModel*> gpu = FindGpu(gpu_name);
+  if (!gpu.ok()) return gpu.status().WithContext(flags.gpu.empty() ? in.scenario.source : "--gpu");
+  in.gpu = *gpu;
+  TESSERA_ASSIGN_OR_RETURN(in.rule, RuleFrom(flags));
+  if (flags.profiles.empty()) {
+    in.profiles = DefaultProfiles(*in.gpu);
+    in.profiles_source = "embedded (synthesized)";
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(in.profiles, LoadProfiles(flags.profiles));
+    in.profiles_source = flags.profiles;
+  }
+  return in;
+}
+
+Status WriteOutput(const std::string& path, const std::string& content) {
+  if (path.empty() || path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    return std::cout ? Status::Ok() : Status::IoError("cannot write to stdout");
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::IoError("cannot write " + path);
+    out << content;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IoError("cannot write " + path);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot write " + path + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::cli

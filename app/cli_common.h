@@ -1,0 +1,62 @@
+// Shared pieces of the `tessera` subcommands: exit codes, input flags and
+// their loading into a Problem, and atomic output files. Flags become
+// options only here, in app/ (style anchor 7).
+#ifndef TESSERA_APP_CLI_COMMON_H_
+#define TESSERA_APP_CLI_COMMON_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "tessera/gpu_catalog.h"
+#include "tessera/problem.h"
+#include "tessera/profile_table.h"
+#include "tessera/scenario.h"
+#include "tessera/status.h"
+
+namespace tessera::cli {
+
+// Exit codes (DESIGN.md, Errors).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;    // a bug, e.g. a plan the validator rejects
+inline constexpr int kExitBadInput = 2;    // bad flags, files or values
+inline constexpr int kExitInfeasible = 3;  // some service cannot meet its SLO
+
+// Exit code for an error Status.
+int ExitCodeFor(const Status& status);
+// Prints "tessera: error: <message>" to stderr and returns ExitCodeFor(status).
+int ReportError(const Status& status);
+
+// The flags every planning command shares.
+struct InputFlags {
+  std::string scenario;   // --scenario FILE
+  std::string parva_slo;  // --parva-slo DIR
+  int row = 0;            // --row N (with --parva-slo)
+  std::string profiles;   // --profiles PATH (default: embedded synthesized profiles)
+  std::string gpu;        // --gpu NAME (default: the scenario's, else a100-80gb)
+  std::optional<double> latency_factor;  // --latency-factor F
+  std::string compat;     // --compat parva-artifact
+};
+
+// Declares the InputFlags options on `command`.
+void AddInputFlags(CLI::App& command, InputFlags& flags);
+
+// Everything a planner run needs, loaded and checked once.
+struct Inputs {
+  Scenario scenario;
+  const GpuModel* gpu = nullptr;
+  ProfileTable profiles;
+  LatencyRule rule;
+  std::string profiles_source;  // "embedded (synthesized)" or the path
+};
+
+// Loads and validates the inputs; errors name file, line and field.
+Result<Inputs> LoadInputs(const InputFlags& flags);
+
+// Writes `content` to `path` through a temporary file renamed into place, so
+// a failed run never leaves a partial file. "-" writes to stdout.
+Status WriteOutput(const std::string& path, const std::string& content);
+
+}  // namespace tessera::cli
+
+#endif  // TESSERA_APP_CLI_COMMON_H_

@@ -1,0 +1,155 @@
+// `tessera compare`: every registered planner on one scenario, side by side.
+#include <algorithm>
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "tessera/plan.h"
+#include "tessera/validator.h"
+
+namespace tessera::cli {
+namespace {
+
+struct CompareFlags {
+  InputFlags input;
+  std::string format = "table";
+  int repeat = 5;
+  bool list = false;
+};
+
+struct Row {
+  std::string planner;
+  Metrics metrics;  // plan_ms is the median over the repeats
+  size_t violations = 0;
+  size_t infeasible = 0;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Result<Row> RunOne(const std::string& name, const Problem& problem, const Inputs& in,
+                   int repeat) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, BuiltinPlanners().Create(name));
+  Row row{name, {}, 0, 0};
+  std::vector<double> times;
+  for (int k = 0; k < repeat; ++k) {
+    TESSERA_ASSIGN_OR_RETURN(PlanReport report, RunPlanner(*planner, problem, PlanContext{}));
+    times.push_back(report.deployment.metrics.plan_ms);
+    if (k > 0) continue;
+    row.metrics = report.deployment.metrics;
+    row.violations =
+        ValidateDeployment(report.deployment, in.scenario, in.profiles, in.rule).size();
+    row.infeasible = std::count_if(
+        report.deployment.services.begin(), report.deployment.services.end(),
+        [](const ServiceOutcome& s) { return s.status == ServiceStatus::kInfeasible; });
+  }
+  row.metrics.plan_ms = Median(times);
+  return row;
+}
+
+std::string FormatTable(const std::vector<Row>& rows, const Inputs& in) {
+  std::string out = fmt::format("{} on {} ({} services, profiles: {})\n",
+                                in.scenario.name.empty() ? in.scenario.source : in.scenario.name,
+                                in.gpu->name, in.scenario.services.size(), in.profiles_source);
+  out += fmt::format("{:<16} {:>5} {:>5} {:>9} {:>9} {:>16} {:>7} {:>9}  {}\n", "planner", "gpus",
+                     "gpcs", "int.slack", "ext.frag", "lower bound", "gap", "plan_ms", "valid");
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    out += fmt::format("{:<16} {:>5} {:>5} {:>8.1f}% {:>8.1f}% {:>16} {:>6.1f}% {:>9.3f}  {}{}\n",
+                       r.planner, m.gpus, m.gpcs, 100 * m.internal_slack,
+                       100 * m.external_fragmentation,
+                       fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind), 100 * m.gap,
+                       m.plan_ms, r.violations == 0 ? "yes" : fmt::format("NO ({})", r.violations),
+                       r.infeasible ? fmt::format(", {} infeasible", r.infeasible) : "");
+  }
+  return out;
+}
+
+std::string FormatCsv(const std::vector<Row>& rows) {
+  std::string out =
+      "planner,gpus,gpcs,internal_slack,external_fragmentation,lower_bound,lower_bound_kind,gap,"
+      "plan_ms,violations,infeasible\n";
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    out += fmt::format("{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{},{}\n", r.planner, m.gpus,
+                       m.gpcs, m.internal_slack, m.external_fragmentation, m.lower_bound,
+                       m.lower_bound_kind, m.gap, m.plan_ms, r.violations, r.infeasible);
+  }
+  return out;
+}
+
+std::string FormatJson(const std::vector<Row>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    out.push_back({{"planner", r.planner},
+                   {"gpus", m.gpus},
+                   {"gpcs", m.gpcs},
+                   {"internal_slack", m.internal_slack},
+                   {"external_fragmentation", m.external_fragmentation},
+                   {"lower_bound", m.lower_bound},
+                   {"lower_bound_kind", m.lower_bound_kind},
+                   {"gap", m.gap},
+                   {"plan_ms", m.plan_ms},
+                   {"valid", r.violations == 0},
+                   {"infeasible_services", r.infeasible}});
+  }
+  return out.dump(2) + "\n";
+}
+
+int RunCompare(const CompareFlags& flags) {
+  if (flags.list) {
+    for (const std::string& name : BuiltinPlanners().Names()) {
+      std::cout << fmt::format("{:<16} {}\n", name, BuiltinPlanners().Description(name));
+    }
+    return kExitOk;
+  }
+  Result<Inputs> in = LoadInputs(flags.input);
+  if (!in.ok()) return ReportError(in.status());
+  Result<Problem> problem = Problem::Build(in->scenario, *in->gpu, in->profiles, in->rule);
+  if (!problem.ok()) return ReportError(problem.status());
+  std::vector<Row> rows;
+  for (const std::string& name : BuiltinPlanners().Names()) {
+    Result<Row> row = RunOne(name, *problem, *in, flags.repeat);
+    if (!row.ok()) return ReportError(row.status());
+    rows.push_back(*row);
+  }
+  const std::string text = flags.format == "json"  ? FormatJson(rows)
+                           : flags.format == "csv" ? FormatCsv(rows)
+                                                   : FormatTable(rows, *in);
+  std::cout << text;
+  const bool all_valid =
+      std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.violations == 0; });
+  return all_valid ? kExitOk : kExitInternal;
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<CompareFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Run every registered planner on one scenario and print one row each: GPUs,\n"
+      "compute slices, internal slack, external fragmentation, lower bound, gap to it,\n"
+      "median plan_ms over --repeat runs, and whether the validator accepts the plan.\n\n"
+      "Examples:\n"
+      "  tessera compare --scenario examples/scenarios/s6.yaml\n"
+      "  tessera compare --list");
+  AddInputFlags(*cmd, flags->input);
+  cmd->add_option("--format", flags->format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--repeat", flags->repeat, "Runs per planner; plan_ms is their median")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--list", flags->list, "List the registered planners and exit");
+  cmd->callback([flags, &exit_code] { exit_code = RunCompare(*flags); });
+}
+
+}  // namespace tessera::cli

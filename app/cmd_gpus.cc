@@ -1,0 +1,96 @@
+// `tessera gpus`: the GPU catalog, its MIG profiles and maximal layouts.
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "tessera/mig_layout.h"
+
+namespace tessera::cli {
+namespace {
+
+struct GpusFlags {
+  std::string gpu;
+  bool layouts = false;
+  bool all_profiles = false;
+};
+
+std::string Starts(const MigProfile& p) {
+  std::string s = "{";
+  for (size_t i = 0; i < p.starts.size(); ++i) s += (i ? "," : "") + std::to_string(p.starts[i]);
+  return s + "}:" + std::to_string(p.memory_slices);
+}
+
+std::string DescribeGpu(const GpuModel& gpu) {
+  std::string out = fmt::format(
+      "{} - {}: {} compute slices, {} memory slices, {:g} GB, {} SMs\n", gpu.name,
+      gpu.display_name, gpu.compute_slices, gpu.memory_slices, gpu.memory_gib, gpu.sms);
+  out += fmt::format("  {:<12} {:>3} {:>3} {:>7} {:>8} {:>4} {:>4}  {}\n", "profile", "id", "g",
+                     "mem.sl", "GiB", "SMs", "max", "placements (-lgipp)");
+  for (const MigProfile& p : gpu.profiles) {
+    out += fmt::format("  {:<12} {:>3} {:>3} {:>7} {:>8.2f} {:>4} {:>4}  {}{}\n", p.name, p.id,
+                       p.compute_slices, p.memory_slices, p.memory_gib, p.sms, p.max_instances,
+                       Starts(p), p.inferred ? "  (some figures inferred)" : "");
+  }
+  return out;
+}
+
+std::string DescribeLayouts(const GpuModel& gpu, bool all_profiles) {
+  std::vector<int> profiles = gpu.PrimaryProfiles();
+  if (all_profiles) {
+    profiles.clear();
+    for (size_t i = 0; i < gpu.profiles.size(); ++i) {
+      if (!gpu.profiles[i].media_extensions) profiles.push_back(static_cast<int>(i));
+    }
+  }
+  const std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
+  std::string out =
+      fmt::format("  {} maximal layouts, {} distinct profile mixes ({} profiles):\n",
+                  layouts.size(), DistinctMixes(gpu, layouts).size(),
+                  all_profiles ? "all non-media" : "primary");
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    int g = 0;
+    for (const Placement& p : layouts[i]) g += gpu.profiles[p.profile].compute_slices;
+    out += fmt::format("  {:>3}. {:<60} g={}\n", i + 1, FormatLayout(gpu, layouts[i]), g);
+  }
+  return out;
+}
+
+int RunGpus(const GpusFlags& flags) {
+  std::vector<const GpuModel*> gpus;
+  if (!flags.gpu.empty()) {
+    Result<const GpuModel*> gpu = FindGpu(flags.gpu);
+    if (!gpu.ok()) return ReportError(gpu.status().WithContext("--gpu"));
+    gpus.push_back(*gpu);
+  } else {
+    for (const GpuModel& gpu : AllGpus()) gpus.push_back(&gpu);
+  }
+  for (const GpuModel* gpu : gpus) {
+    std::cout << DescribeGpu(*gpu);
+    if (flags.layouts) std::cout << DescribeLayouts(*gpu, flags.all_profiles);
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddGpusCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<GpusFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "gpus",
+      "Print the GPU catalog: every MIG profile with its nvidia-smi ID, compute and\n"
+      "memory slices, memory, SMs and allowed placements; with --layouts, every\n"
+      "maximal MIG layout (an A100 has 19, in 14 distinct profile mixes).\n\n"
+      "Examples:\n"
+      "  tessera gpus\n"
+      "  tessera gpus --gpu a100-80gb --layouts");
+  cmd->add_option("--gpu", flags->gpu, "Only this GPU (" + GpuNames() + ")");
+  cmd->add_flag("--layouts", flags->layouts, "List the maximal layouts of each GPU");
+  cmd->add_flag("--all-profiles", flags->all_profiles,
+                "Layouts over every non-media profile (adds the 1g with two memory slices)");
+  cmd->callback([flags, &exit_code] { exit_code = RunGpus(*flags); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,127 @@
+#include "tessera/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace tessera {
+namespace {
+
+// Rounds a bound up, forgiving the last bits of floating-point noise.
+int CeilBound(double value) { return static_cast<int>(std::ceil(value - 1e-9)); }
+
+// The fewest slices (of one resource) whose segments cover `rate`: an
+// unbounded covering knapsack over (slices, best throughput at that size),
+// solved exactly by dynamic programming on the slice total.
+int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
+  if (best_by_size.empty() || rate <= 0) return 0;
+  double best_ratio = 0;  // throughput per slice of the most efficient size
+  for (const auto& [size, tp] : best_by_size) best_ratio = std::max(best_ratio, tp / size);
+  const int largest = best_by_size.rbegin()->first;
+  // Using only the most efficient size covers the rate within this many slices.
+  const int limit = static_cast<int>(std::ceil(rate / best_ratio)) + 2 * largest;
+  std::vector<double> covered(limit + 1, 0.0);  // max throughput with <= c slices
+  for (int c = 1; c <= limit; ++c) {
+    covered[c] = covered[c - 1];
+    for (const auto& [size, tp] : best_by_size) {
+      if (size <= c) covered[c] = std::max(covered[c], covered[c - size] + tp);
+    }
+    if (CoversRate(covered[c], rate)) return c;
+  }
+  return limit;
+}
+
+struct ServiceNeeds {
+  double fractional_compute = 0;
+  double fractional_memory = 0;
+  int cover_compute = 0;
+  int cover_memory = 0;
+};
+
+ServiceNeeds NeedsOf(const ServiceSpec& spec, const GpuModel& gpu) {
+  ServiceNeeds needs;
+  if (spec.feasible.empty()) return needs;
+  std::map<int, double> best_compute, best_memory;
+  double min_compute = std::numeric_limits<double>::infinity(), min_memory = min_compute;
+  for (const Triplet& t : spec.feasible) {
+    const MigProfile& p = gpu.profiles[t.profile];
+    min_compute = std::min(min_compute, p.compute_slices / t.throughput_rps);
+    min_memory = std::min(min_memory, p.memory_slices / t.throughput_rps);
+    best_compute[p.compute_slices] = std::max(best_compute[p.compute_slices], t.throughput_rps);
+    best_memory[p.memory_slices] = std::max(best_memory[p.memory_slices], t.throughput_rps);
+  }
+  const double rate = spec.service.rate_rps;
+  needs.fractional_compute = rate * min_compute;
+  needs.fractional_memory = rate * min_memory;
+  needs.cover_compute = MinCoveringSlices(best_compute, rate);
+  needs.cover_memory = MinCoveringSlices(best_memory, rate);
+  return needs;
+}
+
+}  // namespace
+
+LowerBound FractionalBound(const Problem& problem) {
+  const GpuModel& gpu = problem.gpu();
+  double compute = 0, memory = 0;
+  for (const ServiceSpec& spec : problem.services()) {
+    ServiceNeeds needs = NeedsOf(spec, gpu);
+    compute += needs.fractional_compute;
+    memory += needs.fractional_memory;
+  }
+  return {CeilBound(std::max(compute / gpu.compute_slices, memory / gpu.memory_slices)),
+          "fractional"};
+}
+
+LowerBound IntegerCoverBound(const Problem& problem) {
+  const GpuModel& gpu = problem.gpu();
+  long compute = 0, memory = 0;
+  for (const ServiceSpec& spec : problem.services()) {
+    ServiceNeeds needs = NeedsOf(spec, gpu);
+    compute += needs.cover_compute;
+    memory += needs.cover_memory;
+  }
+  const double gpus = std::max(static_cast<double>(compute) / gpu.compute_slices,
+                               static_cast<double>(memory) / gpu.memory_slices);
+  return {CeilBound(gpus), "integer-cover"};
+}
+
+LowerBound StrongestBound(const Problem& problem) {
+  LowerBound fractional = FractionalBound(problem);
+  LowerBound cover = IntegerCoverBound(problem);
+  return cover.gpus >= fractional.gpus ? cover : fractional;
+}
+
+Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const LowerBound& bound,
+                       double plan_ms) {
+  Metrics m;
+  std::map<std::string, int> gpcs_by_service;
+  for (const GpuAssignment& g : deployment.gpus) {
+    if (g.instances.empty()) continue;
+    ++m.gpus;
+    for (const Instance& inst : g.instances) {
+      const MigProfile* p = gpu.FindProfile(inst.profile);
+      const int slices = p ? p->compute_slices : 0;
+      m.gpcs += slices;
+      gpcs_by_service[inst.service] += slices;
+    }
+  }
+  double used = 0, total = 0;
+  for (const ServiceOutcome& s : deployment.services) {
+    auto it = gpcs_by_service.find(s.name);
+    if (it == gpcs_by_service.end() || s.capacity_rps <= 0) continue;
+    used += s.rate_rps / s.capacity_rps * it->second;
+    total += it->second;
+  }
+  m.internal_slack = total > 0 ? 1 - used / total : 0;
+  m.external_fragmentation =
+      m.gpus > 0 ? 1 - static_cast<double>(m.gpcs) / (m.gpus * gpu.compute_slices) : 0;
+  m.lower_bound = bound.gpus;
+  m.lower_bound_kind = bound.kind;
+  m.gap = bound.gpus > 0 ? static_cast<double>(m.gpus) / bound.gpus - 1 : 0;
+  m.plan_ms = plan_ms;
+  return m;
+}
+
+}  // namespace tessera

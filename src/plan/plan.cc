@@ -1,0 +1,88 @@
+#include "tessera/plan.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace tessera {
+namespace {
+
+std::string InfeasibleReason(const ServiceSpec& spec, const Problem& problem) {
+  const GpuModel& gpu = problem.gpu();
+  const LatencyRule& rule = problem.rule();
+  const Service& s = spec.service;
+  std::string reason =
+      fmt::format("no (profile, batch, procs) on {} has latency < {:g} x SLO = {:.4g} ms",
+                  gpu.name, rule.factor, rule.BudgetMs(s.slo_ms));
+  if (!spec.fastest) return reason;
+  const Triplet& t = *spec.fastest;
+  return reason + fmt::format(
+                      "; best achievable is {:.4g} ms ({} batch {} x {} proc, {:.4g} req/s), "
+                      "which needs an SLO above {:.4g} ms",
+                      t.latency_ms, gpu.profiles[t.profile].name, t.batch, t.procs,
+                      t.throughput_rps, t.latency_ms / rule.factor);
+}
+
+Instance ToInstance(const Problem& problem, const PlacedSegment& seg) {
+  const Service& s = problem.services()[seg.service].service;
+  return Instance{problem.gpu().profiles[seg.triplet.profile].name,
+                  seg.start,
+                  s.name,
+                  s.model,
+                  seg.triplet.batch,
+                  seg.triplet.procs,
+                  seg.triplet.throughput_rps,
+                  seg.triplet.latency_ms};
+}
+
+}  // namespace
+
+Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
+                           std::string_view planner_name, const LowerBound& bound,
+                           double plan_ms) {
+  Deployment d;
+  d.gpu = problem.gpu().name;
+  d.planner = std::string(planner_name);
+  std::vector<double> capacity(problem.services().size(), 0.0);
+  for (const std::vector<PlacedSegment>& segments : result.gpus) {
+    if (segments.empty()) continue;
+    GpuAssignment g;
+    g.index = static_cast<int>(d.gpus.size());
+    g.node = g.index / problem.gpus_per_node();
+    for (const PlacedSegment& seg : segments) {
+      g.instances.push_back(ToInstance(problem, seg));
+      capacity[seg.service] += seg.triplet.throughput_rps;
+    }
+    std::stable_sort(g.instances.begin(), g.instances.end(),
+                     [](const Instance& a, const Instance& b) { return a.start < b.start; });
+    d.gpus.push_back(std::move(g));
+  }
+  for (size_t i = 0; i < problem.services().size(); ++i) {
+    const ServiceSpec& spec = problem.services()[i];
+    ServiceOutcome out{spec.service.name, spec.service.model, spec.service.rate_rps,
+                       spec.service.slo_ms, capacity[i], ServiceStatus::kOk, ""};
+    if (spec.feasible.empty()) {
+      out.status = ServiceStatus::kInfeasible;
+      out.reason = InfeasibleReason(spec, problem);
+    }
+    d.services.push_back(std::move(out));
+  }
+  d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
+  return d;
+}
+
+Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
+                              const PlanContext& context, const Clock& clock) {
+  const double start = clock.NowMs();
+  Result<PlanResult> result = planner.Plan(problem, context);
+  const double plan_ms = clock.NowMs() - start;
+  if (!result.ok()) return result.status().WithContext(std::string(planner.Name()));
+  PlanReport report;
+  report.deployment =
+      BuildDeployment(problem, *result, planner.Name(), StrongestBound(problem), plan_ms);
+  const bool all_ok = std::all_of(problem.services().begin(), problem.services().end(),
+                                  [](const ServiceSpec& s) { return !s.feasible.empty(); });
+  report.outcome = all_ok ? PlanOutcome::kFeasible : PlanOutcome::kInfeasible;
+  return report;
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// The one list of every built-in planner (style anchor 5: one registry).
+#include <cstdlib>
+#include <iostream>
+
+#include "planners/parva/parva_planner.h"
+#include "tessera/planner.h"
+
+namespace tessera {
+namespace {
+
+void MustRegister(PlannerRegistry& registry, std::string name, std::string description,
+                  PlannerFactory factory) {
+  Status s = registry.Register(std::move(name), std::move(description), std::move(factory));
+  if (!s.ok()) {  // a duplicate built-in name is a bug caught by every test run
+    std::cerr << "tessera: " << s.ToString() << "\n";
+    std::abort();
+  }
+}
+
+PlannerRegistry MakeBuiltins() {
+  PlannerRegistry r;
+  MustRegister(r, "parva", "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
+               "allocation optimization", [] { return NewParvaPlanner({}, "parva"); });
+  MustRegister(r, "parva-single", "ParvaGPU without MPS: one process per segment", [] {
+    ParvaOptions o;
+    o.use_mps = false;
+    return NewParvaPlanner(o, "parva-single");
+  });
+  MustRegister(r, "parva-unopt", "ParvaGPU without the allocation optimization", [] {
+    ParvaOptions o;
+    o.optimize = false;
+    return NewParvaPlanner(o, "parva-unopt");
+  });
+  return r;
+}
+
+}  // namespace
+
+const PlannerRegistry& BuiltinPlanners() {
+  static const PlannerRegistry registry = MakeBuiltins();
+  return registry;
+}
+
+}  // namespace tessera

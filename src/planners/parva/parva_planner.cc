@@ -1,0 +1,300 @@
+#include "planners/parva/parva_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "tessera/mig_layout.h"
+
+namespace tessera {
+namespace {
+
+struct Segment {
+  int service = 0;
+  Triplet triplet;
+};
+
+// What the Segment Configurator decides for one service.
+struct Configuration {
+  std::map<int, Triplet> best;  // profile index -> best feasible triplet
+  std::optional<Triplet> optimal;
+  std::vector<Segment> segments;  // n optimal ones, then the last one
+};
+
+// Section III-E start preferences on 8-memory-slice GPUs, by compute slices.
+const std::map<int, std::vector<int>>& PreferredStarts() {
+  static const std::map<int, std::vector<int>> kStarts = {
+      {1, {0, 6, 4, 1, 2, 3, 5}}, {2, {0, 4, 2}}, {3, {4}}, {4, {0}}, {7, {0}}};
+  return kStarts;
+}
+
+// The starts to try for every profile of `gpu`: the preferred ones it allows,
+// then its other allowed starts, ascending. A 3g keeps only its high start:
+// a 3g at 0 blocks a 1g at slice 3 (paper, section III-E).
+std::vector<std::vector<int>> StartOrder(const GpuModel& gpu) {
+  std::vector<std::vector<int>> order(gpu.profiles.size());
+  for (size_t i = 0; i < gpu.profiles.size(); ++i) {
+    const MigProfile& p = gpu.profiles[i];
+    auto allowed = [&](int s) { return std::count(p.starts.begin(), p.starts.end(), s) > 0; };
+    if (p.compute_slices == 3) {
+      order[i] = {p.starts.back()};
+      continue;
+    }
+    auto preferred = PreferredStarts().find(p.compute_slices);
+    if (preferred != PreferredStarts().end()) {
+      for (int s : preferred->second) {
+        if (allowed(s)) order[i].push_back(s);
+      }
+    }
+    for (int s : p.starts) {
+      if (std::find(order[i].begin(), order[i].end(), s) == order[i].end()) order[i].push_back(s);
+    }
+  }
+  return order;
+}
+
+// Smaller profiles first: by compute slices, then memory slices.
+bool SmallerProfile(const GpuModel& gpu, int a, int b) {
+  const MigProfile& pa = gpu.profiles[a];
+  const MigProfile& pb = gpu.profiles[b];
+  if (pa.compute_slices != pb.compute_slices) return pa.compute_slices < pb.compute_slices;
+  return pa.memory_slices < pb.memory_slices;
+}
+
+class Configurator {
+ public:
+  Configurator(const Problem& problem, bool use_mps) : problem_(problem), use_mps_(use_mps) {}
+
+  // Algorithm 1, TRIPLETDECISION + DEMANDMATCHING, for service `index`.
+  Configuration Configure(int index) const {
+    Configuration c;
+    c.best = BestTriplets(problem_.services()[index]);
+    if (c.best.empty()) return c;
+    c.optimal = Optimal(c.best);
+    const double rate = problem_.services()[index].service.rate_rps;
+    const double t_opt = c.optimal->throughput_rps;
+    long n = static_cast<long>(std::floor(rate / t_opt));
+    if (n > 0 && n * t_opt >= rate) --n;  // exact multiple: the last segment covers one
+    for (long k = 0; k < n; ++k) c.segments.push_back({index, *c.optimal});
+    c.segments.push_back({index, LastSegment(c.best, rate - n * t_opt)});
+    return c;
+  }
+
+ private:
+  std::map<int, Triplet> BestTriplets(const ServiceSpec& spec) const {
+    std::vector<Triplet> scan = spec.feasible;
+    std::stable_sort(scan.begin(), scan.end(), [](const Triplet& a, const Triplet& b) {
+      if (a.batch != b.batch) return a.batch < b.batch;
+      return a.procs < b.procs;
+    });
+    std::map<int, Triplet> best;
+    for (const Triplet& t : scan) {
+      if (!use_mps_ && t.procs > 1) continue;
+      auto it = best.find(t.profile);
+      if (it == best.end() || t.throughput_rps > it->second.throughput_rps) best[t.profile] = t;
+    }
+    return best;
+  }
+
+  Triplet Optimal(const std::map<int, Triplet>& best) const {
+    const GpuModel& gpu = problem_.gpu();
+    const Triplet* optimal = nullptr;
+    double optimal_ratio = 0;
+    for (const auto& [profile, t] : Sorted(best)) {
+      const double ratio = t->throughput_rps / gpu.profiles[profile].compute_slices;
+      if (!optimal || ratio > optimal_ratio) {
+        optimal = t;
+        optimal_ratio = ratio;
+      }
+    }
+    return *optimal;
+  }
+
+  // The smallest profile whose best segment covers `remaining`.
+  Triplet LastSegment(const std::map<int, Triplet>& best, double remaining) const {
+    const std::vector<std::pair<int, const Triplet*>> sorted = Sorted(best);
+    for (const auto& [profile, t] : sorted) {
+      if (CoversRate(t->throughput_rps, remaining)) return *t;
+    }
+    return *sorted.back().second;  // unreachable: the optimal one covers any remainder
+  }
+
+  std::vector<std::pair<int, const Triplet*>> Sorted(const std::map<int, Triplet>& best) const {
+    std::vector<std::pair<int, const Triplet*>> sorted;
+    for (const auto& [profile, t] : best) sorted.push_back({profile, &t});
+    std::sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+      return SmallerProfile(problem_.gpu(), a.first, b.first);
+    });
+    return sorted;
+  }
+
+  const Problem& problem_;
+  bool use_mps_;
+};
+
+struct GpuState {
+  MigSlots slots;
+  std::vector<PlacedSegment> segments;
+};
+
+// Algorithm 2's ALLOCATION: best fit over the whole pool of GPUs.
+class Allocator {
+ public:
+  explicit Allocator(const GpuModel& gpu) : gpu_(gpu), start_order_(StartOrder(gpu)) {}
+
+  void Place(const Segment& seg) {
+    const int profile = seg.triplet.profile;
+    int chosen = -1, chosen_start = -1;
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      const MigSlots& slots = gpus_[i].slots;
+      if (slots.free_compute_slices() < gpu_.profiles[profile].compute_slices) continue;
+      if (chosen >= 0 && slots.free_compute_slices() >= gpus_[chosen].slots.free_compute_slices())
+        continue;
+      const int start = FirstStart(slots, profile);
+      if (start < 0) continue;
+      chosen = static_cast<int>(i);
+      chosen_start = start;
+    }
+    if (chosen < 0) {
+      gpus_.push_back({MigSlots(gpu_), {}});
+      chosen = static_cast<int>(gpus_.size()) - 1;
+      chosen_start = FirstStart(gpus_.back().slots, profile);
+    }
+    gpus_[chosen].slots.Place(profile, chosen_start);
+    gpus_[chosen].segments.push_back({seg.service, seg.triplet, chosen_start});
+  }
+
+  void Remove(int gpu_index, const PlacedSegment& seg) {
+    GpuState& g = gpus_[gpu_index];
+    g.slots.Remove(seg.triplet.profile, seg.start);
+    auto it = std::find_if(g.segments.begin(), g.segments.end(), [&](const PlacedSegment& s) {
+      return s.start == seg.start && s.triplet.profile == seg.triplet.profile;
+    });
+    g.segments.erase(it);
+  }
+
+  std::vector<GpuState>& gpus() { return gpus_; }
+
+ private:
+  int FirstStart(const MigSlots& slots, int profile) const {
+    for (int s : start_order_[profile]) {
+      if (slots.CanPlace(profile, s)) return s;
+    }
+    return -1;
+  }
+
+  const GpuModel& gpu_;
+  std::vector<std::vector<int>> start_order_;
+  std::vector<GpuState> gpus_;
+};
+
+class ParvaPlanner : public Planner {
+ public:
+  ParvaPlanner(const ParvaOptions& options, std::string name)
+      : options_(options), name_(std::move(name)) {}
+
+  std::string_view Name() const override { return name_; }
+
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
+    const Configurator configurator(problem, options_.use_mps);
+    std::vector<Configuration> configs;
+    std::vector<Segment> queue;
+    for (size_t i = 0; i < problem.services().size(); ++i) {
+      configs.push_back(configurator.Configure(static_cast<int>(i)));
+      queue.insert(queue.end(), configs.back().segments.begin(), configs.back().segments.end());
+    }
+    Allocator allocator(problem.gpu());
+    Relocate(problem.gpu(), queue, allocator);
+    if (options_.optimize) Optimize(problem.gpu(), configs, allocator);
+    PlanResult result;
+    for (GpuState& g : allocator.gpus()) result.gpus.push_back(std::move(g.segments));
+    return result;
+  }
+
+ private:
+  // SEGMENTRELOCATION: the queues by size, the largest first.
+  static void Relocate(const GpuModel& gpu, std::vector<Segment> queue, Allocator& allocator) {
+    std::stable_sort(queue.begin(), queue.end(), [&](const Segment& a, const Segment& b) {
+      return SmallerProfile(gpu, b.triplet.profile, a.triplet.profile);
+    });
+    for (const Segment& seg : queue) allocator.Place(seg);
+  }
+
+  // ALLOCATIONOPTIMIZATION.
+  void Optimize(const GpuModel& gpu, const std::vector<Configuration>& configs,
+                Allocator& allocator) const {
+    const int threshold = options_.optimize_threshold > 0
+                              ? options_.optimize_threshold
+                              : 4 * gpu.compute_slices / 7;
+    std::vector<double> freed(configs.size(), 0.0);
+    for (int i = static_cast<int>(allocator.gpus().size()) - 1; i >= 0; --i) {
+      const GpuState& g = allocator.gpus()[i];
+      if (g.segments.empty() || g.slots.used_compute_slices() > threshold) continue;
+      const std::vector<PlacedSegment> removed = g.segments;
+      for (const PlacedSegment& seg : removed) {
+        allocator.Remove(i, seg);
+        freed[seg.service] += seg.triplet.throughput_rps;
+        for (const Segment& small :
+             SmallSegments(gpu, configs[seg.service], seg, freed[seg.service])) {
+          freed[seg.service] -= small.triplet.throughput_rps;
+          allocator.Place(small);
+        }
+      }
+    }
+  }
+
+  // SMALLSEGMENTS: 1g and 2g segments covering `freed`; the removed segment
+  // itself when the service can run on neither.
+  static std::vector<Segment> SmallSegments(const GpuModel& gpu, const Configuration& config,
+                                            const PlacedSegment& removed, double freed) {
+    const Triplet* t1 = BestWithComputeSlices(gpu, config, 1);
+    const Triplet* t2 = BestWithComputeSlices(gpu, config, 2);
+    std::vector<Segment> out;
+    auto add = [&](const Triplet& t, long count) {
+      for (long k = 0; k < count; ++k) out.push_back({removed.service, t});
+    };
+    auto ceil_count = [](double rate, double tp) {
+      return rate > 0 ? static_cast<long>(std::ceil(rate / tp - 1e-9)) : 0L;
+    };
+    if (!t1 && !t2) {
+      if (freed > 0) add(removed.triplet, 1);
+      return out;
+    }
+    if (t1 && t2 && t2->throughput_rps / 2 > t1->throughput_rps) {
+      const long twos = freed > 0 ? static_cast<long>(std::floor(freed / t2->throughput_rps)) : 0;
+      add(*t2, twos);
+      add(*t1, ceil_count(freed - twos * t2->throughput_rps, t1->throughput_rps));
+      return out;
+    }
+    const Triplet& only = t1 ? *t1 : *t2;
+    add(only, ceil_count(freed, only.throughput_rps));
+    return out;
+  }
+
+  static const Triplet* BestWithComputeSlices(const GpuModel& gpu, const Configuration& config,
+                                              int slices) {
+    const int primary = gpu.PrimaryProfileWithComputeSlices(slices);
+    auto it = config.best.find(primary);
+    return it == config.best.end() ? nullptr : &it->second;
+  }
+
+  ParvaOptions options_;
+  std::string name_;
+};
+
+}  // namespace
+
+Status ParvaOptions::Validate() const {
+  if (optimize_threshold < 0) {
+    return Status::InvalidArgument("optimize threshold must be >= 0 (0 = the paper's default)");
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<Planner> NewParvaPlanner(const ParvaOptions& options, std::string name) {
+  return std::make_unique<ParvaPlanner>(options, std::move(name));
+}
+
+}  // namespace tessera
