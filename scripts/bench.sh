@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make bench`: planner hot paths with Google Benchmark (medians of 5
+# repetitions), then the whole-process time of `tessera plan` on S6 (median of
+# 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+
+echo "== plan_ms: planner wall time, inputs already loaded (median of 5 repetitions)"
+"$build/tessera_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_display_aggregates_only=true --benchmark_filter='_median$|.' 2>/dev/null |
+  grep -E '^(Benchmark|-+$|BM_.*_median)' | sed 's/_median//'
+
+run_median() {  # prints the median wall time in ms of N runs of "$@"
+  local n=$1; shift
+  local times=()
+  for _ in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s%N)
+    times+=($(( (t1 - t0) / 1000 )))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
+}
+
+echo
+echo "== whole process: tessera plan on S6 (median of 21 runs, ms)"
+echo "embedded profiles:        $(run_median 21 "$build/tessera" plan --scenario examples/scenarios/s6.yaml --format json)"
+if [ -d ../shared/data/parvagpu/prof_data ]; then
+  echo "ParvaGPU data, row 6:     $(run_median 21 "$build/tessera" plan --profiles ../shared/data/parvagpu/prof_data \
+    --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --format json)"
+fi

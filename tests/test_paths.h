@@ -1,0 +1,32 @@
+// Paths the tests read: the repository (goldens, bundled examples) and the
+// real data in ../shared/data, which is never copied into the repository.
+#ifndef TESSERA_TESTS_TEST_PATHS_H_
+#define TESSERA_TESTS_TEST_PATHS_H_
+
+#include <filesystem>
+#include <string>
+
+namespace tessera::testing {
+
+inline std::string SourcePath(const std::string& relative) {
+  return std::string(TESSERA_SOURCE_DIR) + "/" + relative;
+}
+
+inline std::string SharedDataPath(const std::string& relative) {
+  return std::string(TESSERA_SHARED_DATA_DIR) + "/" + relative;
+}
+
+inline bool SharedDataPresent(const std::string& relative) {
+  return std::filesystem::exists(SharedDataPath(relative));
+}
+
+}  // namespace tessera::testing
+
+// Skips the current test when a data set of ../shared/data is absent.
+#define TESSERA_SKIP_WITHOUT_SHARED_DATA(relative)                                   \
+  if (!::tessera::testing::SharedDataPresent(relative))                              \
+  GTEST_SKIP() << "shared data " << ::tessera::testing::SharedDataPath(relative)     \
+               << " is absent; this conformance test needs ../shared/data beside the " \
+                  "repository"
+
+#endif  // TESSERA_TESTS_TEST_PATHS_H_
