@@ -1,0 +1,390 @@
+// The SVG drawing of a Deployment: a title, a legend, then one row per GPU
+// whose memory slices are equal-width cells; every instance is a rounded
+// rectangle over its memory slices, coloured by service. Standalone SVG 1.1,
+// no external resources, no timestamps: equal deployments give equal bytes.
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmt/format.h"
+#include "tessera/deployment_format.h"
+
+namespace tessera {
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+
+// Geometry, in pixels. The slice track has a fixed width whatever the GPU
+// model, so an A30 (4 slices) and an A100 (8) give pictures of the same size.
+constexpr int kMargin = 24;
+constexpr int kLabelWidth = 132;
+constexpr int kTrackWidth = 768;
+constexpr int kWidth = kMargin + kLabelWidth + kTrackWidth + kMargin;
+constexpr int kTrackX = kMargin + kLabelWidth;
+constexpr int kTitleHeight = 62;
+constexpr int kLegendItemWidth = 256;
+constexpr int kLegendRowHeight = 22;
+constexpr int kAxisHeight = 22;
+constexpr int kRowHeight = 64;
+constexpr int kRowGap = 10;
+constexpr int kInset = 2;  // gap between neighbouring instances
+// Plans taller than this many rows repeat the slice numbers below the last
+// row, so the numbers are on screen wherever one scrolls to an end.
+constexpr int kRowsForBottomAxis = 8;
+
+// Okabe-Ito (without black), then Paul Tol's muted colours: the first seven
+// stay distinguishable under the common colour-vision deficiencies; past
+// twelve services the colours repeat and only the legend tells them apart.
+constexpr std::string_view kPalette[] = {
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+    "#F0E442", "#332288", "#882255", "#44AA99", "#999933", "#DDCC77",
+};
+constexpr int kPaletteSize = static_cast<int>(std::size(kPalette));
+
+// XML-escapes `s` for text and attribute values. Control characters other
+// than tab and newline are not allowed in XML 1.0, so they are dropped.
+std::string Escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
+    }
+  }
+  return out;
+}
+
+// Code points in UTF-8 `s` (continuation bytes do not count).
+size_t Length(std::string_view s) {
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// `s` cut to at most `max` code points, ending with an ellipsis when cut; ""
+// when not even one character and the ellipsis fit. Cuts only between code
+// points so the result stays valid UTF-8.
+std::string Shorten(std::string_view s, size_t max) {
+  if (Length(s) <= max) return std::string(s);
+  if (max < 2) return "";
+  size_t kept = 0, end = 0;
+  for (; end < s.size(); ++end) {
+    bool starts_char = (static_cast<unsigned char>(s[end]) & 0xC0) != 0x80;
+    if (starts_char && kept++ == max - 1) break;
+  }
+  return std::string(s.substr(0, end)) + "\xE2\x80\xA6";  // U+2026
+}
+
+// How many characters of a `font_px` font fit in `width_px`: a sans-serif
+// character is about 0.6 em wide on average; the nested <svg> around labels
+// clips whatever this estimate lets through.
+size_t CharsThatFit(int width_px, double font_px) {
+  return width_px <= 0 ? 0 : static_cast<size_t>(width_px / (0.6 * font_px));
+}
+
+// Black or white, whichever contrasts more with `fill` ("#RRGGBB"), by the
+// WCAG relative luminance threshold.
+std::string_view TextColour(std::string_view fill) {
+  auto hex = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  auto channel = [&](int i) {
+    double c = (16 * hex(fill[1 + 2 * i]) + hex(fill[2 + 2 * i])) / 255.0;
+    return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  };
+  double l = 0.2126 * channel(0) + 0.7152 * channel(1) + 0.0722 * channel(2);
+  return l > 0.179 ? "#000000" : "#FFFFFF";
+}
+
+// Colour index per service: declared services in Deployment::services order,
+// then services only instances name, in order of first appearance.
+std::map<std::string, int> ColourIndices(const Deployment& d) {
+  std::map<std::string, int> index;
+  int next = 0;
+  for (const ServiceOutcome& s : d.services) {
+    if (index.emplace(s.name, next).second) ++next;
+  }
+  for (const GpuAssignment& g : d.gpus) {
+    for (const Instance& i : g.instances) {
+      if (index.emplace(i.service, next).second) ++next;
+    }
+  }
+  return index;
+}
+
+std::string_view Colour(const std::map<std::string, int>& colours, const std::string& service) {
+  auto it = colours.find(service);
+  return kPalette[(it == colours.end() ? 0 : it->second) % kPaletteSize];
+}
+
+// Services the legend lists: the declared ones, then undeclared ones seen on GPUs.
+std::vector<std::string> LegendServices(const std::map<std::string, int>& colours) {
+  std::vector<std::string> names(colours.size());
+  for (const auto& [name, i] : colours) names[i] = name;
+  return names;
+}
+
+int LegendColumns() { return std::max(1, (kWidth - 2 * kMargin) / kLegendItemWidth); }
+
+int LegendRows(size_t items) {
+  int columns = LegendColumns();
+  return static_cast<int>((items + columns - 1) / columns);
+}
+
+struct Layout {
+  int legend_y = 0;  // top of the legend
+  int axis_y = 0;    // baseline of the slice numbers above the first row
+  int rows_y = 0;    // top of the first GPU row
+  int height = 0;
+};
+
+Layout ComputeLayout(const Deployment& d, size_t legend_items) {
+  Layout l;
+  l.legend_y = kTitleHeight;
+  l.axis_y = l.legend_y + LegendRows(legend_items) * kLegendRowHeight + kAxisHeight;
+  l.rows_y = l.axis_y + 8;
+  int rows = static_cast<int>(d.gpus.size());
+  l.height = l.rows_y + rows * (kRowHeight + kRowGap) + kMargin;
+  if (rows > kRowsForBottomAxis) l.height += kAxisHeight - kRowGap;
+  return l;
+}
+
+void AppendOpen(const Layout& l, std::string& out) {
+  fmt::format_to(Out(out),
+                 "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" "
+                 "height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+                 "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+                 kWidth, l.height);
+  out +=
+      "<defs>\n"
+      "<pattern id=\"free\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\">"
+      "<rect width=\"6\" height=\"6\" fill=\"#F4F4F4\"/>"
+      "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#DADADA\" stroke-width=\"2\"/>"
+      "</pattern>\n"
+      "</defs>\n";
+  fmt::format_to(Out(out), "<rect width=\"{}\" height=\"{}\" fill=\"#FFFFFF\"/>\n", kWidth,
+                 l.height);
+}
+
+void AppendTitle(const Deployment& d, const GpuModel& gpu, std::string& out) {
+  int infeasible =
+      static_cast<int>(std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
+        return s.status == ServiceStatus::kInfeasible;
+      }));
+  const Metrics& m = d.metrics;
+  std::string title =
+      fmt::format("{} on {}", d.planner, gpu.display_name.empty() ? d.gpu : gpu.display_name);
+  std::string bound = m.lower_bound_kind.empty()
+                          ? fmt::format("lower bound {}", m.lower_bound)
+                          : fmt::format("{} bound {}", m.lower_bound_kind, m.lower_bound);
+  std::string subtitle = fmt::format(
+      "{} GPUs \xC2\xB7 {} GPCs \xC2\xB7 gap {:.1f}% ({}) \xC2\xB7 {} services ({} infeasible)",
+      m.gpus, m.gpcs, 100.0 * m.gap, bound, d.services.size(), infeasible);
+  fmt::format_to(Out(out),
+                 "<text x=\"{0}\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
+                 "fill=\"#222222\">{1}</text>\n"
+                 "<text x=\"{0}\" y=\"50\" font-size=\"12\" fill=\"#555555\">{2}</text>\n",
+                 kMargin, Escape(Shorten(title, CharsThatFit(kWidth - 2 * kMargin, 17))),
+                 Escape(Shorten(subtitle, CharsThatFit(kWidth - 2 * kMargin, 12))));
+}
+
+const ServiceOutcome* FindService(const Deployment& d, const std::string& name) {
+  auto it = std::find_if(d.services.begin(), d.services.end(),
+                         [&](const auto& s) { return s.name == name; });
+  return it == d.services.end() ? nullptr : &*it;
+}
+
+// "name (model)", with infeasible and undeclared services marked, because
+// they have no rectangle (or no scenario entry) to look for.
+std::string LegendLabel(const ServiceOutcome* service, const std::string& name) {
+  if (service == nullptr) return name + " (undeclared)";
+  std::string label = service->model == name ? name : fmt::format("{} ({})", name, service->model);
+  if (service->status == ServiceStatus::kInfeasible) label += " \xE2\x80\x94 infeasible";
+  return label;
+}
+
+// A filled swatch; an infeasible service gets a hollow dashed one in its
+// colour, so it keeps its colour slot but does not look deployed.
+void AppendSwatch(int x, int y, std::string_view colour, bool hollow, std::string& out) {
+  if (hollow) {
+    fmt::format_to(Out(out),
+                   "<rect x=\"{}\" y=\"{}\" width=\"13\" height=\"13\" rx=\"3\" "
+                   "fill=\"#FFFFFF\" stroke=\"{}\" stroke-width=\"1.5\" "
+                   "stroke-dasharray=\"3 2\"/>",
+                   x, y, colour);
+  } else {
+    fmt::format_to(Out(out),
+                   "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"14\" rx=\"3\" "
+                   "fill=\"{}\" stroke=\"#000000\" stroke-opacity=\"0.25\"/>",
+                   x, y, colour);
+  }
+}
+
+void AppendLegend(const Deployment& d, const std::vector<std::string>& services,
+                  const std::map<std::string, int>& colours, int top, std::string& out) {
+  out += "<g class=\"legend\" font-size=\"12\" fill=\"#333333\">\n";
+  int columns = LegendColumns();
+  for (size_t i = 0; i < services.size(); ++i) {
+    int x = kMargin + static_cast<int>(i % columns) * kLegendItemWidth;
+    int y = top + static_cast<int>(i / columns) * kLegendRowHeight;
+    const ServiceOutcome* service = FindService(d, services[i]);
+    bool infeasible = service != nullptr && service->status == ServiceStatus::kInfeasible;
+    AppendSwatch(x, y, Colour(colours, services[i]), infeasible, out);
+    fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\"{}>{}</text>\n", x + 20, y + 11,
+                   infeasible ? " fill=\"#777777\" font-style=\"italic\"" : "",
+                   Escape(Shorten(LegendLabel(service, services[i]),
+                                  CharsThatFit(kLegendItemWidth - 28, 12))));
+  }
+  out += "</g>\n";
+}
+
+int SliceWidth(const GpuModel& gpu) { return kTrackWidth / std::max(1, gpu.memory_slices); }
+
+// Slice numbers centred over the cells, with a caption in the label column.
+void AppendAxis(const GpuModel& gpu, int baseline, std::string& out) {
+  int w = SliceWidth(gpu);
+  fmt::format_to(Out(out),
+                 "<g class=\"axis\" font-size=\"10\" fill=\"#888888\" text-anchor=\"middle\">\n"
+                 "<text x=\"{}\" y=\"{}\" text-anchor=\"start\">memory slice</text>\n",
+                 kMargin, baseline);
+  for (int s = 0; s < gpu.memory_slices; ++s) {
+    fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\">{}</text>\n", kTrackX + s * w + w / 2,
+                   baseline, s);
+  }
+  out += "</g>\n";
+}
+
+// The row's frame: hatched (free) background, faint slice ticks, border.
+void AppendTrack(const GpuModel& gpu, int y, std::string& out) {
+  int w = SliceWidth(gpu);
+  int track = w * gpu.memory_slices;
+  fmt::format_to(Out(out),
+                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" "
+                 "fill=\"url(#free)\"/>\n",
+                 kTrackX, y, track, kRowHeight);
+  for (int s = 1; s < gpu.memory_slices; ++s) {
+    fmt::format_to(Out(out),
+                   "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#C8C8C8\" "
+                   "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n",
+                   kTrackX + s * w, y, y + kRowHeight);
+  }
+  fmt::format_to(Out(out),
+                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" fill=\"none\" "
+                 "stroke=\"#B4B4B4\"/>\n",
+                 kTrackX, y, track, kRowHeight);
+}
+
+// Memory slices of `profile`, or 1 for a profile this GPU does not know, so
+// that an odd deployment still draws (the validator reports it, not us).
+int MemorySlices(const GpuModel& gpu, const std::string& profile) {
+  const MigProfile* p = gpu.FindProfile(profile);
+  return p == nullptr ? 1 : p->memory_slices;
+}
+
+int ComputeSlices(const GpuModel& gpu, const std::string& profile) {
+  const MigProfile* p = gpu.FindProfile(profile);
+  return p == nullptr ? 0 : p->compute_slices;
+}
+
+void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::string& out) {
+  int gpcs = 0;
+  for (const Instance& i : g.instances) gpcs += ComputeSlices(gpu, i.profile);
+  fmt::format_to(Out(out),
+                 "<text x=\"{0}\" y=\"{1}\" font-size=\"13\" font-weight=\"bold\" "
+                 "fill=\"#222222\">GPU {2} (node {3})</text>\n"
+                 "<text x=\"{0}\" y=\"{4}\" font-size=\"11\" fill=\"#777777\">{5}/{6} GPCs"
+                 "</text>\n",
+                 kMargin, y + kRowHeight / 2 - 2, g.index, g.node, y + kRowHeight / 2 + 14, gpcs,
+                 gpu.compute_slices);
+}
+
+// One instance: a tooltip, the rectangle, and up to three centred label lines
+// (service, profile, "BxP") inside a nested <svg>, which clips them.
+void AppendInstance(const Instance& i, const GpuModel& gpu, std::string_view fill, int row_y,
+                    std::string& out) {
+  int w = SliceWidth(gpu);
+  int slices = std::max(1, gpu.memory_slices);
+  int start = std::clamp(i.start, 0, slices - 1);
+  int span = std::clamp(MemorySlices(gpu, i.profile), 1, slices - start);
+  int x = kTrackX + start * w + kInset;
+  int y = row_y + kInset;
+  int width = span * w - 2 * kInset;
+  int height = kRowHeight - 2 * kInset;
+  fmt::format_to(Out(out),
+                 "<g class=\"instance\"><title>{}: {}@{}, batch {} x {} procs, {:.1f} rps, "
+                 "{:.1f} ms</title>\n"
+                 "<rect class=\"instance\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" "
+                 "fill=\"{}\" stroke=\"#000000\" stroke-opacity=\"0.3\"/>\n",
+                 Escape(i.service), Escape(i.profile), i.start, i.batch, i.procs, i.throughput_rps,
+                 i.latency_ms, x, y, width, height, fill);
+  int text_width = width - 8;
+  fmt::format_to(Out(out),
+                 "<svg x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">"
+                 "<g fill=\"{}\" text-anchor=\"middle\">\n",
+                 x, y, width, height, TextColour(fill));
+  int cx = width / 2;
+  fmt::format_to(
+      Out(out),
+      "<text x=\"{}\" y=\"18\" font-size=\"12\" font-weight=\"bold\">{}</text>\n"
+      "<text x=\"{}\" y=\"35\" font-size=\"11\">{}</text>\n"
+      "<text x=\"{}\" y=\"51\" font-size=\"11\">{}</text>\n",
+      cx, Escape(Shorten(i.service, CharsThatFit(text_width, 12.5))), cx,
+      Escape(Shorten(i.profile, CharsThatFit(text_width, 11))), cx,
+      Escape(Shorten(fmt::format("{}x{}", i.batch, i.procs), CharsThatFit(text_width, 11))));
+  out += "</g></svg></g>\n";
+}
+
+void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu,
+                  const std::map<std::string, int>& colours, int y, std::string& out) {
+  fmt::format_to(Out(out), "<g class=\"gpu\" id=\"gpu-{}\">\n", g.index);
+  AppendRowLabel(g, gpu, y, out);
+  AppendTrack(gpu, y, out);
+  for (const Instance& i : g.instances) {
+    AppendInstance(i, gpu, Colour(colours, i.service), y, out);
+  }
+  out += "</g>\n";
+}
+
+}  // namespace
+
+std::string FormatDeploymentSvg(const Deployment& deployment, const GpuModel& gpu) {
+  std::map<std::string, int> colours = ColourIndices(deployment);
+  std::vector<std::string> legend = LegendServices(colours);
+  Layout layout = ComputeLayout(deployment, legend.size());
+  std::string out;
+  AppendOpen(layout, out);
+  AppendTitle(deployment, gpu, out);
+  AppendLegend(deployment, legend, colours, layout.legend_y, out);
+  AppendAxis(gpu, layout.axis_y, out);
+  int y = layout.rows_y;
+  for (const GpuAssignment& g : deployment.gpus) {
+    AppendGpuRow(g, gpu, colours, y, out);
+    y += kRowHeight + kRowGap;
+  }
+  if (static_cast<int>(deployment.gpus.size()) > kRowsForBottomAxis) {
+    AppendAxis(gpu, y + kAxisHeight - kRowGap - 6, out);
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,153 @@
+// The fixed-width text table of a Deployment: for people at a terminal (at
+// most 100 columns, no colour codes) and easy for scripts to cut apart.
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmt/format.h"
+#include "tessera/deployment_format.h"
+
+namespace tessera {
+namespace {
+
+constexpr size_t kLineWidth = 100;
+
+using Out = std::back_insert_iterator<std::string>;
+
+// Cuts `s` to `width` characters, marking the cut with "..." so columns stay
+// aligned and a reader still sees that the name goes on.
+std::string Fit(std::string_view s, size_t width) {
+  if (s.size() <= width) return std::string(s);
+  if (width <= 3) return std::string(s.substr(0, width));
+  return std::string(s.substr(0, width - 3)) + "...";
+}
+
+// Writes `text` word-wrapped to kLineWidth: the first line starts with
+// `lead`, the next ones with as many spaces, so the text reads as one block.
+void AppendWrapped(std::string_view lead, std::string_view text, std::string& out) {
+  const std::string indent(lead.size(), ' ');
+  std::string line(lead);
+  bool empty = true;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = std::min(text.find(' ', pos), text.size());
+    std::string_view word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    if (!empty && line.size() + 1 + word.size() > kLineWidth) {
+      out += line + "\n";
+      line = indent;
+      empty = true;
+    }
+    if (!empty) line += ' ';
+    line += word;
+    empty = false;
+  }
+  out += line + "\n";
+}
+
+int CountInstances(const Deployment& d) {
+  int n = 0;
+  for (const GpuAssignment& g : d.gpus) n += static_cast<int>(g.instances.size());
+  return n;
+}
+
+int CountInfeasible(const Deployment& d) {
+  return static_cast<int>(std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
+    return s.status == ServiceStatus::kInfeasible;
+  }));
+}
+
+void AppendHeader(const Deployment& d, std::string& out) {
+  fmt::format_to(Out(out),
+                 "Deployment: {} on {} | {} GPUs, {} GPCs, {} instances, {} services "
+                 "({} infeasible)\n",
+                 d.planner, d.gpu, d.metrics.gpus, d.metrics.gpcs, CountInstances(d),
+                 d.services.size(), CountInfeasible(d));
+}
+
+// "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog.
+void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, std::string& out) {
+  fmt::format_to(Out(out), "\nGPU {} (node {})", g.index, g.node);
+  if (model != nullptr) {
+    int compute = 0, memory = 0;
+    for (const Instance& i : g.instances) {
+      if (const MigProfile* p = model->FindProfile(i.profile)) {
+        compute += p->compute_slices;
+        memory += p->memory_slices;
+      }
+    }
+    fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", compute,
+                   model->compute_slices, memory, model->memory_slices);
+  }
+  out += '\n';
+}
+
+void AppendGpuBlock(const GpuAssignment& g, const GpuModel* model, std::string& out) {
+  AppendGpuTitle(g, model, out);
+  if (g.instances.empty()) {
+    out += "  (no instances)\n";
+    return;
+  }
+  fmt::format_to(Out(out), "  {:<14}  {:<24}  {:>13}  {:>14}  {:>10}\n", "instance", "service",
+                 "batch x procs", "throughput rps", "latency ms");
+  for (const Instance& i : g.instances) {
+    fmt::format_to(Out(out), "  {:<14}  {:<24}  {:>13}  {:>14.1f}  {:>10.2f}\n",
+                   Fit(fmt::format("{}@{}", i.profile, i.start), 14), Fit(i.service, 24),
+                   fmt::format("{} x {}", i.batch, i.procs), i.throughput_rps, i.latency_ms);
+  }
+}
+
+// Utilisation = rate / capacity, "-" when there is no capacity to divide by.
+std::string Utilisation(const ServiceOutcome& s) {
+  if (s.capacity_rps <= 0) return "-";
+  return fmt::format("{:.1f}", 100.0 * s.rate_rps / s.capacity_rps);
+}
+
+void AppendServices(const Deployment& d, std::string& out) {
+  out += "\nServices\n";
+  fmt::format_to(Out(out), "  {:<22}  {:<14}  {:>10}  {:>12}  {:>6}  {:>8}  {}\n", "name", "model",
+                 "rate rps", "capacity rps", "util %", "SLO ms", "status");
+  for (const ServiceOutcome& s : d.services) {
+    bool ok = s.status == ServiceStatus::kOk;
+    fmt::format_to(Out(out), "  {:<22}  {:<14}  {:>10.1f}  {:>12.1f}  {:>6}  {:>8.1f}  {}\n",
+                   Fit(s.name, 22), Fit(s.model, 14), s.rate_rps, s.capacity_rps, Utilisation(s),
+                   s.slo_ms, ok ? "ok" : "INFEASIBLE");
+    if (!ok && !s.reason.empty()) AppendWrapped("    reason: ", s.reason, out);
+  }
+}
+
+void AppendMetrics(const Metrics& m, std::string& out) {
+  out += "\nMetrics\n";
+  auto row = [&out](std::string_view name, const std::string& value) {
+    fmt::format_to(Out(out), "  {:<26} {}\n", name, value);
+  };
+  row("gpus", fmt::format("{}", m.gpus));
+  row("gpcs", fmt::format("{}", m.gpcs));
+  row("internal slack %", fmt::format("{:.2f}", 100.0 * m.internal_slack));
+  row("external fragmentation %", fmt::format("{:.2f}", 100.0 * m.external_fragmentation));
+  row("lower bound", m.lower_bound_kind.empty()
+                         ? fmt::format("{}", m.lower_bound)
+                         : fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind));
+  row("gap %", fmt::format("{:.2f}", 100.0 * m.gap));
+  row("plan ms", fmt::format("{:.3f}", m.plan_ms));
+}
+
+}  // namespace
+
+std::string FormatDeploymentTable(const Deployment& deployment) {
+  std::string out;
+  AppendHeader(deployment, out);
+  Result<const GpuModel*> model = FindGpu(deployment.gpu);
+  for (const GpuAssignment& g : deployment.gpus) {
+    AppendGpuBlock(g, model.ok() ? *model : nullptr, out);
+  }
+  AppendServices(deployment, out);
+  AppendMetrics(deployment.metrics, out);
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,192 @@
+// End-to-end tests of the `tessera` binary as a user runs it: exit codes,
+// error messages naming file, line and field, and no output file left behind.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "test_paths.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessera_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  Outcome Tessera(const std::string& args) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = std::string(TESSERA_BINARY) + " " + args + " >" + out.string() +
+                            " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadAll(out), ReadAll(err)};
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kGoodScenario =
+    "name: tiny\n"
+    "gpu: a100-80gb\n"
+    "services:\n"
+    "  - {name: web, model: resnet50, rate_rps: 500, slo_ms: 200}\n"
+    "  - {name: qa, model: bert-large, rate_rps: 20, slo_ms: 2000}\n";
+
+TEST_F(CliTest, HelpTeachesWithExamples) {
+  Outcome o = Tessera("--help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("tessera plan"), std::string::npos);
+  for (const char* cmd : {"plan", "compare", "gpus", "profiles synth"}) {
+    Outcome c = Tessera(std::string(cmd) + " --help");
+    EXPECT_EQ(c.exit_code, 0) << cmd;
+    EXPECT_NE(c.out.find("Example"), std::string::npos) << cmd;
+  }
+}
+
+TEST_F(CliTest, PlansWritesJsonAndSvg) {
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  const fs::path json = dir_ / "plan.json", svg = dir_ / "plan.svg";
+  Outcome o = Tessera("plan --scenario " + scenario.string() + " --format json -o " +
+                      json.string() + " --svg " + svg.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string text = ReadAll(json);
+  EXPECT_NE(text.find("\"planner\": \"parva\""), std::string::npos);
+  EXPECT_NE(ReadAll(svg).find("<svg"), std::string::npos);
+}
+
+TEST_F(CliTest, InfeasibleServiceExitsThreeAndIsReported) {
+  const fs::path scenario =
+      Write("s.yaml",
+            "services:\n"
+            "  - {name: web, model: resnet50, rate_rps: 500, slo_ms: 200}\n"
+            "  - {name: fast, model: bert-large, rate_rps: 20, slo_ms: 1}\n");
+  Outcome o = Tessera("plan --scenario " + scenario.string() + " --format json");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.out.find("\"status\": \"infeasible\""), std::string::npos);
+  EXPECT_NE(o.err.find("fast"), std::string::npos);
+  EXPECT_NE(o.err.find("best achievable"), std::string::npos);
+}
+
+// Every kind of bad input: exit 2, a message naming the file (and the line
+// and field where there is one), and no output file.
+TEST_F(CliTest, BadInputExitsTwoNamingFileLineAndField) {
+  struct Case {
+    std::string name;
+    std::string file;      // scenario file name ("" = none written)
+    std::string contents;  // its contents
+    std::string extra;     // extra flags
+    std::vector<std::string> expected;  // substrings of stderr
+  };
+  const std::vector<Case> cases = {
+      {"missing file", "", "", "--scenario /nonexistent/s.yaml", {"/nonexistent/s.yaml"}},
+      {"negative rate", "neg.yaml",
+       "services:\n  - {name: a, model: resnet50, rate_rps: -5, slo_ms: 100}\n", "",
+       {"neg.yaml:2", "rate_rps"}},
+      {"NaN rate", "nan.yaml",
+       "services:\n  - {name: a, model: resnet50, rate_rps: .nan, slo_ms: 100}\n", "",
+       {"nan.yaml:2", "rate_rps"}},
+      {"unknown model", "model.yaml",
+       "services:\n  - {name: a, model: resnet9000, rate_rps: 5, slo_ms: 100}\n", "",
+       {"model.yaml:2", "model", "resnet9000"}},
+      {"unknown GPU in the scenario", "gpu.yaml",
+       "gpu: v100\nservices:\n  - {name: a, model: resnet50, rate_rps: 5, slo_ms: 100}\n", "",
+       {"gpu.yaml:1", "gpu", "v100"}},
+      {"unknown GPU flag", "ok.yaml", kGoodScenario, "--gpu t4", {"--gpu", "t4"}},
+      {"duplicate service", "dup.yaml",
+       "services:\n  - {name: a, model: resnet50, rate_rps: 5, slo_ms: 100}\n"
+       "  - {name: a, model: vgg16, rate_rps: 5, slo_ms: 100}\n",
+       "", {"dup.yaml:3", "name", "a"}},
+      {"empty scenario", "empty.yaml", "services: []\n", "", {"empty.yaml", "services"}},
+      {"bad profile header", "ok.yaml", kGoodScenario, "--profiles PROFILES_BAD_HEADER",
+       {"bad_header.csv:1", "header"}},
+      {"wrong column count", "ok.yaml", kGoodScenario, "--profiles PROFILES_SHORT_ROW",
+       {"short_row.csv:2"}},
+  };
+  const fs::path bad_header =
+      Write("bad_header.csv", "model,gpu,profile,batch\nresnet50,a100-80gb,1g.10gb,1\n");
+  const fs::path short_row = Write(
+      "short_row.csv",
+      "model,gpu,profile,batch,procs,throughput_rps,latency_ms\nresnet50,a100-80gb,1g.10gb,1,1\n");
+  for (const Case& c : cases) {
+    std::string args = "plan -o " + (dir_ / "out.json").string() + " ";
+    if (!c.file.empty()) args += "--scenario " + Write(c.file, c.contents).string() + " ";
+    std::string extra = c.extra;
+    for (const auto& [key, path] : {std::pair{"PROFILES_BAD_HEADER", bad_header},
+                                    std::pair{"PROFILES_SHORT_ROW", short_row}}) {
+      if (auto at = extra.find(key); at != std::string::npos) {
+        extra.replace(at, std::string(key).size(), path.string());
+      }
+    }
+    Outcome o = Tessera(args + extra);
+    EXPECT_EQ(o.exit_code, 2) << c.name << ": " << o.err;
+    for (const std::string& s : c.expected) {
+      EXPECT_NE(o.err.find(s), std::string::npos) << c.name << ": expected '" << s << "' in\n"
+                                                  << o.err;
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "out.json")) << c.name << " left an output file";
+  }
+}
+
+TEST_F(CliTest, UnknownFlagsAndPlannersAreBadInput) {
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  EXPECT_EQ(Tessera("plan --scenario " + scenario.string() + " --frobnicate").exit_code, 2);
+  Outcome o = Tessera("plan --scenario " + scenario.string() + " --planner nope");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("parva"), std::string::npos);  // lists the known planners
+}
+
+TEST_F(CliTest, CompareShowsEveryPlannerAndGpusListsLayouts) {
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  Outcome o = Tessera("compare --repeat 1 --scenario " + scenario.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const char* p : {"parva ", "parva-single", "parva-unopt"}) {
+    EXPECT_NE(o.out.find(p), std::string::npos) << p;
+  }
+  Outcome g = Tessera("gpus --gpu a100-80gb --layouts");
+  EXPECT_EQ(g.exit_code, 0);
+  EXPECT_NE(g.out.find("19 maximal layouts, 14 distinct profile mixes"), std::string::npos);
+}
+
+TEST_F(CliTest, ProfilesSynthRoundTripsThroughPlan) {
+  const fs::path csv = dir_ / "h100.csv";
+  ASSERT_EQ(Tessera("profiles synth --gpu h100-80gb -o " + csv.string()).exit_code, 0);
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  Outcome o = Tessera("plan --scenario " + scenario.string() + " --gpu h100-80gb --profiles " +
+                      csv.string() + " --format csv");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Num instance,Num GPU,Model"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera
