@@ -1,5 +1,6 @@
 // `tessera gpus`: the GPU catalog, its MIG profiles and maximal layouts.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <memory>
 
@@ -17,9 +18,7 @@ struct GpusFlags {
 };
 
 std::string Starts(const MigProfile& p) {
-  std::string s = "{";
-  for (size_t i = 0; i < p.starts.size(); ++i) s += (i ? "," : "") + std::to_string(p.starts[i]);
-  return s + "}:" + std::to_string(p.memory_slices);
+  return fmt::format("{{{}}}:{}", fmt::join(p.starts, ","), p.memory_slices);
 }
 
 std::string DescribeGpu(const GpuModel& gpu) {

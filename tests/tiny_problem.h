@@ -3,6 +3,8 @@
 #ifndef TESSERA_TESTS_TINY_PROBLEM_H_
 #define TESSERA_TESTS_TINY_PROBLEM_H_
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -36,7 +38,7 @@ inline Scenario TinyScenario(const std::vector<double>& rates, double slo_ms = 1
   s.name = "tiny";
   s.gpu = "a100-80gb";
   for (size_t i = 0; i < rates.size(); ++i) {
-    s.services.push_back({"s" + std::to_string(i), "m", rates[i], slo_ms, 0});
+    s.services.push_back({fmt::format("s{}", i), "m", rates[i], slo_ms, 0});
   }
   return s;
 }

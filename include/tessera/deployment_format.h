@@ -15,12 +15,21 @@
 
 namespace tessera {
 
-// The canonical JSON of DESIGN.md (2-space indent, keys in DESIGN order,
-// numbers rounded to 4 significant decimals where they are measurements).
+// The canonical JSON of DESIGN.md: 2-space indent, keys in DESIGN order, a
+// final newline. Measurements (throughput, latency, capacity, slack,
+// fragmentation, gap, plan_ms) are rounded to 4 decimal places so output is
+// stable and diff-friendly; a double with an integral value is written as an
+// integer (829, not 829.0). `reason` appears only when non-empty. JSON has no
+// NaN or infinity: such values come out as null, which the parser rejects.
 std::string FormatDeploymentJson(const Deployment& deployment);
 
-// Parses canonical JSON back. Errors name `source` and the JSON path of the
-// field at fault, e.g. "plan.json: gpus[2].instances[0].start: expected an integer".
+// Parses canonical JSON back; Format(Parse(Format(d))) == Format(d). Strict:
+// unknown keys, duplicate keys, missing keys, wrong types, negative counts,
+// an unknown `status`, duplicate GPU indices or service names and instances
+// of unlisted services are errors (InvalidArgument). Errors name `source` and
+// the JSON path of the field at fault, e.g.
+// "plan.json: gpus[2].instances[0].start: expected an integer, got 4.5";
+// syntax errors give line and column. Geometry is the validator's job.
 Result<Deployment> ParseDeploymentJson(std::string_view text, std::string_view source);
 
 // ParvaGPU's deployment map: header

@@ -11,8 +11,14 @@
 //    profiles. The segment throughput is Throughput x Workload Number and the
 //    latency is Latency x 1000 ms.
 //
-// Every error names the file, the line and the field. Nothing is dropped
-// silently: a malformed row is an error, not a skipped row.
+// Every error is InvalidArgument (NotFound / IoError for unreadable paths) and
+// reads "<file>:<line>: field '<column>': <what is wrong, with the value>",
+// e.g. "bert.csv:7: field 'Latency': must be a finite number >= 0, got '-1'".
+// Nothing is dropped silently: a malformed row is an error, not a skipped row
+// (blank lines hold no data and are ignored). LF or CRLF, with or without a
+// final newline.
+//
+// Thread-safety: pure functions.
 #ifndef TESSERA_PROFILE_IO_H_
 #define TESSERA_PROFILE_IO_H_
 
@@ -24,20 +30,30 @@
 
 namespace tessera {
 
-// Loads `path`: a directory is read as a ParvaGPU prof_data directory, a file
-// by its header (Tessera CSV, or a single ParvaGPU model CSV named after its
-// model). `parva_gpu` is the catalog GPU ParvaGPU data is attributed to.
+// Loads `path`: a directory is read as a ParvaGPU prof_data directory (every
+// *.csv in it, in name order; the model is CanonicalModelName(file stem), so
+// bert.csv is "bert-large"; NotFound if there is none), a file by its header
+// (Tessera CSV, or a single ParvaGPU model CSV named after its model).
+// `parva_gpu` is the catalog GPU ParvaGPU data is attributed to.
 Result<ProfileTable> LoadProfiles(const std::string& path,
                                   std::string_view parva_gpu = "a100-80gb");
 
-// Parses Tessera CSV text. `source` names the file in error messages.
+// Parses Tessera CSV text. `source` names the file in error messages. GPU
+// names must be in the catalog (stored as the catalog spells them), profiles
+// among that GPU's; models go through CanonicalModelName. An empty p99_ms or
+// mem_gib cell means "not measured". A repeated key is an error.
 Result<ProfileTable> ParseTesseraProfileCsv(std::string_view text, std::string_view source);
 
-// Parses one ParvaGPU model CSV into entries for `model` on `gpu`.
+// Parses one ParvaGPU model CSV into entries for `model` (canonicalized) on
+// `gpu`: `Mig instance` g maps to gpu's primary profile with g compute slices.
+// `0,0` rows are skipped; a row with only one of them 0 is an error.
 Result<ProfileTable> ParseParvaProfileCsv(std::string_view text, std::string_view source,
                                           std::string_view model, std::string_view gpu);
 
-// Tessera CSV text for `table`, rows in table order, numbers round-trippable.
+// Tessera CSV text for `table`, rows in table order, numbers in their
+// shortest round-trip form: ParseTesseraProfileCsv reads back the same
+// entries, bit for bit. Optional columns appear when any entry has them.
+// REQUIRES: names hold no ',' or newline (true of every parsed table).
 std::string FormatTesseraProfileCsv(const ProfileTable& table);
 
 }  // namespace tessera

@@ -38,16 +38,25 @@ struct Scenario {
 };
 
 // Parses scenario YAML text; `source` names the file in error messages.
-// Errors (InvalidArgument, naming source, line and field): not a mapping,
-// no or empty `services`, a missing or mistyped field, a rate or SLO that is
-// not a finite number > 0, a duplicate service name, an unknown key.
+// Errors (InvalidArgument, "<source>:<line>: field '<field>': <what>"): not a
+// mapping, no or empty `services`, a missing or mistyped field (a quoted
+// "829" is a string, not a number), a rate or SLO that is not a finite number
+// > 0, a duplicate service name, an unknown or repeated key, a `gpu` not in
+// the catalog (stored as the catalog spells it), a second YAML document.
+// Syntax errors read "<source>:<line>: YAML syntax error: <what>". Models go
+// through CanonicalModelName; Service::line is the service's 1-based line.
 Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view source);
 // Reads and parses a YAML file (NotFound / IoError when unreadable).
 Result<Scenario> LoadScenarioYaml(const std::string& path);
 
 // Imports row `row` (1-based) of ParvaGPU's SLO directory `dir` (holding
 // SLO_req_rate.csv and SLO_latency.csv, 11 columns in the order of
-// ParvaGPUModelColumns()). Service names are the artifact's model names.
+// ParvaModelColumns(), no header). Service names are the artifact's model
+// names ("bert"), models canonical ("bert-large"); SLOs keep their fraction
+// (418.5: truncation is a planner rule). Name "ParvaGPU row N", gpu
+// "a100-80gb", Service::line = N. Every row of both files is checked: 11
+// numbers >= 0 or N/A each, the same rows and the same services present in
+// both files. A row out of range or with no service is an error.
 Result<Scenario> ImportParvaSloRow(const std::string& dir, int row);
 
 // The 11 model columns of ParvaGPU's SLO files, in file order.
@@ -57,8 +66,10 @@ const std::vector<std::string>& ParvaModelColumns();
 // names, finite positive rates and SLOs, non-empty models.
 Status ValidateScenario(const Scenario& scenario);
 
-// `copies` copies of every service, renamed "<name>#<k>" for k >= 2: how
-// ParvaGPU's scalability study (Fig. 10) grows S5 to 110 services.
+// `copies` copies of every service, renamed "<name>#<k>" for k >= 2 (same
+// model, rate and SLO): how ParvaGPU's scalability study (Fig. 10) grows S5
+// to 110 services. Copy-major order: every service, then every "#2", ...
+// copies <= 1 returns the scenario unchanged; the name is kept.
 Scenario ReplicateScenario(const Scenario& scenario, int copies);
 
 }  // namespace tessera

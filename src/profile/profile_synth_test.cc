@@ -269,7 +269,8 @@ TEST(ProfileSynth, FeasibilityAndThroughputMonotoneInProcs) {
 
 TEST(ProfileSynth, LatencyConsistentWithThroughput) {
   for (const GpuModel& gpu : AllGpus()) {
-    for (const ProfileEntry& e : DefaultProfiles(gpu).entries()) {
+    const ProfileTable table = DefaultProfiles(gpu);  // entries() views it: keep it alive
+    for (const ProfileEntry& e : table.entries()) {
       // per-process throughput x latency / batch = 1, as in the measured data.
       const double per_process = e.throughput_rps / e.key.procs;
       EXPECT_NEAR(per_process * e.latency_ms / 1000.0 / e.key.batch, 1.0, 1e-9);

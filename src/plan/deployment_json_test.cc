@@ -1,0 +1,324 @@
+// Tests of FormatDeploymentJson / ParseDeploymentJson (deployment_format.h).
+// The CSV, table and SVG forms are tested in src/emit/.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessera/deployment_format.h"
+#include "test_paths.h"
+
+namespace tessera {
+namespace {
+
+// The worked example of tests/golden/deployment_small.json: 2 A100-80GB GPUs,
+// 3 services, bert infeasible.
+//   GPU 0: 4g.40gb@0 resnet50 (B32 x P2), 3g.40gb@4 densenet121 (B16 x P2)
+//   GPU 1: 1g.10gb@0 resnet50 (B8 x P1)
+// resnet50 capacity = 1004.56789 + 130.25 = 1134.81789 -> 1134.8179 in JSON.
+// gpcs = 4 + 3 + 1 = 8; internal_slack = 1 - (829/1134.81789 x 5 +
+// 353/412.3 x 3) / 8 = 1 - (3.65257 + 2.56852) / 8 = 0.222364 -> 0.2224;
+// external_fragmentation = 1 - 8 / (2 x 7) = 0.428571 -> 0.4286.
+Deployment SmallDeployment() {
+  Deployment d;
+  d.gpu = "a100-80gb";
+  d.planner = "parva";
+  d.gpus = {
+      {0,
+       0,
+       {{"4g.40gb", 0, "resnet50", "resnet50", 32, 2, 1004.56789, 61.3},
+        {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}}},
+      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}},
+  };
+  d.services = {
+      {"resnet50", "resnet50", 829, 204.5, 1134.81789, ServiceStatus::kOk, ""},
+      {"densenet121", "densenet121", 353, 183, 412.3, ServiceStatus::kOk, ""},
+      {"bert", "bert-large", 19, 20, 0, ServiceStatus::kInfeasible,
+       "no configuration has latency < 0.5 x 20 ms = 10 ms; fastest: 7g.80gb, batch 1, "
+       "1 process, 13 ms"},
+  };
+  d.metrics = {2, 8, 0.22236418744840492, 0.4285714285714286, 2, "integer-cover", 0, 0.41237};
+  return d;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `text` with the first `from` replaced by `to`; fails the test if absent.
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' not in the golden text";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// Applies 1 to 3 random edits: lost, doubled or swapped lines, flipped,
+// inserted or deleted bytes, numbers replaced by values a parser must reject.
+std::string Mutate(std::string text, std::mt19937& rng) {
+  static const std::array<std::string, 14> kNumbers = {
+      "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
+      "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
+      "-0", "true"};
+  static const std::string kBytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
+  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto lines_of = [](const std::string& s) {
+    std::vector<std::string> lines;
+    size_t begin = 0;
+    for (size_t end; (end = s.find('\n', begin)) != std::string::npos; begin = end + 1) {
+      lines.push_back(s.substr(begin, end - begin + 1));
+    }
+    if (begin < s.size()) lines.push_back(s.substr(begin));
+    return lines;
+  };
+  const size_t edits = 1 + pick(3);
+  for (size_t e = 0; e < edits; ++e) {
+    std::vector<std::string> lines = lines_of(text);
+    const size_t op = pick(7);
+    if (op <= 2 && !lines.empty()) {
+      const size_t a = pick(lines.size()), b = pick(lines.size());
+      if (op == 0) lines.erase(lines.begin() + a);
+      if (op == 1) lines.insert(lines.begin() + a, lines[a]);
+      if (op == 2) std::swap(lines[a], lines[b]);
+      text.clear();
+      for (const std::string& l : lines) text += l;
+    } else if (op == 3 && !text.empty()) {
+      text[pick(text.size())] ^= static_cast<char>(1 << pick(8));
+    } else if (op == 4) {
+      text.insert(text.begin() + pick(text.size() + 1), kBytes[pick(kBytes.size())]);
+    } else if (op == 5 && !text.empty()) {
+      text.erase(pick(text.size()), 1);
+    } else if (op == 6) {
+      std::vector<size_t> digits;
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (std::isdigit(static_cast<unsigned char>(text[i]))) digits.push_back(i);
+      }
+      if (digits.empty()) continue;
+      size_t begin = digits[pick(digits.size())], end = begin;
+      auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
+      while (begin > 0 && numeric(text[begin - 1])) --begin;
+      while (end < text.size() && numeric(text[end])) ++end;
+      text.replace(begin, end - begin, kNumbers[pick(kNumbers.size())]);
+    }
+  }
+  return text;
+}
+
+// Set TESSERA_UPDATE_GOLDEN=1 to rewrite the golden file after an intended
+// format change (then review the diff).
+TEST(DeploymentJson, MatchesGoldenFile) {
+  const std::string path = testing::SourcePath("tests/golden/deployment_small.json");
+  const std::string json = FormatDeploymentJson(SmallDeployment());
+  if (std::getenv("TESSERA_UPDATE_GOLDEN") != nullptr)
+    std::ofstream(path, std::ios::binary) << json;
+  EXPECT_EQ(json, ReadFile(path)) << "golden file " << path;
+}
+
+TEST(DeploymentJson, KeysInDesignOrderRoundedMeasurementsIntegersStay) {
+  const std::string json = FormatDeploymentJson(SmallDeployment());
+  // DESIGN.md key order, 2-space indent, final newline.
+  EXPECT_TRUE(
+      json.starts_with("{\n  \"gpu\": \"a100-80gb\",\n  \"planner\": \"parva\",\n"
+                       "  \"gpus\": [\n"))
+      << json;
+  EXPECT_TRUE(json.ends_with("}\n"));
+  const std::vector<std::string> order = {"\"profile\"",
+                                          "\"start\"",
+                                          "\"service\"",
+                                          "\"model\"",
+                                          "\"batch\"",
+                                          "\"procs\"",
+                                          "\"throughput_rps\"",
+                                          "\"latency_ms\"",
+                                          "\"services\"",
+                                          "\"name\"",
+                                          "\"rate_rps\"",
+                                          "\"slo_ms\"",
+                                          "\"capacity_rps\"",
+                                          "\"status\"",
+                                          "\"metrics\"",
+                                          "\"gpcs\"",
+                                          "\"internal_slack\"",
+                                          "\"external_fragmentation\"",
+                                          "\"lower_bound\"",
+                                          "\"lower_bound_kind\"",
+                                          "\"gap\"",
+                                          "\"plan_ms\""};
+  size_t at = 0;
+  for (const std::string& key : order) {
+    const size_t next = json.find(key, at);
+    ASSERT_NE(next, std::string::npos) << key << " missing or out of order";
+    at = next;
+  }
+  EXPECT_NE(json.find("\"throughput_rps\": 1004.5679,"), std::string::npos);  // 4 decimals
+  EXPECT_NE(json.find("\"capacity_rps\": 1134.8179,"), std::string::npos);
+  EXPECT_NE(json.find("\"rate_rps\": 829,"), std::string::npos);  // not 829.0
+  EXPECT_NE(json.find("\"slo_ms\": 204.5,"), std::string::npos);
+  EXPECT_NE(json.find("\"gap\": 0,"), std::string::npos);
+  EXPECT_NE(json.find("\"plan_ms\": 0.4124\n"), std::string::npos);
+  // `reason` only where there is one: once, for bert.
+  EXPECT_EQ(json.find("\"reason\""), json.rfind("\"reason\""));
+  EXPECT_NE(json.find("\"status\": \"infeasible\",\n      \"reason\": \"no configuration"),
+            std::string::npos);
+}
+
+TEST(DeploymentJson, ParseReadsBackEveryField) {
+  const std::string json = FormatDeploymentJson(SmallDeployment());
+  Result<Deployment> d = ParseDeploymentJson(json, "small.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->gpu, "a100-80gb");
+  EXPECT_EQ(d->planner, "parva");
+  ASSERT_EQ(d->gpus.size(), 2u);
+  const Instance& in = d->gpus[0].instances[1];
+  EXPECT_EQ(in.profile, "3g.40gb");
+  EXPECT_EQ(in.start, 4);
+  EXPECT_EQ(in.service, "densenet121");
+  EXPECT_EQ(in.batch, 16);
+  EXPECT_EQ(in.procs, 2);
+  EXPECT_DOUBLE_EQ(in.latency_ms, 72.15);
+  EXPECT_DOUBLE_EQ(d->gpus[0].instances[0].throughput_rps, 1004.5679);  // as rounded
+  EXPECT_EQ(d->gpus[1].index, 1);
+  ASSERT_EQ(d->services.size(), 3u);
+  EXPECT_EQ(d->services[2].status, ServiceStatus::kInfeasible);
+  EXPECT_EQ(d->services[2].model, "bert-large");
+  EXPECT_EQ(d->services[2].reason, SmallDeployment().services[2].reason);
+  EXPECT_EQ(d->services[0].reason, "");
+  EXPECT_EQ(d->metrics.gpcs, 8);
+  EXPECT_EQ(d->metrics.lower_bound_kind, "integer-cover");
+  EXPECT_DOUBLE_EQ(d->metrics.external_fragmentation, 0.4286);
+}
+
+TEST(DeploymentJson, FormatParseFormatIsStable) {
+  Deployment empty;
+  empty.gpu = "h100-80gb";
+  for (const Deployment& d : {SmallDeployment(), empty}) {
+    const std::string once = FormatDeploymentJson(d);
+    Result<Deployment> parsed = ParseDeploymentJson(once, "d.json");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString() << "\n" << once;
+    EXPECT_EQ(FormatDeploymentJson(*parsed), once);
+  }
+}
+
+TEST(DeploymentJson, AcceptsCompactAndCrlfText) {
+  const std::string json = FormatDeploymentJson(SmallDeployment());
+  std::string crlf;
+  for (char c : json) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  crlf.pop_back();  // and no final newline
+  crlf.pop_back();
+  Result<Deployment> d = ParseDeploymentJson(crlf, "crlf.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(FormatDeploymentJson(*d), json);
+}
+
+// Each bad input (an edit of the golden text) and its exact message: source,
+// JSON path, what is wrong.
+TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
+  const std::string good = FormatDeploymentJson(SmallDeployment());
+  struct Case {
+    std::string name, text, message;
+  };
+  const std::vector<Case> cases = {
+      {"not JSON", "plan",
+       "d.json: invalid JSON: parse error at line 1, column 1: syntax error "
+       "while parsing value - invalid literal; last read: 'p'"},
+      {"empty", "", "d.json: invalid JSON: parse error at line 1, column 1: "},
+      {"trailing text", good + "x", "d.json: invalid JSON: parse error at line 86, column 1: "},
+      {"overflow", Replace(good, "61.3", "1e400"), "d.json: invalid JSON: number overflow"},
+      {"root is an array", "[]", "d.json: (root): expected an object, got []"},
+      {"unknown top key", Replace(good, "\"metrics\": {", "\"x\": {"),
+       "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics)"},
+      {"typo at top", Replace(good, "\"planner\"", "\"planer\""),
+       "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics)"},
+      {"missing planner", Replace(good, "  \"planner\": \"parva\",\n", ""),
+       "d.json: planner: missing"},
+      {"duplicate key", Replace(good, "\"index\": 1,", "\"index\": 1, \"index\": 2,"),
+       "d.json: gpus[1].index: duplicate key"},
+      {"gpus is an object",
+       Replace(Replace(good, "\"gpus\": [", "\"gpus\": {\"a\": ["), "  ],\n  \"services\"",
+               "  ]},\n  \"services\""),
+       "d.json: gpus: expected an array, got {\"a\":[{\"index\":0,"},
+      {"fractional start", Replace(good, "\"start\": 4,", "\"start\": 4.5,"),
+       "d.json: gpus[0].instances[1].start: expected an integer, got 4.5"},
+      {"negative start", Replace(good, "\"start\": 4,", "\"start\": -1,"),
+       "d.json: gpus[0].instances[1].start: must be an integer in [0, 2147483647], got -1"},
+      {"batch 0", Replace(good, "\"batch\": 8,", "\"batch\": 0,"),
+       "d.json: gpus[1].instances[0].batch: must be an integer in [1, 2147483647], got 0"},
+      {"huge procs", Replace(good, "\"procs\": 1,", "\"procs\": 99999999999,"),
+       "d.json: gpus[1].instances[0].procs: must be an integer in [1, 2147483647], got "
+       "99999999999"},
+      {"instance typo", Replace(good, "\"batch\": 8,", "\"batch_size\": 8,"),
+       "d.json: gpus[1].instances[0].batch_size: unknown key (expected: profile, start, service, "
+       "model, batch, procs, throughput_rps, latency_ms)"},
+      {"text throughput", Replace(good, "1004.5679", "\"fast\""),
+       "d.json: gpus[0].instances[0].throughput_rps: expected a number, got \"fast\""},
+      {"null latency", Replace(good, "61.3", "null"),
+       "d.json: gpus[0].instances[0].latency_ms: expected a number, got null"},
+      {"negative rate", Replace(good, "\"rate_rps\": 353", "\"rate_rps\": -353"),
+       "d.json: services[1].rate_rps: must be a finite number >= 0, got -353"},
+      {"bad status", Replace(good, "\"infeasible\"", "\"maybe\""),
+       "d.json: services[2].status: expected \"ok\" or \"infeasible\", got \"maybe\""},
+      {"reason not a string",
+       Replace(Replace(good, "\"reason\": \"no", "\"reason\": [\"no"), "13 ms\"", "13 ms\"]"),
+       "d.json: services[2].reason: expected a string, got [\"no configuration has latency"},
+      {"empty profile", Replace(good, "\"1g.10gb\"", "\"\""),
+       "d.json: gpus[1].instances[0].profile: must not be empty"},
+      {"duplicate gpu index", Replace(good, "\"index\": 1,", "\"index\": 0,"),
+       "d.json: gpus[1].index: duplicate GPU index 0 (also gpus[0])"},
+      {"duplicate service", Replace(good, "\"name\": \"bert\"", "\"name\": \"resnet50\""),
+       "d.json: services[2].name: duplicate service \"resnet50\" (also services[0])"},
+      {"unknown service", Replace(good, "\"service\": \"densenet121\"", "\"service\": \"vgg\""),
+       "d.json: gpus[0].instances[1].service: \"vgg\" is not in services"},
+      {"metrics typo", Replace(good, "\"gap\"", "\"gpa\""),
+       "d.json: metrics.gpa: unknown key (expected: gpus, gpcs, internal_slack, "
+       "external_fragmentation, lower_bound, lower_bound_kind, gap, plan_ms)"},
+      {"negative gpus", Replace(good, "\"gpus\": 2,", "\"gpus\": -2,"),
+       "d.json: metrics.gpus: must be an integer in [0, 2147483647], got -2"},
+  };
+  for (const Case& c : cases) {
+    Result<Deployment> r(Status::Internal("not run"));
+    EXPECT_NO_THROW(r = ParseDeploymentJson(c.text, "d.json")) << c.name;
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
+    const std::string& got = r.status().message();
+    EXPECT_TRUE(got.starts_with(c.message))
+        << c.name << "\n  got:  " << got << "\n  want: " << c.message;
+  }
+}
+
+TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
+  const std::string good = FormatDeploymentJson(SmallDeployment());
+  std::mt19937 rng(20240917);
+  constexpr int kRuns = 3000;
+  int errors = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    const std::string mutant = Mutate(good, rng);
+    EXPECT_NO_THROW({
+      Result<Deployment> r = ParseDeploymentJson(mutant, "fuzz.json");
+      if (!r.ok()) {
+        ++errors;
+        EXPECT_TRUE(r.status().message().starts_with("fuzz.json: "))
+            << r.status().message() << "\n--- input:\n"
+            << mutant;
+      } else {
+        // Whatever parses formats to text that parses to the same text.
+        const std::string once = FormatDeploymentJson(*r);
+        Result<Deployment> again = ParseDeploymentJson(once, "fuzz.json");
+        ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << once;
+        EXPECT_EQ(FormatDeploymentJson(*again), once);
+      }
+    }) << mutant;
+  }
+  EXPECT_GT(errors, kRuns / 10);
+  EXPECT_LT(errors, kRuns);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,457 @@
+#include "tessera/profile_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessera/gpu_catalog.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The required columns of a Tessera profile CSV, in order.
+constexpr std::array<std::string_view, 7> kTesseraColumns = {
+    "model", "gpu", "profile", "batch", "procs", "throughput_rps", "latency_ms"};
+constexpr std::string_view kTesseraHeaderHelp =
+    "'model,gpu,profile,batch,procs,throughput_rps,latency_ms' optionally followed by "
+    "'p99_ms' and/or 'mem_gib'";
+
+// The columns of a ParvaGPU prof_data CSV, in order.
+constexpr std::array<std::string_view, 5> kParvaColumns = {
+    "Mig instance", "Batch size", "Workload Number", "Throughput", "Latency"};
+constexpr std::string_view kParvaHeaderHelp =
+    "'Mig instance,Batch size,Workload Number,Throughput,Latency'";
+
+// One physical line of a CSV file, with its 1-based number.
+struct Line {
+  int number = 0;
+  std::string_view text;
+};
+
+// Splits `text` into lines. Accepts LF and CRLF, a missing final newline and a
+// UTF-8 byte-order mark (spreadsheets write one).
+std::vector<Line> SplitLines(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<Line> lines;
+  int number = 1;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back({number++, line});
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool IsBlank(std::string_view s) { return Trim(s).empty(); }
+
+// Comma-separated fields, each trimmed of spaces. The formats have no quoting.
+std::vector<std::string_view> SplitFields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  while (true) {
+    const size_t comma = line.find(',');
+    fields.push_back(Trim(line.substr(0, comma)));
+    if (comma == std::string_view::npos) return fields;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+// `value` for a message: control bytes escaped (a stray '\r' or NUL must be
+// visible) and long values shortened.
+std::string Escape(std::string_view value) {
+  constexpr size_t kMax = 80;
+  std::string out;
+  for (char c : value.substr(0, kMax)) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return value.size() > kMax ? out + "..." : out;
+}
+
+std::string Quote(std::string_view value) { return fmt::format("'{}'", Escape(value)); }
+
+Status FieldError(std::string_view source, int line, std::string_view field,
+                  std::string_view what) {
+  return Status::InvalidArgument(
+      fmt::format("{}:{}: field '{}': {}", source, line, Escape(field), what));
+}
+
+// The whole of `s` as a double (finite or not); nullopt if it is not a number.
+std::optional<double> ToDouble(std::string_view s) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || end != s.data() + s.size()) return std::nullopt;
+  // from_chars reports 1e400 as out of range; it is a number, just not finite.
+  if (ec == std::errc::result_out_of_range) return HUGE_VAL;
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+std::optional<int> ToInt(std::string_view s) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+// The fields of one data row, with typed accessors whose errors name the
+// source, the line and the column.
+class RowReader {
+ public:
+  RowReader(std::string_view source, Line line, std::span<const std::string_view> columns)
+      : source_(source), line_(line), columns_(columns), fields_(SplitFields(line.text)) {}
+
+  // OK iff the row has exactly one field per column.
+  Status CheckWidth() const {
+    if (fields_.size() < columns_.size()) {
+      return Error(fields_.size(), fmt::format("missing: the row has {} columns, the header {}",
+                                               fields_.size(), columns_.size()));
+    }
+    if (fields_.size() > columns_.size()) {
+      return FieldError(source_, line_.number, "row",
+                        fmt::format("{} columns but the header has {}: {}", fields_.size(),
+                                    columns_.size(), Quote(line_.text)));
+    }
+    return Status::Ok();
+  }
+
+  Status Error(size_t col, std::string_view what) const {
+    return FieldError(source_, line_.number, columns_[col], what);
+  }
+  std::string_view Raw(size_t col) const { return fields_[col]; }
+  int line() const { return line_.number; }
+
+  Result<std::string_view> Text(size_t col) const {
+    if (fields_[col].empty()) return Error(col, "must not be empty");
+    return fields_[col];
+  }
+
+  // An integer >= 1 (batch sizes, process counts).
+  Result<int> Count(size_t col) const {
+    const std::optional<int> v = ToInt(fields_[col]);
+    if (!v || *v < 1) {
+      return Error(col, fmt::format("must be an integer >= 1, got {}", Quote(fields_[col])));
+    }
+    return *v;
+  }
+
+  // A finite number, > 0 or (when `allow_zero`) >= 0.
+  Result<double> Number(size_t col, bool allow_zero) const {
+    const std::optional<double> v = ToDouble(fields_[col]);
+    if (!v || !std::isfinite(*v) || *v < 0 || (*v == 0 && !allow_zero)) {
+      return Error(col, fmt::format("must be a finite number {} 0, got {}", allow_zero ? ">=" : ">",
+                                    Quote(fields_[col])));
+    }
+    return *v;
+  }
+
+ private:
+  std::string_view source_;
+  Line line_;
+  std::span<const std::string_view> columns_;
+  std::vector<std::string_view> fields_;
+};
+
+std::string DescribeKey(const ProfileKey& key) {
+  return fmt::format("({}, {}, {}, batch {}, procs {})", key.model, key.gpu, key.profile, key.batch,
+                     key.procs);
+}
+
+// Records `key`, read at `line`, in `first_line`; a key seen before is an
+// error naming both lines. `field` names the key's columns.
+Status CheckFirstOccurrence(std::map<std::string, int>& first_line, std::string_view source,
+                            int line, std::string_view field, const ProfileKey& key) {
+  const std::string described = DescribeKey(key);
+  const auto [it, inserted] = first_line.emplace(described, line);
+  if (inserted) return Status::Ok();
+  return FieldError(source, line, field,
+                    fmt::format("duplicate entry {}, first at line {}", described, it->second));
+}
+
+// Adds `entry`, read at `line`. Add() rechecks what the row parser checked;
+// should it still refuse, say where.
+Status AddAt(ProfileTable& table, std::string_view source, int line, ProfileEntry entry) {
+  const Status added = table.Add(std::move(entry));
+  return added.ok() ? added : FieldError(source, line, "row", added.message());
+}
+
+// ---- Tessera CSV ----------------------------------------------------------
+
+// Column positions of the optional columns; -1 when absent.
+struct TesseraLayout {
+  std::vector<std::string_view> columns;
+  int p99 = -1;
+  int mem = -1;
+};
+
+Result<TesseraLayout> ParseTesseraHeader(std::string_view source, const Line& header) {
+  const std::vector<std::string_view> names = SplitFields(header.text);
+  TesseraLayout layout;
+  bool ok = names.size() >= kTesseraColumns.size() && names.size() <= kTesseraColumns.size() + 2;
+  for (size_t i = 0; ok && i < names.size(); ++i) {
+    if (i < kTesseraColumns.size()) {
+      ok = names[i] == kTesseraColumns[i];
+    } else if (names[i] == "p99_ms" && layout.p99 < 0) {
+      layout.p99 = static_cast<int>(i);
+    } else if (names[i] == "mem_gib" && layout.mem < 0) {
+      layout.mem = static_cast<int>(i);
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    return FieldError(source, header.number, "header",
+                      fmt::format("expected {}, got {}", kTesseraHeaderHelp, Quote(header.text)));
+  }
+  layout.columns = names;
+  return layout;
+}
+
+// An optional measurement column: empty means "not measured" for this row.
+Result<std::optional<double>> OptionalNumber(const RowReader& row, int col) {
+  if (col < 0 || row.Raw(col).empty()) return std::optional<double>();
+  TESSERA_ASSIGN_OR_RETURN(double v, row.Number(col, /*allow_zero=*/false));
+  return std::optional<double>(v);
+}
+
+Result<ProfileEntry> ParseTesseraRow(const RowReader& row, const TesseraLayout& layout) {
+  TESSERA_RETURN_IF_ERROR(row.CheckWidth());
+  ProfileEntry e;
+  TESSERA_ASSIGN_OR_RETURN(std::string_view model, row.Text(0));
+  e.key.model = CanonicalModelName(model);
+  TESSERA_ASSIGN_OR_RETURN(std::string_view gpu_name, row.Text(1));
+  Result<const GpuModel*> gpu = FindGpu(gpu_name);
+  if (!gpu.ok()) return row.Error(1, gpu.status().message());
+  e.key.gpu = (*gpu)->name;
+  TESSERA_ASSIGN_OR_RETURN(std::string_view profile, row.Text(2));
+  if ((*gpu)->FindProfile(profile) == nullptr) {
+    return row.Error(2, fmt::format("unknown MIG profile {} on {}", Quote(profile), e.key.gpu));
+  }
+  e.key.profile = std::string(profile);
+  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(3));
+  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(4));
+  TESSERA_ASSIGN_OR_RETURN(e.throughput_rps, row.Number(5, /*allow_zero=*/false));
+  TESSERA_ASSIGN_OR_RETURN(e.latency_ms, row.Number(6, /*allow_zero=*/false));
+  TESSERA_ASSIGN_OR_RETURN(e.p99_ms, OptionalNumber(row, layout.p99));
+  TESSERA_ASSIGN_OR_RETURN(e.mem_gib, OptionalNumber(row, layout.mem));
+  return e;
+}
+
+// ---- ParvaGPU CSV ---------------------------------------------------------
+
+Status CheckParvaHeader(std::string_view source, const std::vector<Line>& lines) {
+  if (lines.empty()) {
+    return FieldError(source, 1, "header",
+                      fmt::format("empty file, expected {}", kParvaHeaderHelp));
+  }
+  const std::vector<std::string_view> names = SplitFields(lines[0].text);
+  if (!std::equal(names.begin(), names.end(), kParvaColumns.begin(), kParvaColumns.end())) {
+    return FieldError(source, lines[0].number, "header",
+                      fmt::format("expected {}, got {}", kParvaHeaderHelp, Quote(lines[0].text)));
+  }
+  return Status::Ok();
+}
+
+// One ParvaGPU row as read; `feasible` is false for the `0,0` rows.
+struct ParvaRow {
+  ProfileEntry entry;
+  bool feasible = true;
+};
+
+Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::string_view model) {
+  TESSERA_RETURN_IF_ERROR(row.CheckWidth());
+  TESSERA_ASSIGN_OR_RETURN(int size, row.Count(0));
+  const int profile = gpu.PrimaryProfileWithComputeSlices(size);
+  if (profile < 0) {
+    return row.Error(0, fmt::format("no MIG profile with {} compute slices on {}", size, gpu.name));
+  }
+  ParvaRow out;
+  ProfileEntry& e = out.entry;
+  e.key = {std::string(model), gpu.name, gpu.profiles[profile].name, 0, 0};
+  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(1));
+  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(2));
+  TESSERA_ASSIGN_OR_RETURN(double per_process_rps, row.Number(3, /*allow_zero=*/true));
+  TESSERA_ASSIGN_OR_RETURN(double latency_s, row.Number(4, /*allow_zero=*/true));
+  // `0,0` is the format's marker for a configuration that cannot run; a single
+  // zero is a broken measurement, not a marker.
+  if (per_process_rps == 0 || latency_s == 0) {
+    if (per_process_rps != latency_s) {
+      const size_t zero = per_process_rps == 0 ? 3 : 4;
+      const size_t other = zero == 3 ? 4 : 3;
+      return row.Error(zero, fmt::format("is 0 but {} is {}; only '0,0' marks an infeasible "
+                                         "configuration",
+                                         kParvaColumns[other], Quote(row.Raw(other))));
+    }
+    out.feasible = false;
+  }
+  e.throughput_rps = per_process_rps * e.key.procs;  // whole segment
+  e.latency_ms = latency_s * 1000;
+  if (out.feasible && (!std::isfinite(e.throughput_rps) || !std::isfinite(e.latency_ms))) {
+    return row.Error(3, "throughput x procs or latency x 1000 overflows");
+  }
+  return out;
+}
+
+// ---- Files ----------------------------------------------------------------
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
+  if (fs::is_directory(st)) return Status::IoError(path + ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(path + ": cannot open for reading");
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return Status::IoError(path + ": read failed");
+  return content.str();
+}
+
+Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view gpu) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->path().extension() == ".csv" && it->is_regular_file(type_ec)) {
+      files.push_back(it->path());
+    }
+  }
+  if (ec) return Status::IoError(dir + ": cannot list the directory: " + ec.message());
+  if (files.empty()) {
+    return Status::NotFound(dir +
+                            ": no *.csv file; expected a ParvaGPU prof_data directory "
+                            "with one <model>.csv per model");
+  }
+  std::sort(files.begin(), files.end());
+  ProfileTable table;
+  std::map<std::string, std::string> model_file;  // canonical model -> first file
+  for (const fs::path& file : files) {
+    const std::string model = CanonicalModelName(file.stem().string());
+    const auto [it, inserted] = model_file.emplace(model, file.string());
+    if (!inserted) {
+      return Status::InvalidArgument(fmt::format("{}: model '{}' is already loaded from {}",
+                                                 file.string(), model, it->second));
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(file.string()));
+    TESSERA_ASSIGN_OR_RETURN(ProfileTable one,
+                             ParseParvaProfileCsv(text, file.string(), model, gpu));
+    TESSERA_RETURN_IF_ERROR(table.Merge(one).WithContext(file.string()));
+  }
+  return table;
+}
+
+std::string FormatDouble(double v) {
+  std::array<char, 64> buf;
+  // Shortest representation that reads back to the same double.
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return ec == std::errc() ? std::string(buf.data(), end) : std::string("nan");
+}
+
+}  // namespace
+
+Result<ProfileTable> ParseTesseraProfileCsv(std::string_view text, std::string_view source) {
+  const std::vector<Line> lines = SplitLines(text);
+  if (lines.empty()) {
+    return FieldError(source, 1, "header",
+                      fmt::format("empty file, expected {}", kTesseraHeaderHelp));
+  }
+  TESSERA_ASSIGN_OR_RETURN(TesseraLayout layout, ParseTesseraHeader(source, lines[0]));
+  ProfileTable table;
+  std::map<std::string, int> first_line;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (IsBlank(lines[i].text)) continue;  // holds no data; nothing is dropped
+    const RowReader row(source, lines[i], layout.columns);
+    TESSERA_ASSIGN_OR_RETURN(ProfileEntry entry, ParseTesseraRow(row, layout));
+    TESSERA_RETURN_IF_ERROR(CheckFirstOccurrence(first_line, source, row.line(),
+                                                 "model,gpu,profile,batch,procs", entry.key));
+    TESSERA_RETURN_IF_ERROR(AddAt(table, source, row.line(), std::move(entry)));
+  }
+  return table;
+}
+
+Result<ProfileTable> ParseParvaProfileCsv(std::string_view text, std::string_view source,
+                                          std::string_view model, std::string_view gpu) {
+  Result<const GpuModel*> gpu_model = FindGpu(gpu);
+  if (!gpu_model.ok()) return gpu_model.status().WithContext(source);
+  const std::string canonical = CanonicalModelName(model);
+  if (canonical.empty()) return Status::InvalidArgument(std::string(source) + ": empty model name");
+  const std::vector<Line> lines = SplitLines(text);
+  TESSERA_RETURN_IF_ERROR(CheckParvaHeader(source, lines));
+  ProfileTable table;
+  std::map<std::string, int> first_line;  // infeasible rows too: a key appears once
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (IsBlank(lines[i].text)) continue;
+    const RowReader row(source, lines[i], kParvaColumns);
+    TESSERA_ASSIGN_OR_RETURN(ParvaRow parsed, ParseParvaRow(row, **gpu_model, canonical));
+    TESSERA_RETURN_IF_ERROR(CheckFirstOccurrence(first_line, source, row.line(),
+                                                 "Mig instance,Batch size,Workload Number",
+                                                 parsed.entry.key));
+    if (!parsed.feasible) continue;  // `0,0`: the format's "cannot run"
+    TESSERA_RETURN_IF_ERROR(AddAt(table, source, row.line(), std::move(parsed.entry)));
+  }
+  return table;
+}
+
+Result<ProfileTable> LoadProfiles(const std::string& path, std::string_view parva_gpu) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
+  if (fs::is_directory(st)) return LoadParvaDirectory(path, parva_gpu);
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  // The first column tells the formats apart; the parser then checks the rest.
+  const std::vector<Line> lines = SplitLines(text);
+  const std::string_view header = lines.empty() ? "" : lines[0].text;
+  const std::string_view first = SplitFields(header)[0];
+  if (first == kTesseraColumns[0]) return ParseTesseraProfileCsv(text, path);
+  if (first == kParvaColumns[0]) {
+    return ParseParvaProfileCsv(text, path, fs::path(path).stem().string(), parva_gpu);
+  }
+  return FieldError(path, 1, "header",
+                    fmt::format("unrecognized profile CSV header {}; expected a Tessera profile "
+                                "CSV ({}) or a ParvaGPU model CSV ({})",
+                                Quote(header), kTesseraHeaderHelp, kParvaHeaderHelp));
+}
+
+std::string FormatTesseraProfileCsv(const ProfileTable& table) {
+  const auto entries = table.entries();
+  const bool p99 = std::any_of(entries.begin(), entries.end(),
+                               [](const ProfileEntry& e) { return e.p99_ms.has_value(); });
+  const bool mem = std::any_of(entries.begin(), entries.end(),
+                               [](const ProfileEntry& e) { return e.mem_gib.has_value(); });
+  std::string out = "model,gpu,profile,batch,procs,throughput_rps,latency_ms";
+  if (p99) out += ",p99_ms";
+  if (mem) out += ",mem_gib";
+  out += '\n';
+  for (const ProfileEntry& e : entries) {
+    out += fmt::format("{},{},{},{},{},{},{}", e.key.model, e.key.gpu, e.key.profile, e.key.batch,
+                       e.key.procs, FormatDouble(e.throughput_rps), FormatDouble(e.latency_ms));
+    // An empty optional cell means "not measured" and reads back as absent.
+    if (p99) out += fmt::format(",{}", e.p99_ms ? FormatDouble(*e.p99_ms) : std::string());
+    if (mem) out += fmt::format(",{}", e.mem_gib ? FormatDouble(*e.mem_gib) : std::string());
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace tessera

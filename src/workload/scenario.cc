@@ -1,0 +1,491 @@
+#include "tessera/scenario.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessera/gpu_catalog.h"
+#include "tessera/profile_table.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<std::string_view, 3> kTopKeys = {"name", "gpu", "services"};
+constexpr std::array<std::string_view, 4> kServiceKeys = {"name", "model", "rate_rps", "slo_ms"};
+
+// `value` for a message: control bytes escaped (a stray '\r' or NUL must be
+// visible) and long values shortened.
+std::string Escape(std::string_view value) {
+  constexpr size_t kMax = 80;
+  std::string out;
+  for (char c : value.substr(0, kMax)) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return value.size() > kMax ? out + "..." : out;
+}
+
+std::string Quote(std::string_view value) { return "'" + Escape(value) + "'"; }
+
+Status FieldError(std::string_view source, int line, std::string_view field,
+                  std::string_view what) {
+  return Status::InvalidArgument(
+      fmt::format("{}:{}: field '{}': {}", source, line, Escape(field), what));
+}
+
+// The whole of `s` as a double; nullopt if it is not a number. 1e400 reads as
+// infinity so that the caller reports it as "not finite".
+std::optional<double> ToDouble(std::string_view s) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || end != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) return HUGE_VAL;
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
+  if (fs::is_directory(st)) return Status::IoError(path + ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(path + ": cannot open for reading");
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return Status::IoError(path + ": read failed");
+  return content.str();
+}
+
+// "<source>:<line>" for a service, or "<source>" for a service built in code.
+std::string Where(const Scenario& scenario, int line) {
+  const std::string file = scenario.source.empty() ? "scenario" : scenario.source;
+  return line > 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
+// ---- YAML -----------------------------------------------------------------
+
+// Reads YAML nodes into a Scenario. Every error names the source, the 1-based
+// line and the field. yaml-cpp throws; only ParseScenarioYaml catches.
+class YamlReader {
+ public:
+  explicit YamlReader(std::string_view source) : source_(source) {}
+
+  Result<Scenario> Document(const YAML::Node& root) const;
+
+ private:
+  // The node's 1-based line; `fallback` for nodes without a position (a
+  // missing value has none).
+  static int LineOf(const YAML::Node& node, int fallback) {
+    return node.Mark().line >= 0 ? node.Mark().line + 1 : fallback;
+  }
+  static std::string TypeName(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+        return "null";
+      case YAML::NodeType::Scalar:
+        return "the scalar " + Quote(node.Scalar());
+      case YAML::NodeType::Sequence:
+        return "a sequence";
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return "nothing";
+  }
+
+  Status Error(int line, std::string_view field, std::string_view what) const {
+    return FieldError(source_, line, field, what);
+  }
+  Status CheckKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
+                   int line) const;
+  Result<std::string> String(const YAML::Node& node, std::string_view field, int line) const;
+  Result<double> Positive(const YAML::Node& node, std::string_view field, int line) const;
+  Result<Service> ParseService(const YAML::Node& node, size_t index, int line) const;
+  Status ParseServices(const YAML::Node& node, int line, Scenario& scenario) const;
+
+  std::string_view source_;
+};
+
+// Every key is a known, unique string: a typo is an error, never ignored.
+Status YamlReader::CheckKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
+                             int line) const {
+  std::set<std::string> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const int key_line = LineOf(it->first, line);
+    if (!it->first.IsScalar()) {
+      return Error(key_line, "(key)",
+                   fmt::format("keys must be strings, got {}", TypeName(it->first)));
+    }
+    const std::string& key = it->first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      return Error(key_line, key,
+                   fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
+    }
+    if (!seen.insert(key).second) return Error(key_line, key, "duplicate key");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> YamlReader::String(const YAML::Node& node, std::string_view field,
+                                       int line) const {
+  if (!node.IsScalar()) {
+    return Error(LineOf(node, line), field, "expected a string, got " + TypeName(node));
+  }
+  return node.Scalar();
+}
+
+// A plain (unquoted) finite number > 0: a quoted "829" is a string in YAML.
+Result<double> YamlReader::Positive(const YAML::Node& node, std::string_view field,
+                                    int line) const {
+  const int at = LineOf(node, line);
+  if (!node.IsScalar() || node.Tag() == "!") {
+    const std::string got =
+        node.IsScalar() ? "the quoted string " + Quote(node.Scalar()) : TypeName(node);
+    return Error(at, field, "expected a number, got " + got);
+  }
+  const std::optional<double> v = ToDouble(node.Scalar());
+  if (!v || !std::isfinite(*v) || *v <= 0) {
+    return Error(at, field, "must be a finite number > 0, got " + Quote(node.Scalar()));
+  }
+  return *v;
+}
+
+Result<Service> YamlReader::ParseService(const YAML::Node& node, size_t index, int line) const {
+  if (!node.IsMap()) {
+    return Error(line, "services",
+                 fmt::format("item {} must be a mapping with keys {}, got {}", index + 1,
+                             fmt::join(kServiceKeys, ", "), TypeName(node)));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckKeys(node, kServiceKeys, line));
+  for (std::string_view key : kServiceKeys) {
+    if (!node[std::string(key)]) return Error(line, key, "missing");
+  }
+  Service s;
+  s.line = line;
+  TESSERA_ASSIGN_OR_RETURN(s.name, String(node["name"], "name", line));
+  if (s.name.empty()) return Error(LineOf(node["name"], line), "name", "must not be empty");
+  TESSERA_ASSIGN_OR_RETURN(std::string model, String(node["model"], "model", line));
+  s.model = CanonicalModelName(model);
+  if (s.model.empty()) return Error(LineOf(node["model"], line), "model", "must not be empty");
+  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, Positive(node["rate_rps"], "rate_rps", line));
+  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Positive(node["slo_ms"], "slo_ms", line));
+  return s;
+}
+
+Status YamlReader::ParseServices(const YAML::Node& node, int line, Scenario& scenario) const {
+  const int at = LineOf(node, line);
+  if (!node.IsSequence()) {
+    return Error(at, "services", "expected a sequence of services, got " + TypeName(node));
+  }
+  if (node.size() == 0) return Error(at, "services", "empty scenario: no service");
+  std::map<std::string, int> first_line;
+  for (size_t i = 0; i < node.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(Service s, ParseService(node[i], i, LineOf(node[i], at)));
+    const auto [it, inserted] = first_line.emplace(s.name, s.line);
+    if (!inserted) {
+      return Error(
+          LineOf(node[i]["name"], s.line), "name",
+          fmt::format("duplicate service name {} (first at line {})", Quote(s.name), it->second));
+    }
+    scenario.services.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Result<Scenario> YamlReader::Document(const YAML::Node& root) const {
+  const int line = LineOf(root, 1);
+  if (!root.IsMap()) {
+    return Error(line, "services",
+                 fmt::format("a scenario is a mapping with keys {}, got {}",
+                             fmt::join(kTopKeys, ", "), TypeName(root)));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckKeys(root, kTopKeys, line));
+  Scenario scenario;
+  scenario.source = std::string(source_);
+  if (root["name"]) {
+    TESSERA_ASSIGN_OR_RETURN(scenario.name, String(root["name"], "name", line));
+  }
+  if (root["gpu"]) {
+    TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(root["gpu"], "gpu", line));
+    Result<const GpuModel*> model = FindGpu(gpu);
+    if (!model.ok()) return Error(LineOf(root["gpu"], line), "gpu", model.status().message());
+    scenario.gpu = (*model)->name;
+  }
+  if (!root["services"]) return Error(line, "services", "missing");
+  TESSERA_RETURN_IF_ERROR(ParseServices(root["services"], line, scenario));
+  return scenario;
+}
+
+// ---- Document count -------------------------------------------------------
+
+// Records where a document's first node starts (events are otherwise ignored).
+class FirstNodeProbe : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Saw(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Saw(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Saw(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Saw(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Saw(mark);
+  }
+  void OnMapEnd() override {}
+
+  std::optional<YAML::Mark> first;
+
+ private:
+  void Saw(const YAML::Mark& mark) {
+    if (!first) first = mark;
+  }
+};
+
+// OK iff `text` holds at most one YAML document. YAML::Load would silently
+// read only the first, and YAML::LoadAll loops forever on a stray token such
+// as a leading ',' (yaml-cpp 0.7, jbeder/yaml-cpp#1040): the parser reports
+// the same empty document again and again. So look at two documents, never
+// more. Throws what yaml-cpp throws.
+Status CheckSingleDocument(std::string_view text, std::string_view source) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  FirstNodeProbe first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) {
+    return Status::Ok();
+  }
+  const YAML::Mark at = second.first.value_or(YAML::Mark());
+  if (first.first && second.first && first.first->pos == at.pos && at.pos >= 0 &&
+      static_cast<size_t>(at.pos) < text.size()) {
+    // No progress between the two documents: a token yaml-cpp cannot place.
+    return Status::InvalidArgument(fmt::format("{}:{}: YAML syntax error: unexpected {}", source,
+                                               at.line + 1, Quote(text.substr(at.pos, 1))));
+  }
+  return FieldError(source, at.line >= 0 ? at.line + 1 : 1, "---",
+                    "a second YAML document; a scenario file holds exactly one");
+}
+
+// ---- ParvaGPU SLO files ---------------------------------------------------
+
+// One SLO file: per row, per model column, the value or nullopt when absent.
+struct SloFile {
+  std::string path;
+  std::vector<std::vector<std::optional<double>>> rows;
+};
+
+// Absent (N/A or 0), or a finite number >= 0.
+Result<std::optional<double>> ParseSloCell(std::string_view cell, std::string_view path, int line,
+                                           std::string_view column) {
+  while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+  while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+  if (cell == "N/A") return std::optional<double>();
+  const std::optional<double> v = ToDouble(cell);
+  if (!v || !std::isfinite(*v) || *v < 0) {
+    return FieldError(path, line, column,
+                      "must be N/A or a finite number >= 0, got " + Quote(cell));
+  }
+  // The artifact reads 0 as "not deployed in this row".
+  return *v == 0 ? std::optional<double>() : v;
+}
+
+std::vector<std::string_view> SplitCsv(std::string_view line) {
+  std::vector<std::string_view> fields;
+  while (true) {
+    const size_t comma = line.find(',');
+    fields.push_back(line.substr(0, comma));
+    if (comma == std::string_view::npos) return fields;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t") == std::string_view::npos; }
+
+// Row lines of an SLO file: CRLF and a missing final newline accepted;
+// trailing blank lines ignored, blank lines in between are errors (they would
+// renumber the rows).
+std::vector<std::string_view> SloLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  while (!lines.empty() && IsBlank(lines.back())) lines.pop_back();
+  return lines;
+}
+
+Result<SloFile> ReadSloFile(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  const std::vector<std::string>& columns = ParvaModelColumns();
+  SloFile file{path, {}};
+  const std::vector<std::string_view> lines = SloLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int line = static_cast<int>(i) + 1;
+    const std::vector<std::string_view> cells = SplitCsv(lines[i]);
+    if (cells.size() != columns.size()) {
+      return FieldError(path, line, "row",
+                        fmt::format("expected {} columns ({}), got {}: {}", columns.size(),
+                                    fmt::join(columns, ","), cells.size(), Quote(lines[i])));
+    }
+    std::vector<std::optional<double>> row;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<double> v,
+                               ParseSloCell(cells[c], path, line, columns[c]));
+      row.push_back(v);
+    }
+    file.rows.push_back(std::move(row));
+  }
+  return file;
+}
+
+// Both files must list the same rows and the same services in each row.
+Status CheckSloFilesAgree(const SloFile& rates, const SloFile& slos) {
+  if (rates.rows.size() != slos.rows.size()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: {} rows but {} has {}; both files must describe the same scenarios",
+                    slos.path, slos.rows.size(), rates.path, rates.rows.size()));
+  }
+  const std::vector<std::string>& columns = ParvaModelColumns();
+  for (size_t r = 0; r < rates.rows.size(); ++r) {
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (rates.rows[r][c].has_value() == slos.rows[r][c].has_value()) continue;
+      const bool has_rate = rates.rows[r][c].has_value();
+      return FieldError(slos.path, static_cast<int>(r) + 1, columns[c],
+                        fmt::format("{} here but {} (N/A or 0) in {}:{}",
+                                    has_rate ? "absent (N/A or 0)" : "present",
+                                    has_rate ? "present" : "absent", rates.path, r + 1));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view source) {
+  try {
+    TESSERA_RETURN_IF_ERROR(CheckSingleDocument(text, source));
+    const YAML::Node root = YAML::Load(std::string(text));
+    if (root.IsNull()) return FieldError(source, 1, "services", "empty scenario: no services");
+    TESSERA_ASSIGN_OR_RETURN(Scenario scenario, YamlReader(source).Document(root));
+    TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
+    return scenario;
+  } catch (const YAML::Exception& e) {
+    // e.mark.line is 0-based; e.msg has no position.
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("{}: cannot read YAML: {}", source, e.what()));
+  }
+}
+
+Result<Scenario> LoadScenarioYaml(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseScenarioYaml(text, path);
+}
+
+const std::vector<std::string>& ParvaModelColumns() {
+  // The order of the artifact's prof_data file names: "resnet50" after "resnet152".
+  static const std::vector<std::string> kColumns = {
+      "bert",      "densenet121", "densenet169", "densenet201", "inceptionv3", "mobilenetv2",
+      "resnet101", "resnet152",   "resnet50",    "vgg16",       "vgg19"};
+  return kColumns;
+}
+
+Result<Scenario> ImportParvaSloRow(const std::string& dir, int row) {
+  TESSERA_ASSIGN_OR_RETURN(SloFile rates,
+                           ReadSloFile((fs::path(dir) / "SLO_req_rate.csv").string()));
+  TESSERA_ASSIGN_OR_RETURN(SloFile slos, ReadSloFile((fs::path(dir) / "SLO_latency.csv").string()));
+  TESSERA_RETURN_IF_ERROR(CheckSloFilesAgree(rates, slos));
+  if (row < 1 || row > static_cast<int>(rates.rows.size())) {
+    return Status::InvalidArgument(fmt::format("{}: row {} is out of range: the file has {} rows",
+                                               rates.path, row, rates.rows.size()));
+  }
+  Scenario scenario;
+  scenario.name = fmt::format("ParvaGPU row {}", row);
+  scenario.gpu = "a100-80gb";  // the artifact's profiles are from an A100 80GB
+  scenario.source = rates.path;
+  const std::vector<std::string>& columns = ParvaModelColumns();
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const std::optional<double> rate = rates.rows[row - 1][c];
+    if (!rate) continue;
+    // The SLO keeps its fraction (418.5): truncating is a planner rule.
+    scenario.services.push_back(
+        {columns[c], CanonicalModelName(columns[c]), *rate, *slos.rows[row - 1][c], row});
+  }
+  if (scenario.services.empty()) {
+    return FieldError(rates.path, row, "row",
+                      "empty scenario: every column is N/A or 0 in this row");
+  }
+  return scenario;
+}
+
+Status ValidateScenario(const Scenario& scenario) {
+  if (scenario.services.empty()) {
+    return Status::InvalidArgument(Where(scenario, 0) + ": field 'services': empty scenario");
+  }
+  std::map<std::string, int> first_line;
+  for (const Service& s : scenario.services) {
+    const std::string at = Where(scenario, s.line);
+    if (s.name.empty()) return Status::InvalidArgument(at + ": field 'name': must not be empty");
+    if (s.model.empty()) return Status::InvalidArgument(at + ": field 'model': must not be empty");
+    if (!std::isfinite(s.rate_rps) || s.rate_rps <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field 'rate_rps': must be a finite number > 0, got {}", at, s.rate_rps));
+    }
+    if (!std::isfinite(s.slo_ms) || s.slo_ms <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field 'slo_ms': must be a finite number > 0, got {}", at, s.slo_ms));
+    }
+    const auto [it, inserted] = first_line.emplace(s.name, s.line);
+    if (!inserted) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field 'name': duplicate service name '{}' (first at {})", at, s.name,
+                      Where(scenario, it->second)));
+    }
+  }
+  return Status::Ok();
+}
+
+Scenario ReplicateScenario(const Scenario& scenario, int copies) {
+  Scenario out = scenario;
+  // Copy-major order: copy k of every service, then copy k + 1.
+  for (int k = 2; k <= copies; ++k) {
+    for (const Service& s : scenario.services) {
+      Service copy = s;
+      copy.name = fmt::format("{}#{}", s.name, k);
+      out.services.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera

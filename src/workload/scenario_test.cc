@@ -1,0 +1,465 @@
+#include "tessera/scenario.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_paths.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- Helpers --------------------------------------------------------------
+
+// A fresh, empty directory for the current test.
+fs::path TestDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("tessera_") + info->test_suite_name() + "_" +
+                                   info->name() + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Applies 1 to 3 random edits: lost, doubled or swapped lines, flipped,
+// inserted or deleted bytes, numbers replaced by values a parser must reject.
+std::string Mutate(std::string text, std::mt19937& rng) {
+  static const std::array<std::string, 14> kNumbers = {"-1",     "NaN", ".nan",   "inf", ".inf",
+                                                       "1e400",  "",    "abc",    "0",   "1.5",
+                                                       "\"12\"", "[1]", "{a: 1}", "~"};
+  static const std::string kBytes = std::string(",\n\r\"' :-{}[]#&*!|>\t\x01\xff", 22) + '\0';
+  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto lines_of = [](const std::string& s) {
+    std::vector<std::string> lines;
+    size_t begin = 0;
+    for (size_t end; (end = s.find('\n', begin)) != std::string::npos; begin = end + 1) {
+      lines.push_back(s.substr(begin, end - begin + 1));
+    }
+    if (begin < s.size()) lines.push_back(s.substr(begin));
+    return lines;
+  };
+  const size_t edits = 1 + pick(3);
+  for (size_t e = 0; e < edits; ++e) {
+    std::vector<std::string> lines = lines_of(text);
+    const size_t op = pick(7);
+    if (op <= 2 && !lines.empty()) {
+      const size_t a = pick(lines.size()), b = pick(lines.size());
+      if (op == 0) lines.erase(lines.begin() + a);
+      if (op == 1) lines.insert(lines.begin() + a, lines[a]);
+      if (op == 2) std::swap(lines[a], lines[b]);
+      text.clear();
+      for (const std::string& l : lines) text += l;
+    } else if (op == 3 && !text.empty()) {
+      text[pick(text.size())] ^= static_cast<char>(1 << pick(8));
+    } else if (op == 4) {
+      text.insert(text.begin() + pick(text.size() + 1), kBytes[pick(kBytes.size())]);
+    } else if (op == 5 && !text.empty()) {
+      text.erase(pick(text.size()), 1);
+    } else if (op == 6) {
+      std::vector<size_t> digits;
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (std::isdigit(static_cast<unsigned char>(text[i]))) digits.push_back(i);
+      }
+      if (digits.empty()) continue;
+      size_t begin = digits[pick(digits.size())], end = begin;
+      auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
+      while (begin > 0 && numeric(text[begin - 1])) --begin;
+      while (end < text.size() && numeric(text[end])) ++end;
+      text.replace(begin, end - begin, kNumbers[pick(kNumbers.size())]);
+    }
+  }
+  return text;
+}
+
+// Checks one parse of a mutant: a value, or an error that starts with `prefix`
+// (the source name).
+void ExpectValueOrNamedError(const Result<Scenario>& r, const std::string& prefix,
+                             const std::string& input, int& errors) {
+  if (r.ok()) return;
+  ++errors;
+  EXPECT_TRUE(r.status().message().starts_with(prefix)) << r.status().message() << "\n--- input:\n"
+                                                        << input;
+}
+
+const std::string kYaml =
+    "# S-like scenario\n"
+    "name: S3\n"
+    "gpu: A100-80GB\n"
+    "services:\n"
+    "  - {name: bert, model: bert, rate_rps: 46, slo_ms: 4294}\n"
+    "  - name: resnet50\n"
+    "    model: ResNet50\n"
+    "    rate_rps: 1463\n"
+    "    slo_ms: 138.5\n"
+    "  - {name: vgg19, model: vgg19, rate_rps: 6.5e2, slo_ms: 265}\n";
+
+// ---- YAML -----------------------------------------------------------------
+
+TEST(ScenarioYaml, ParsesFlowAndBlockServices) {
+  Result<Scenario> s = ParseScenarioYaml(kYaml, "s3.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->name, "S3");
+  EXPECT_EQ(s->gpu, "a100-80gb");  // the catalog's spelling
+  EXPECT_EQ(s->source, "s3.yaml");
+  ASSERT_EQ(s->services.size(), 3u);
+  const Service& bert = s->services[0];
+  EXPECT_EQ(bert.name, "bert");
+  EXPECT_EQ(bert.model, "bert-large");  // canonical model name
+  EXPECT_EQ(bert.rate_rps, 46);
+  EXPECT_EQ(bert.slo_ms, 4294);
+  EXPECT_EQ(bert.line, 5);
+  EXPECT_EQ(s->services[1].model, "resnet50");
+  EXPECT_EQ(s->services[1].slo_ms, 138.5);  // fractions are kept
+  EXPECT_EQ(s->services[1].line, 6);
+  EXPECT_EQ(s->services[2].rate_rps, 650);
+}
+
+TEST(ScenarioYaml, AcceptsCrlfNoFinalNewlineAndOptionalKeys) {
+  const std::string text =
+      "services:\r\n"
+      "  - {name: a, model: resnet50, rate_rps: 10, slo_ms: 100}\r\n"
+      "  - {name: b, model: resnet50, rate_rps: 20, slo_ms: 100}";
+  Result<Scenario> s = ParseScenarioYaml(text, "crlf.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->name, "");
+  EXPECT_EQ(s->gpu, "");  // not given: the CLI's --gpu decides
+  ASSERT_EQ(s->services.size(), 2u);
+  EXPECT_EQ(s->services[1].line, 3);
+}
+
+// Each bad input and the start of its message: file, 1-based line, field.
+TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
+  const std::string kHead = "name: X\nservices:\n";
+  auto svc = [&](const std::string& body) { return kHead + "  - " + body + "\n"; };
+  struct Case {
+    std::string name, text, message;
+  };
+  const std::vector<Case> cases = {
+      {"empty file", "", "s.yaml:1: field 'services': empty scenario: no services"},
+      {"only a comment", "# nothing\n", "s.yaml:1: field 'services': empty scenario"},
+      {"empty services", "services: []\n",
+       "s.yaml:1: field 'services': empty scenario: no service"},
+      {"no services", "name: X\ngpu: a100-80gb\n", "s.yaml:1: field 'services': missing"},
+      {"root is a list", "- a\n- b\n",
+       "s.yaml:1: field 'services': a scenario is a mapping with keys name, gpu, services, got a "
+       "sequence"},
+      {"unknown top key", "name: X\nservises: []\n",
+       "s.yaml:2: field 'servises': unknown key (expected one of: name, gpu, services)"},
+      {"duplicate top key", "name: X\nname: Y\nservices: []\n",
+       "s.yaml:2: field 'name': duplicate key"},
+      {"unknown gpu", "gpu: v100\nservices: []\n",
+       "s.yaml:1: field 'gpu': unknown GPU 'v100' (known: a100-40gb"},
+      {"gpu is a list", "gpu: [a100-80gb]\nservices: []\n",
+       "s.yaml:1: field 'gpu': expected a string, got a sequence"},
+      {"services is a map", "services:\n  a: 1\n",
+       "s.yaml:2: field 'services': expected a sequence of services, got a mapping"},
+      {"service is a scalar", kHead + "  - resnet50\n",
+       "s.yaml:3: field 'services': item 1 must be a mapping with keys name, model, rate_rps, "
+       "slo_ms, got the scalar 'resnet50'"},
+      {"unknown service key", svc("{name: a, model: m, rate: 1, rate_rps: 1, slo_ms: 1}"),
+       "s.yaml:3: field 'rate': unknown key (expected one of: name, model, rate_rps, slo_ms)"},
+      {"missing slo", svc("{name: a, model: m, rate_rps: 1}"), "s.yaml:3: field 'slo_ms': missing"},
+      {"negative rate", svc("{name: a, model: m, rate_rps: -1, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '-1'"},
+      {"zero rate", svc("{name: a, model: m, rate_rps: 0, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '0'"},
+      {"NaN rate", svc("{name: a, model: m, rate_rps: .nan, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '.nan'"},
+      {"inf slo", svc("{name: a, model: m, rate_rps: 1, slo_ms: .inf}"),
+       "s.yaml:3: field 'slo_ms': must be a finite number > 0, got '.inf'"},
+      {"overflowing slo", svc("{name: a, model: m, rate_rps: 1, slo_ms: 1e400}"),
+       "s.yaml:3: field 'slo_ms': must be a finite number > 0, got '1e400'"},
+      {"text rate", svc("{name: a, model: m, rate_rps: fast, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got 'fast'"},
+      {"quoted rate", svc("{name: a, model: m, rate_rps: \"829\", slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': expected a number, got the quoted string '829'"},
+      {"list rate", svc("{name: a, model: m, rate_rps: [1], slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': expected a number, got a sequence"},
+      {"null slo", kHead + "  - name: a\n    model: m\n    rate_rps: 1\n    slo_ms:\n",
+       "s.yaml:7: field 'slo_ms': expected a number, got null"},
+      {"model is a map", svc("{name: a, model: {x: 1}, rate_rps: 1, slo_ms: 1}"),
+       "s.yaml:3: field 'model': expected a string, got a mapping"},
+      {"empty name", svc("{name: '', model: m, rate_rps: 1, slo_ms: 1}"),
+       "s.yaml:3: field 'name': must not be empty"},
+      {"duplicate service",
+       kHead + "  - {name: a, model: m, rate_rps: 1, slo_ms: 1}\n" +
+           "  - {name: a, model: n, rate_rps: 2, slo_ms: 2}\n",
+       "s.yaml:4: field 'name': duplicate service name 'a' (first at line 3)"},
+      {"syntax error", "services: [\n", "s.yaml:2: YAML syntax error: "},
+      // yaml-cpp 0.7's LoadAll loops forever (allocating) on this; Load reads it as empty.
+      {"stray comma", ",name: X\nservices: []\n", "s.yaml:1: YAML syntax error: unexpected ','"},
+      {"two documents", "services: []\n---\nname: X\n",
+       "s.yaml:3: field '---': a second YAML document"},
+  };
+  for (const Case& c : cases) {
+    Result<Scenario> r(Status::Internal("not run"));
+    EXPECT_NO_THROW(r = ParseScenarioYaml(c.text, "s.yaml")) << c.name;
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_TRUE(r.status().message().starts_with(c.message))
+        << c.name << "\n  got:  " << r.status().message() << "\n  want: " << c.message;
+  }
+}
+
+TEST(ScenarioYaml, LoadMissingFileIsNotFound) {
+  Result<Scenario> r = LoadScenarioYaml("/nonexistent/tessera/s.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(), "/nonexistent/tessera/s.yaml: no such file or directory");
+}
+
+TEST(ScenarioYaml, LoadNamesTheFileInMessages) {
+  const fs::path dir = TestDir();
+  WriteFile(dir / "bad.yaml", "services:\n  - {name: a, model: m, rate_rps: -5, slo_ms: 1}\n");
+  Result<Scenario> r = LoadScenarioYaml((dir / "bad.yaml").string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(
+      r.status().message(),
+      (dir / "bad.yaml").string() + ":2: field 'rate_rps': must be a finite number > 0, got '-5'");
+  fs::remove_all(dir);
+}
+
+// ---- ValidateScenario, ReplicateScenario ----------------------------------
+
+Scenario TwoServices() {
+  Scenario s;
+  s.name = "two";
+  s.source = "two.yaml";
+  s.services = {{"a", "resnet50", 100, 50, 3}, {"b", "vgg19", 200, 80, 4}};
+  return s;
+}
+
+TEST(ScenarioValidate, AcceptsAValidScenarioAndNamesTheFault) {
+  EXPECT_TRUE(ValidateScenario(TwoServices()).ok());
+  struct Case {
+    std::string name;
+    void (*edit)(Scenario&);
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"no service", [](Scenario& s) { s.services.clear(); },
+       "two.yaml: field 'services': empty scenario"},
+      {"empty name", [](Scenario& s) { s.services[1].name = ""; },
+       "two.yaml:4: field 'name': must not be empty"},
+      {"empty model", [](Scenario& s) { s.services[0].model = ""; },
+       "two.yaml:3: field 'model': must not be empty"},
+      {"NaN rate", [](Scenario& s) { s.services[0].rate_rps = std::nan(""); },
+       "two.yaml:3: field 'rate_rps': must be a finite number > 0, got nan"},
+      {"zero slo", [](Scenario& s) { s.services[1].slo_ms = 0; },
+       "two.yaml:4: field 'slo_ms': must be a finite number > 0, got 0"},
+      {"duplicate", [](Scenario& s) { s.services[1].name = "a"; },
+       "two.yaml:4: field 'name': duplicate service name 'a' (first at two.yaml:3)"},
+      {"built in code",
+       [](Scenario& s) { s.source = "", s.services[0].line = 0, s.services[0].slo_ms = -1; },
+       "scenario: field 'slo_ms': must be a finite number > 0, got -1"},
+  };
+  for (const Case& c : cases) {
+    Scenario s = TwoServices();
+    c.edit(s);
+    const Status status = ValidateScenario(s);
+    ASSERT_FALSE(status.ok()) << c.name;
+    EXPECT_EQ(status.message(), c.message) << c.name;
+  }
+}
+
+TEST(ScenarioReplicate, RenamesCopiesFromTwoOn) {
+  const Scenario three = ReplicateScenario(TwoServices(), 3);
+  std::vector<std::string> names;
+  for (const Service& s : three.services) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "a#2", "b#2", "a#3", "b#3"}));
+  EXPECT_EQ(three.services[4].model, "resnet50");
+  EXPECT_EQ(three.services[5].rate_rps, 200);
+  EXPECT_EQ(three.services[5].slo_ms, 80);
+  EXPECT_TRUE(ValidateScenario(three).ok());
+  EXPECT_EQ(ReplicateScenario(TwoServices(), 1).services.size(), 2u);
+  // ParvaGPU's scalability study: S5 x 10 = 110 services.
+  Scenario eleven;
+  for (const std::string& m : ParvaModelColumns()) eleven.services.push_back({m, m, 1, 1, 0});
+  EXPECT_EQ(ReplicateScenario(eleven, 10).services.size(), 110u);
+}
+
+// ---- ParvaGPU SLO rows ----------------------------------------------------
+
+TEST(ScenarioParva, ModelColumnsAreInFileOrder) {
+  EXPECT_EQ(ParvaModelColumns(),
+            (std::vector<std::string>{"bert", "densenet121", "densenet169", "densenet201",
+                                      "inceptionv3", "mobilenetv2", "resnet101", "resnet152",
+                                      "resnet50", "vgg16", "vgg19"}));
+}
+
+// Two rows in the artifact's style: CRLF, no final newline, N/A and 0 absent.
+const std::string kRates =
+    "19,353,N/A,N/A,460,677,N/A,N/A,829,N/A,354\r\n"
+    "19,353,308,276,460,677,393,281,829,410,0";
+const std::string kSlos =
+    "6434,183,N/A,N/A,418.5,167,N/A,N/A,204.5,N/A,396.5\r\n"
+    "6434,183,216.5,168.5,418.5,167,211.5,212.5,204.5,399.5,N/A";
+
+TEST(ScenarioParva, ImportsOneRow) {
+  const fs::path dir = TestDir();
+  WriteFile(dir / "SLO_req_rate.csv", kRates);
+  WriteFile(dir / "SLO_latency.csv", kSlos);
+  Result<Scenario> s = ImportParvaSloRow(dir.string(), 1);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->name, "ParvaGPU row 1");
+  EXPECT_EQ(s->gpu, "a100-80gb");
+  ASSERT_EQ(s->services.size(), 6u);
+  EXPECT_EQ(s->services[0].name, "bert");
+  EXPECT_EQ(s->services[0].model, "bert-large");
+  EXPECT_EQ(s->services[2].name, "inceptionv3");
+  EXPECT_EQ(s->services[2].slo_ms, 418.5);  // not truncated: that is a planner rule
+  EXPECT_EQ(s->services[4].name, "resnet50");
+  EXPECT_EQ(s->services[4].rate_rps, 829);
+  Result<Scenario> row2 = ImportParvaSloRow(dir.string(), 2);
+  ASSERT_TRUE(row2.ok()) << row2.status().ToString();
+  EXPECT_EQ(row2->services.size(), 10u);  // vgg19 is 0 / N/A there
+  fs::remove_all(dir);
+}
+
+TEST(ScenarioParva, ErrorMessagesNameFileLineAndField) {
+  const fs::path dir = TestDir();
+  const std::string rates = (dir / "SLO_req_rate.csv").string();
+  const std::string slos = (dir / "SLO_latency.csv").string();
+  struct Case {
+    std::string name, rates, slos;
+    int row;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"row 0", kRates, kSlos, 0, rates + ": row 0 is out of range: the file has 2 rows"},
+      {"row 3", kRates, kSlos, 3, rates + ": row 3 is out of range: the file has 2 rows"},
+      {"ten columns", "1,2,3,4,5,6,7,8,9,10\n", kSlos, 1,
+       rates + ":1: field 'row': expected 11 columns (bert,densenet121,densenet169,densenet201,"
+               "inceptionv3,mobilenetv2,resnet101,resnet152,resnet50,vgg16,vgg19), got 10: "
+               "'1,2,3,4,5,6,7,8,9,10'"},
+      {"negative rate",
+       "19,353,N/A,N/A,460,677,N/A,N/A,-829,N/A,354\n" + kRates.substr(kRates.find('\n') + 1),
+       kSlos, 1, rates + ":1: field 'resnet50': must be N/A or a finite number >= 0, got '-829'"},
+      {"text slo", kRates,
+       "6434,183,N/A,N/A,418.5,fast,N/A,N/A,204.5,N/A,396.5\r\n" +
+           kSlos.substr(kSlos.find('\n') + 1),
+       1, slos + ":1: field 'mobilenetv2': must be N/A or a finite number >= 0, got 'fast'"},
+      {"NaN slo", kRates,
+       "6434,183,N/A,N/A,418.5,NaN,N/A,N/A,204.5,N/A,396.5\r\n" +
+           kSlos.substr(kSlos.find('\n') + 1),
+       1, slos + ":1: field 'mobilenetv2': must be N/A or a finite number >= 0, got 'NaN'"},
+      {"presence differs", kRates,
+       "6434,183,1,N/A,418.5,167,N/A,N/A,204.5,N/A,396.5\r\n" + kSlos.substr(kSlos.find('\n') + 1),
+       1, slos + ":1: field 'densenet169': present here but absent (N/A or 0) in " + rates + ":1"},
+      {"row counts differ", kRates, kSlos.substr(0, kSlos.find('\r')), 1,
+       slos + ": 1 rows but " + rates + " has 2"},
+      {"blank row inside", "\n" + kRates, "\n" + kSlos, 1,
+       rates + ":1: field 'row': expected 11 columns"},
+      {"empty row", "0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A",
+       "N/A,N/A,N/A,N/A,N/A,N/A,N/A,"
+       "N/A,N/A,N/A,N/A",
+       1, rates + ":1: field 'row': empty scenario: every column is N/A or 0 in this row"},
+  };
+  for (const Case& c : cases) {
+    WriteFile(rates, c.rates);
+    WriteFile(slos, c.slos);
+    Result<Scenario> r = ImportParvaSloRow(dir.string(), c.row);
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_TRUE(r.status().message().starts_with(c.message))
+        << c.name << "\n  got:  " << r.status().message() << "\n  want: " << c.message;
+  }
+  fs::remove(slos);
+  Result<Scenario> missing = ImportParvaSloRow(dir.string(), 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), slos + ": no such file or directory");
+  fs::remove_all(dir);
+}
+
+// Rows 1..6 of the artifact are ParvaGPU's Table IV, and equal the bundled
+// examples/scenarios/s1.yaml .. s6.yaml.
+TEST(ScenarioParvaConformance, RowsMatchTableIvAndTheBundledExamples) {
+  TESSERA_SKIP_WITHOUT_SHARED_DATA("parvagpu/SLO");
+  const std::string dir = testing::SharedDataPath("parvagpu/SLO");
+  // data/parvagpu/README.md: active services and total request rate per row.
+  const std::array<size_t, 6> services = {6, 11, 11, 11, 11, 11};
+  const std::array<double, 6> totals = {2692, 4360, 8716, 13071, 26229, 39342};
+  for (int row = 1; row <= 6; ++row) {
+    SCOPED_TRACE("row " + std::to_string(row));
+    Result<Scenario> imported = ImportParvaSloRow(dir, row);
+    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+    EXPECT_EQ(imported->services.size(), services[row - 1]);
+    double total = 0;
+    for (const Service& s : imported->services) total += s.rate_rps;
+    EXPECT_EQ(total, totals[row - 1]);
+
+    const std::string path =
+        testing::SourcePath("examples/scenarios/s" + std::to_string(row) + ".yaml");
+    Result<Scenario> example = LoadScenarioYaml(path);
+    ASSERT_TRUE(example.ok()) << example.status().ToString();
+    EXPECT_EQ(example->name, "S" + std::to_string(row));
+    EXPECT_EQ(example->gpu, "a100-80gb");
+    ASSERT_EQ(example->services.size(), imported->services.size());
+    for (size_t i = 0; i < example->services.size(); ++i) {
+      const Service& want = imported->services[i];
+      const Service& got = example->services[i];
+      EXPECT_EQ(got.name, want.name);
+      EXPECT_EQ(got.model, want.model);
+      EXPECT_EQ(got.rate_rps, want.rate_rps) << want.name;
+      EXPECT_EQ(got.slo_ms, want.slo_ms) << want.name;
+    }
+  }
+  Result<Scenario> seven = ImportParvaSloRow(dir, 7);
+  ASSERT_FALSE(seven.ok());
+  EXPECT_NE(seven.status().message().find("row 7 is out of range: the file has 6 rows"),
+            std::string::npos);
+}
+
+// ---- Fuzz -----------------------------------------------------------------
+
+TEST(ScenarioFuzz, YamlNeverCrashesOrThrows) {
+  std::mt19937 rng(20240917);
+  int errors = 0;
+  constexpr int kRuns = 3000;
+  for (int i = 0; i < kRuns; ++i) {
+    const std::string mutant = Mutate(kYaml, rng);
+    EXPECT_NO_THROW(ExpectValueOrNamedError(ParseScenarioYaml(mutant, "fuzz.yaml"),
+                                            "fuzz.yaml:", mutant, errors));
+  }
+  EXPECT_GT(errors, kRuns / 10);
+  EXPECT_LT(errors, kRuns);
+}
+
+TEST(ScenarioFuzz, SloRowsNeverCrashOrThrow) {
+  const fs::path dir = TestDir();
+  std::mt19937 rng(5);
+  int errors = 0;
+  constexpr int kRuns = 2000;
+  for (int i = 0; i < kRuns; ++i) {
+    // Mutate one file at a time so that most mutants stay close to valid.
+    const bool rates_file = i % 2 == 0;
+    const std::string rates = rates_file ? Mutate(kRates, rng) : kRates;
+    const std::string slos = rates_file ? kSlos : Mutate(kSlos, rng);
+    WriteFile(dir / "SLO_req_rate.csv", rates);
+    WriteFile(dir / "SLO_latency.csv", slos);
+    const int row = 1 + i % 3;  // 3 is out of range unless a line was duplicated
+    EXPECT_NO_THROW(ExpectValueOrNamedError(ImportParvaSloRow(dir.string(), row),
+                                            (dir / "SLO_").string(), rates + "\n---\n" + slos,
+                                            errors));
+  }
+  EXPECT_GT(errors, kRuns / 10);
+  EXPECT_LT(errors, kRuns);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera
