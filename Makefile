@@ -14,7 +14,7 @@ configure: setup
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=$(WERROR) >/dev/null
 
 build: configure
-	@cmake --build $(BUILD_DIR) -j $(JOBS)
+	@cmake --build $(BUILD_DIR) -j $(JOBS) -- --no-print-directory
 
 # Plans a bundled scenario on the embedded default profiles and draws every GPU.
 run: build

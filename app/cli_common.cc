@@ -1,10 +1,11 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
@@ -48,9 +49,10 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                      "GPU model (" + GpuNames() + "); default: the scenario's, else a100-80gb");
   auto* factor = command.add_option("--latency-factor", flags.latency_factor,
                                     "A batch may take this share of the SLO (default 0.5)");
-  command.add_option("--compat", flags.compat,
-                     "parva-artifact: ParvaGPU artifact's rule (latency < 0.45 x integer SLO, "
-                     "at most 5 processes)")
+  command
+      .add_option("--compat", flags.compat,
+                  "parva-artifact: ParvaGPU artifact's rule (latency < 0.45 x integer SLO, "
+                  "at most 5 processes)")
       ->check(CLI::IsMember({"parva-artifact"}))
       ->excludes(factor);
 }

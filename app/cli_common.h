@@ -29,13 +29,13 @@ int ReportError(const Status& status);
 
 // The flags every planning command shares.
 struct InputFlags {
-  std::string scenario;   // --scenario FILE
-  std::string parva_slo;  // --parva-slo DIR
-  int row = 0;            // --row N (with --parva-slo)
-  std::string profiles;   // --profiles PATH (default: embedded synthesized profiles)
-  std::string gpu;        // --gpu NAME (default: the scenario's, else a100-80gb)
+  std::string scenario;                  // --scenario FILE
+  std::string parva_slo;                 // --parva-slo DIR
+  int row = 0;                           // --row N (with --parva-slo)
+  std::string profiles;                  // --profiles PATH (default: embedded synthesized profiles)
+  std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
-  std::string compat;     // --compat parva-artifact
+  std::string compat;                    // --compat parva-artifact
 };
 
 // Declares the InputFlags options on `command`.

@@ -1,6 +1,7 @@
 // `tessera compare`: every registered planner on one scenario, side by side.
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,8 +34,7 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-Result<Row> RunOne(const std::string& name, const Problem& problem, const Inputs& in,
-                   int repeat) {
+Result<Row> RunOne(const std::string& name, const Problem& problem, const Inputs& in, int repeat) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, BuiltinPlanners().Create(name));
   Row row{name, {}, 0, 0};
   std::vector<double> times;
@@ -57,11 +57,11 @@ std::string FormatTable(const std::vector<Row>& rows, const Inputs& in) {
   std::string out = fmt::format("{} on {} ({} services, profiles: {})\n",
                                 in.scenario.name.empty() ? in.scenario.source : in.scenario.name,
                                 in.gpu->name, in.scenario.services.size(), in.profiles_source);
-  out += fmt::format("{:<16} {:>5} {:>5} {:>9} {:>9} {:>16} {:>7} {:>9}  {}\n", "planner", "gpus",
+  out += fmt::format("{:<16} {:>5} {:>5} {:>9} {:>9} {:>20} {:>7} {:>9}  {}\n", "planner", "gpus",
                      "gpcs", "int.slack", "ext.frag", "lower bound", "gap", "plan_ms", "valid");
   for (const Row& r : rows) {
     const Metrics& m = r.metrics;
-    out += fmt::format("{:<16} {:>5} {:>5} {:>8.1f}% {:>8.1f}% {:>16} {:>6.1f}% {:>9.3f}  {}{}\n",
+    out += fmt::format("{:<16} {:>5} {:>5} {:>8.1f}% {:>8.1f}% {:>20} {:>6.1f}% {:>9.3f}  {}{}\n",
                        r.planner, m.gpus, m.gpcs, 100 * m.internal_slack,
                        100 * m.external_fragmentation,
                        fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind), 100 * m.gap,

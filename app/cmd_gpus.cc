@@ -1,6 +1,7 @@
 // `tessera gpus`: the GPU catalog, its MIG profiles and maximal layouts.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <iostream>
 #include <memory>
 
@@ -22,9 +23,9 @@ std::string Starts(const MigProfile& p) {
 }
 
 std::string DescribeGpu(const GpuModel& gpu) {
-  std::string out = fmt::format(
-      "{} - {}: {} compute slices, {} memory slices, {:g} GB, {} SMs\n", gpu.name,
-      gpu.display_name, gpu.compute_slices, gpu.memory_slices, gpu.memory_gib, gpu.sms);
+  std::string out =
+      fmt::format("{} - {}: {} compute slices, {} memory slices, {:g} GB, {} SMs\n", gpu.name,
+                  gpu.display_name, gpu.compute_slices, gpu.memory_slices, gpu.memory_gib, gpu.sms);
   out += fmt::format("  {:<12} {:>3} {:>3} {:>7} {:>8} {:>4} {:>4}  {}\n", "profile", "id", "g",
                      "mem.sl", "GiB", "SMs", "max", "placements (-lgipp)");
   for (const MigProfile& p : gpu.profiles) {
@@ -44,10 +45,9 @@ std::string DescribeLayouts(const GpuModel& gpu, bool all_profiles) {
     }
   }
   const std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
-  std::string out =
-      fmt::format("  {} maximal layouts, {} distinct profile mixes ({} profiles):\n",
-                  layouts.size(), DistinctMixes(gpu, layouts).size(),
-                  all_profiles ? "all non-media" : "primary");
+  std::string out = fmt::format("  {} maximal layouts, {} distinct profile mixes ({} profiles):\n",
+                                layouts.size(), DistinctMixes(gpu, layouts).size(),
+                                all_profiles ? "all non-media" : "primary");
   for (size_t i = 0; i < layouts.size(); ++i) {
     int g = 0;
     for (const Placement& p : layouts[i]) g += gpu.profiles[p.profile].compute_slices;

@@ -1,5 +1,6 @@
 // `tessera profiles`: synthesize profiles for any catalog GPU, list model cards.
 #include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
@@ -48,8 +49,8 @@ int RunSynth(const SynthFlags& flags) {
 }
 
 int RunCards() {
-  std::cout << fmt::format("{:<12} {:>8} {:>9} {:>7} {:>10}  {}\n", "model", "GFLOPs",
-                           "params(M)", "layers", "act.MiB/s", "description");
+  std::cout << fmt::format("{:<12} {:>8} {:>9} {:>7} {:>10}  {}\n", "model", "GFLOPs", "params(M)",
+                           "layers", "act.MiB/s", "description");
   for (const ModelCard& c : BuiltinModelCards()) {
     std::cout << fmt::format("{:<12} {:>8.2f} {:>9.1f} {:>7} {:>10.1f}  {}\n", c.name, c.gflops,
                              c.params_millions, c.layers, c.activation_mib, c.description);
@@ -75,16 +76,17 @@ void AddProfilesCommand(CLI::App& app, int& exit_code) {
       "  tessera profiles synth --gpu h100-80gb -o h100.csv\n"
       "  tessera plan --scenario examples/scenarios/s6.yaml --profiles h100.csv --gpu h100-80gb");
   synth->add_option("--gpu", flags->gpu, "GPU model (" + GpuNames() + ")")->capture_default_str();
-  synth->add_option("--models", flags->models,
-                    "Only these models (default: every built-in model card)")
+  synth
+      ->add_option("--models", flags->models,
+                   "Only these models (default: every built-in model card)")
       ->delimiter(',');
   synth->add_option("--max-procs", flags->max_procs, "MPS processes per segment, 1..N")
       ->capture_default_str();
   synth->add_option("-o,--output", flags->output, "Write the CSV to FILE (default stdout)");
   synth->callback([flags, &exit_code] { exit_code = RunSynth(*flags); });
 
-  CLI::App* cards = cmd->add_subcommand(
-      "cards", "List the built-in model cards the synthesizer works from.");
+  CLI::App* cards =
+      cmd->add_subcommand("cards", "List the built-in model cards the synthesizer works from.");
   cards->callback([&exit_code] { exit_code = RunCards(); });
 }
 

@@ -32,28 +32,30 @@ Scenario BundledScenario(int number, int copies) {
   return ReplicateScenario(*s, copies);
 }
 
-void RunPlanner(benchmark::State& state, const std::string& planner_name, const Problem& problem) {
+// Times `planner_name` on `scenario`; reports an input error as a skip.
+void BenchPlan(benchmark::State& state, const std::string& planner_name, const Scenario& scenario,
+               const ProfileTable& profiles, const LatencyRule& rule) {
+  Result<Problem> problem = Problem::Build(scenario, A100(), profiles, rule);
+  if (!problem.ok()) {
+    state.SkipWithError(problem.status().message().c_str());
+    return;
+  }
   auto planner = BuiltinPlanners().Create(planner_name);
   if (!planner.ok()) {
     state.SkipWithError(planner.status().message().c_str());
     return;
   }
   for (auto _ : state) {
-    Result<PlanResult> result = (*planner)->Plan(problem, PlanContext{});
+    Result<PlanResult> result = (*planner)->Plan(*problem, PlanContext{});
     benchmark::DoNotOptimize(result);
   }
 }
 
 // Embedded profiles, default latency rule. Args: scenario number, copies.
 void BM_ParvaEmbedded(benchmark::State& state) {
-  const Scenario s = BundledScenario(static_cast<int>(state.range(0)),
-                                     static_cast<int>(state.range(1)));
-  Result<Problem> problem = Problem::Build(s, A100(), EmbeddedProfiles(), LatencyRule{});
-  if (!problem.ok()) {
-    state.SkipWithError(problem.status().message().c_str());
-    return;
-  }
-  RunPlanner(state, "parva", *problem);
+  const Scenario s =
+      BundledScenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  BenchPlan(state, "parva", s, EmbeddedProfiles(), LatencyRule{});
 }
 BENCHMARK(BM_ParvaEmbedded)
     ->ArgNames({"S", "copies"})
@@ -74,18 +76,14 @@ void BM_ParvaArtifact(benchmark::State& state) {
     return;
   }
   static const Result<ProfileTable> profiles = LoadProfiles(data + "/parvagpu/prof_data");
-  Result<Scenario> row = ImportParvaSloRow(data + "/parvagpu/SLO", static_cast<int>(state.range(0)));
+  Result<Scenario> row =
+      ImportParvaSloRow(data + "/parvagpu/SLO", static_cast<int>(state.range(0)));
   if (!profiles.ok() || !row.ok()) {
     state.SkipWithError("cannot load ParvaGPU data");
     return;
   }
-  const Scenario s = ReplicateScenario(*row, static_cast<int>(state.range(1)));
-  Result<Problem> problem = Problem::Build(s, A100(), *profiles, ParvaArtifactRule());
-  if (!problem.ok()) {
-    state.SkipWithError(problem.status().message().c_str());
-    return;
-  }
-  RunPlanner(state, "parva", *problem);
+  BenchPlan(state, "parva", ReplicateScenario(*row, static_cast<int>(state.range(1))), *profiles,
+            ParvaArtifactRule());
 }
 BENCHMARK(BM_ParvaArtifact)
     ->ArgNames({"row", "copies"})

@@ -7,9 +7,13 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 
 echo "== plan_ms: planner wall time, inputs already loaded (median of 5 repetitions)"
-"$build/tessera_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-  --benchmark_display_aggregates_only=true --benchmark_filter='_median$|.' 2>/dev/null |
-  grep -E '^(Benchmark|-+$|BM_.*_median)' | sed 's/_median//'
+printf '%-40s %12s\n' benchmark plan_ms
+"$build/tessera_bench" --benchmark_repetitions=5 --benchmark_display_aggregates_only=true \
+  --benchmark_format=csv 2>/dev/null |
+  awk -F, '/_median"?,/ {
+    name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
+    scale = ($5 ~ /us/) ? 1e-3 : ($5 ~ /ns/) ? 1e-6 : ($5 ~ /ms/) ? 1 : 1e3
+    printf "%-40s %12.4f\n", name, $3 * scale }'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift
