@@ -133,8 +133,9 @@ int RunCompare(const CompareFlags& flags) {
 
 void AddCompareCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<CompareFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
+  CLI::App* cmd =
+      app.add_subcommand("compare", "Run every registered planner on one scenario, side by side");
+  cmd->footer(
       "Run every registered planner on one scenario and print one row each: GPUs,\n"
       "compute slices, internal slack, external fragmentation, lower bound, gap to it,\n"
       "median plan_ms over --repeat runs, and whether the validator accepts the plan.\n\n"

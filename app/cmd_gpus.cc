@@ -78,7 +78,8 @@ int RunGpus(const GpusFlags& flags) {
 void AddGpusCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<GpusFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "gpus",
+      "gpus", "Print the GPU catalog: MIG profiles, placements and maximal layouts");
+  cmd->footer(
       "Print the GPU catalog: every MIG profile with its nvidia-smi ID, compute and\n"
       "memory slices, memory, SMs and allowed placements; with --layouts, every\n"
       "maximal MIG layout (an A100 has 19, in 14 distinct profile mixes).\n\n"

@@ -63,7 +63,8 @@ int RunPlan(const PlanFlags& flags) {
 void AddPlanCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PlanFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "plan",
+      "plan", "Plan one scenario with one planner; print, save and draw the deployment");
+  cmd->footer(
       "Plan one scenario with one planner and print the deployment.\n\n"
       "Every plan is checked by the independent validator (geometry, latency rule,\n"
       "capacity rule) before it is printed. A service no configuration can serve is\n"

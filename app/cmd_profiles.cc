@@ -62,13 +62,13 @@ int RunCards() {
 
 void AddProfilesCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
-      "profiles",
-      "Profiles: what a model achieves per MIG profile, batch size and MPS process count.");
+      "profiles", "Profiles: synthesize them for any GPU (synth), list the model cards (cards)");
   cmd->require_subcommand(1);
 
   auto flags = std::make_shared<SynthFlags>();
-  CLI::App* synth = cmd->add_subcommand(
-      "synth",
+  CLI::App* synth =
+      cmd->add_subcommand("synth", "Predict a profile table for any catalog GPU (analytic model)");
+  synth->footer(
       "Predict a profile table for a GPU with the analytic performance model\n"
       "(docs/profile-synthesizer.md) and print it as Tessera profile CSV: what would\n"
       "I need on GPUs I do not own yet?\n\n"

@@ -10,13 +10,15 @@ int main(int argc, char** argv) {
       "Tessera plans how to cut NVIDIA GPUs into MIG instances, which DNN service runs in\n"
       "each with what batch size and how many MPS processes, so every service meets its\n"
       "request rate and latency SLO on as few GPUs as possible; it checks every plan with\n"
-      "an independent validator.\n\n"
-      "Example:\n"
+      "an independent validator.",
+      "tessera"};
+  app.footer(
+      "Examples:\n"
       "  tessera plan --scenario examples/scenarios/s3.yaml --svg plan.svg\n"
       "  tessera compare --scenario examples/scenarios/s6.yaml\n"
       "  tessera gpus --gpu a100-80gb --layouts\n\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.",
-      "tessera"};
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
+      "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessera 0.1.0");
   int exit_code = tessera::cli::kExitOk;
