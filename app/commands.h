@@ -11,6 +11,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code);
 void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddGpusCommand(CLI::App& app, int& exit_code);
 void AddProfilesCommand(CLI::App& app, int& exit_code);
+void AddValidateCommand(CLI::App& app, int& exit_code);
 
 }  // namespace tessera::cli
 

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddCompareCommand(app, exit_code);
   tessera::cli::AddGpusCommand(app, exit_code);
   tessera::cli::AddProfilesCommand(app, exit_code);
+  tessera::cli::AddValidateCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

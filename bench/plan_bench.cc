@@ -32,6 +32,13 @@ Scenario BundledScenario(int number, int copies) {
   return ReplicateScenario(*s, copies);
 }
 
+// S1..S6 once each, then S5 replicated 10 times (110 services, as in
+// ParvaGPU's scalability study), in microseconds.
+void ScenariosOneToSixAndS5x10(benchmark::internal::Benchmark* b) {
+  for (int s = 1; s <= 6; ++s) b->Args({s, 1});
+  b->Args({5, 10})->Unit(benchmark::kMicrosecond);
+}
+
 // Times `planner_name` on `scenario`; reports an input error as a skip.
 void BenchPlan(benchmark::State& state, const std::string& planner_name, const Scenario& scenario,
                const ProfileTable& profiles, const LatencyRule& rule) {
@@ -57,16 +64,7 @@ void BM_ParvaEmbedded(benchmark::State& state) {
       BundledScenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   BenchPlan(state, "parva", s, EmbeddedProfiles(), LatencyRule{});
 }
-BENCHMARK(BM_ParvaEmbedded)
-    ->ArgNames({"S", "copies"})
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Args({3, 1})
-    ->Args({4, 1})
-    ->Args({5, 1})
-    ->Args({6, 1})
-    ->Args({5, 10})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ParvaEmbedded)->ArgNames({"S", "copies"})->Apply(ScenariosOneToSixAndS5x10);
 
 // ParvaGPU's measured profiles and SLO rows, artifact rule (--compat parva-artifact).
 void BM_ParvaArtifact(benchmark::State& state) {
@@ -85,16 +83,7 @@ void BM_ParvaArtifact(benchmark::State& state) {
   BenchPlan(state, "parva", ReplicateScenario(*row, static_cast<int>(state.range(1))), *profiles,
             ParvaArtifactRule());
 }
-BENCHMARK(BM_ParvaArtifact)
-    ->ArgNames({"row", "copies"})
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Args({3, 1})
-    ->Args({4, 1})
-    ->Args({5, 1})
-    ->Args({6, 1})
-    ->Args({5, 10})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ParvaArtifact)->ArgNames({"row", "copies"})->Apply(ScenariosOneToSixAndS5x10);
 
 }  // namespace
 }  // namespace tessera

@@ -1,13 +1,13 @@
 // End-to-end tests of the `tessera` binary as a user runs it: exit codes,
 // error messages naming file, line and field, and no output file left behind.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "test_paths.h"
 
@@ -31,24 +31,19 @@ std::string ReadAll(const fs::path& p) {
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tessera_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::FreshTestDir(); }
   void TearDown() override { fs::remove_all(dir_); }
 
   fs::path Write(const std::string& name, const std::string& text) {
     fs::path p = dir_ / name;
-    std::ofstream(p) << text;
+    testing::WriteTextFile(p, text);
     return p;
   }
 
   Outcome Tessera(const std::string& args) {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(TESSERA_BINARY) + " " + args + " >" + out.string() +
-                            " 2>" + err.string();
+    const std::string cmd =
+        std::string(TESSERA_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadAll(out), ReadAll(err)};
   }
@@ -85,12 +80,30 @@ TEST_F(CliTest, PlansWritesJsonAndSvg) {
   EXPECT_NE(ReadAll(svg).find("<svg"), std::string::npos);
 }
 
+TEST_F(CliTest, ValidateAcceptsAPlanAndRejectsATamperedOne) {
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  const fs::path json = dir_ / "plan.json";
+  ASSERT_EQ(Tessera("plan --scenario " + scenario.string() + " --format json -o " + json.string())
+                .exit_code,
+            0);
+  Outcome ok =
+      Tessera("validate --scenario " + scenario.string() + " --deployment " + json.string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("valid"), std::string::npos);
+  // Claim twice the rate: the same plan no longer has the capacity.
+  std::string doubled = kGoodScenario;
+  doubled.replace(doubled.find("rate_rps: 500"), 13, "rate_rps: 5000");
+  Outcome bad = Tessera("validate --scenario " + Write("more.yaml", doubled).string() +
+                        " --deployment " + json.string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("capacity at service web"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, InfeasibleServiceExitsThreeAndIsReported) {
-  const fs::path scenario =
-      Write("s.yaml",
-            "services:\n"
-            "  - {name: web, model: resnet50, rate_rps: 500, slo_ms: 200}\n"
-            "  - {name: fast, model: bert-large, rate_rps: 20, slo_ms: 1}\n");
+  const fs::path scenario = Write("s.yaml",
+                                  "services:\n"
+                                  "  - {name: web, model: resnet50, rate_rps: 500, slo_ms: 200}\n"
+                                  "  - {name: fast, model: bert-large, rate_rps: 20, slo_ms: 1}\n");
   Outcome o = Tessera("plan --scenario " + scenario.string() + " --format json");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.out.find("\"status\": \"infeasible\""), std::string::npos);
@@ -103,34 +116,50 @@ TEST_F(CliTest, InfeasibleServiceExitsThreeAndIsReported) {
 TEST_F(CliTest, BadInputExitsTwoNamingFileLineAndField) {
   struct Case {
     std::string name;
-    std::string file;      // scenario file name ("" = none written)
-    std::string contents;  // its contents
-    std::string extra;     // extra flags
+    std::string file;                   // scenario file name ("" = none written)
+    std::string contents;               // its contents
+    std::string extra;                  // extra flags
     std::vector<std::string> expected;  // substrings of stderr
   };
   const std::vector<Case> cases = {
       {"missing file", "", "", "--scenario /nonexistent/s.yaml", {"/nonexistent/s.yaml"}},
-      {"negative rate", "neg.yaml",
-       "services:\n  - {name: a, model: resnet50, rate_rps: -5, slo_ms: 100}\n", "",
+      {"negative rate",
+       "neg.yaml",
+       "services:\n  - {name: a, model: resnet50, rate_rps: -5, slo_ms: 100}\n",
+       "",
        {"neg.yaml:2", "rate_rps"}},
-      {"NaN rate", "nan.yaml",
-       "services:\n  - {name: a, model: resnet50, rate_rps: .nan, slo_ms: 100}\n", "",
+      {"NaN rate",
+       "nan.yaml",
+       "services:\n  - {name: a, model: resnet50, rate_rps: .nan, slo_ms: 100}\n",
+       "",
        {"nan.yaml:2", "rate_rps"}},
-      {"unknown model", "model.yaml",
-       "services:\n  - {name: a, model: resnet9000, rate_rps: 5, slo_ms: 100}\n", "",
+      {"unknown model",
+       "model.yaml",
+       "services:\n  - {name: a, model: resnet9000, rate_rps: 5, slo_ms: 100}\n",
+       "",
        {"model.yaml:2", "model", "resnet9000"}},
-      {"unknown GPU in the scenario", "gpu.yaml",
-       "gpu: v100\nservices:\n  - {name: a, model: resnet50, rate_rps: 5, slo_ms: 100}\n", "",
+      {"unknown GPU in the scenario",
+       "gpu.yaml",
+       "gpu: v100\nservices:\n  - {name: a, model: resnet50, rate_rps: 5, slo_ms: 100}\n",
+       "",
        {"gpu.yaml:1", "gpu", "v100"}},
       {"unknown GPU flag", "ok.yaml", kGoodScenario, "--gpu t4", {"--gpu", "t4"}},
-      {"duplicate service", "dup.yaml",
+      {"duplicate service",
+       "dup.yaml",
        "services:\n  - {name: a, model: resnet50, rate_rps: 5, slo_ms: 100}\n"
        "  - {name: a, model: vgg16, rate_rps: 5, slo_ms: 100}\n",
-       "", {"dup.yaml:3", "name", "a"}},
+       "",
+       {"dup.yaml:3", "name", "a"}},
       {"empty scenario", "empty.yaml", "services: []\n", "", {"empty.yaml", "services"}},
-      {"bad profile header", "ok.yaml", kGoodScenario, "--profiles PROFILES_BAD_HEADER",
+      {"bad profile header",
+       "ok.yaml",
+       kGoodScenario,
+       "--profiles PROFILES_BAD_HEADER",
        {"bad_header.csv:1", "header"}},
-      {"wrong column count", "ok.yaml", kGoodScenario, "--profiles PROFILES_SHORT_ROW",
+      {"wrong column count",
+       "ok.yaml",
+       kGoodScenario,
+       "--profiles PROFILES_SHORT_ROW",
        {"short_row.csv:2"}},
   };
   const fs::path bad_header =

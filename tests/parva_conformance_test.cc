@@ -9,12 +9,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "test_paths.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/plan.h"
 #include "tessera/profile_io.h"
 #include "tessera/scenario.h"
 #include "tessera/validator.h"
+#include "test_paths.h"
 
 namespace tessera {
 namespace {
@@ -71,9 +71,9 @@ using SegmentCounts = std::map<std::tuple<std::string, int, int, int>, int>;
 
 // (model, instance size, batch, procs) -> count, from an artifact map.
 SegmentCounts ArtifactSegments(int row) {
-  const std::string csv = testing::SharedDataPath("parvagpu/deployment/SLO" + std::to_string(row) +
-                                                  "/SLO" + std::to_string(row) +
-                                                  "_ParvaGPU_deploy.csv");
+  const std::string csv =
+      testing::SharedDataPath("parvagpu/deployment/SLO" + std::to_string(row) + "/SLO" +
+                              std::to_string(row) + "_ParvaGPU_deploy.csv");
   std::ifstream in(csv);
   EXPECT_TRUE(in) << csv;
   std::string line;

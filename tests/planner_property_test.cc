@@ -21,8 +21,7 @@ double LogUniform(std::mt19937_64& rng, double lo, double hi) {
   return std::exp(u(rng));
 }
 
-double FastestLatency(const ProfileTable& table, const std::string& model,
-                      const std::string& gpu) {
+double FastestLatency(const ProfileTable& table, const std::string& model, const std::string& gpu) {
   double fastest = INFINITY;
   for (const ProfileEntry* e : table.EntriesFor(model, gpu)) {
     fastest = std::min(fastest, e->latency_ms);
@@ -70,9 +69,8 @@ TEST(PlannerProperty, EveryPlanOfEveryPlannerPassesTheValidator) {
         const Deployment& d = report->deployment;
         const std::vector<Violation> violations =
             ValidateDeployment(d, scenario, table, LatencyRule{});
-        ASSERT_TRUE(violations.empty())
-            << name << " on " << gpu.name << " scenario " << k << ":\n"
-            << FormatViolations(violations);
+        ASSERT_TRUE(violations.empty()) << name << " on " << gpu.name << " scenario " << k << ":\n"
+                                        << FormatViolations(violations);
         ASSERT_EQ(d.services.size(), scenario.services.size());
         for (size_t i = 0; i < d.services.size(); ++i) {
           const bool none = problem->services()[i].feasible.empty();

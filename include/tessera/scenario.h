@@ -23,8 +23,8 @@
 namespace tessera {
 
 struct Service {
-  std::string name;   // unique within the scenario
-  std::string model;  // canonical model name (CanonicalModelName)
+  std::string name;     // unique within the scenario
+  std::string model;    // canonical model name (CanonicalModelName)
   double rate_rps = 0;  // requests per second to sustain, > 0
   double slo_ms = 0;    // end-to-end latency objective, > 0
   int line = 0;         // line in the source file (0 when built in code)
@@ -61,6 +61,13 @@ Result<Scenario> ImportParvaSloRow(const std::string& dir, int row);
 
 // The 11 model columns of ParvaGPU's SLO files, in file order.
 const std::vector<std::string>& ParvaModelColumns();
+
+// Where a service was read, for messages: "<source>:<line>" for `line` > 0,
+// else the source alone; "scenario" stands for an empty Scenario::source
+// (a scenario built in code). E.g. ServiceLocation(s, 2) == "model.yaml:2",
+// ServiceLocation(s, 0) == "model.yaml". Pass Service::line, or 0 for the
+// scenario as a whole.
+std::string ServiceLocation(const Scenario& scenario, int line);
 
 // Structural checks shared by every source: at least one service, unique
 // names, finite positive rates and SLOs, non-empty models.

@@ -21,7 +21,15 @@ std::vector<MigProfile> EightSliceProfiles(const EightSliceSizes& s) {
   return {
       {s.one_g, 19, 1, 1, s.gib_1, s.sm_1g, 7, {0, 1, 2, 3, 4, 5, 6}, false, false},
       {s.one_g + "+me", 20, 1, 1, s.gib_1, s.sm_1g, 1, {0, 1, 2, 3, 4, 5, 6}, true, false},
-      {s.one_g_double, 15, 1, 2, s.gib_2, s.sm_1g_double, 4, {0, 2, 4, 6}, false,
+      {s.one_g_double,
+       15,
+       1,
+       2,
+       s.gib_2,
+       s.sm_1g_double,
+       4,
+       {0, 2, 4, 6},
+       false,
        s.inferred_double_1g},
       {s.two_g, 14, 2, 2, s.gib_2, s.sm_2g, 3, {0, 2, 4}, false, false},
       {s.three_g, 9, 3, 4, s.gib_4, s.sm_3g, 2, {0, 4}, false, false},
@@ -32,14 +40,14 @@ std::vector<MigProfile> EightSliceProfiles(const EightSliceSizes& s) {
 
 std::vector<GpuModel> BuildCatalog() {
   std::vector<GpuModel> gpus;
-  gpus.push_back({"a100-40gb", "NVIDIA A100 40GB (SXM4/PCIe)", 7, 8, 40, 98, 1555, 312,
-                  EightSliceProfiles({"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb",
-                                      "7g.40gb", 4.75, 9.62, 19.50, 39.25, 14, 14, 28, 42, 56,
-                                      98})});
-  gpus.push_back({"a100-80gb", "NVIDIA A100 80GB (SXM4/PCIe)", 7, 8, 80, 98, 2039, 312,
-                  EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb",
-                                      "7g.80gb", 9.50, 19.50, 39.25, 79.00, 14, 14, 28, 42, 56,
-                                      98})});
+  gpus.push_back(
+      {"a100-40gb", "NVIDIA A100 40GB (SXM4/PCIe)", 7, 8, 40, 98, 1555, 312,
+       EightSliceProfiles({"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb", 4.75,
+                           9.62, 19.50, 39.25, 14, 14, 28, 42, 56, 98})});
+  gpus.push_back(
+      {"a100-80gb", "NVIDIA A100 80GB (SXM4/PCIe)", 7, 8, 80, 98, 2039, 312,
+       EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", 9.50,
+                           19.50, 39.25, 79.00, 14, 14, 28, 42, 56, 98})});
   gpus.push_back({"a30-24gb",
                   "NVIDIA A30 24GB",
                   4,
@@ -55,21 +63,21 @@ std::vector<GpuModel> BuildCatalog() {
                       {"2g.12gb+me", 6, 2, 2, 11.69, 28, 1, {0, 2}, true, false},
                       {"4g.24gb", 0, 4, 4, 23.44, 56, 1, {0}, false, false},
                   }});
-  gpus.push_back({"h100-80gb", "NVIDIA H100 80GB HBM3 (SXM5)", 7, 8, 80, 132, 3350, 989,
-                  EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb",
-                                      "7g.80gb", 9.75, 19.62, 39.50, 79.25, 16, 26, 32, 60, 64,
-                                      132})});
-  gpus.push_back({"h100-94gb", "NVIDIA H100 NVL 94GB", 7, 8, 94, 132, 3900, 835,
-                  EightSliceProfiles({"1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb",
-                                      "7g.94gb", 10.62, 21.50, 46.12, 92.62, 16, 26, 32, 60, 64,
-                                      132})});
+  gpus.push_back(
+      {"h100-80gb", "NVIDIA H100 80GB HBM3 (SXM5)", 7, 8, 80, 132, 3350, 989,
+       EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", 9.75,
+                           19.62, 39.50, 79.25, 16, 26, 32, 60, 64, 132})});
+  gpus.push_back(
+      {"h100-94gb", "NVIDIA H100 NVL 94GB", 7, 8, 94, 132, 3900, 835,
+       EightSliceProfiles({"1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb", 10.62,
+                           21.50, 46.12, 92.62, 16, 26, 32, 60, 64, 132})});
   // H200: the guide gives names and most SM counts; GiB, the 1g.35gb SMs and the
   // 4g.71gb SMs follow the H100's ratios and are marked inferred.
   std::vector<MigProfile> h200 = EightSliceProfiles(
       {"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb", 16.50, 32.50, 69.75,
        139.75, 16, 26, 32, 60, 64, 132, /*inferred_double_1g=*/true, /*inferred_4g=*/true});
-  gpus.push_back({"h200-141gb", "NVIDIA H200 141GB (SXM5/NVL)", 7, 8, 141, 132, 4800, 989,
-                  std::move(h200)});
+  gpus.push_back(
+      {"h200-141gb", "NVIDIA H200 141GB (SXM5/NVL)", 7, 8, 141, 132, 4800, 989, std::move(h200)});
   return gpus;
 }
 
@@ -112,9 +120,8 @@ std::vector<int> GpuModel::PrimaryProfiles() const {
       *same_size = static_cast<int>(i);
     }
   }
-  std::sort(primary.begin(), primary.end(), [&](int a, int b) {
-    return profiles[a].compute_slices < profiles[b].compute_slices;
-  });
+  std::sort(primary.begin(), primary.end(),
+            [&](int a, int b) { return profiles[a].compute_slices < profiles[b].compute_slices; });
   return primary;
 }
 

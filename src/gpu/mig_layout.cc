@@ -21,8 +21,8 @@ bool ValidProfileIndex(const GpuModel& gpu, int profile) {
 
 // Depth-first over memory slices: at `slice`, either leave it empty or start
 // one of `profiles` there. Each layout is reached exactly once.
-void EnumerateFrom(const GpuModel& gpu, std::span<const int> profiles, int slice,
-                   MigSlots& slots, std::vector<Layout>& out) {
+void EnumerateFrom(const GpuModel& gpu, std::span<const int> profiles, int slice, MigSlots& slots,
+                   std::vector<Layout>& out) {
   if (slice >= gpu.memory_slices) {
     for (int p : profiles) {
       for (int s : gpu.profiles[p].starts) {

@@ -29,8 +29,8 @@ TEST(GpuCatalog, PrimaryProfilesAreOnePerComputeSize) {
   const GpuModel& a100 = Gpu("a100-80gb");
   std::vector<std::string> names;
   for (int i : a100.PrimaryProfiles()) names.push_back(a100.profiles[i].name);
-  EXPECT_EQ(names, (std::vector<std::string>{"1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb",
-                                             "7g.80gb"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}));
   const GpuModel& a30 = Gpu("a30-24gb");
   EXPECT_EQ(a30.PrimaryProfiles().size(), 3u);
 }
@@ -47,7 +47,7 @@ TEST(MigLayout, MaximalLayoutCounts) {
     size_t mixes;
   };
   const std::vector<Case> cases = {
-      {"a100-40gb", false, 19, 14}, {"a100-80gb", false, 19, 14}, {"h100-80gb", false, 19, 14},
+      {"a100-40gb", false, 19, 14}, {"a100-80gb", false, 19, 14},  {"h100-80gb", false, 19, 14},
       {"h100-94gb", false, 19, 14}, {"h200-141gb", false, 19, 14}, {"a30-24gb", false, 5, 4},
       {"a100-80gb", true, 78, 38},
   };

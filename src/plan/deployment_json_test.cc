@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_mutator.h"
 #include "tessera/deployment_format.h"
 #include "test_paths.h"
 
@@ -61,56 +62,14 @@ std::string Replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
-// Applies 1 to 3 random edits: lost, doubled or swapped lines, flipped,
-// inserted or deleted bytes, numbers replaced by values a parser must reject.
-std::string Mutate(std::string text, std::mt19937& rng) {
-  static const std::array<std::string, 14> kNumbers = {
-      "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
-      "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
-      "-0", "true"};
-  static const std::string kBytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
-  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-  auto lines_of = [](const std::string& s) {
-    std::vector<std::string> lines;
-    size_t begin = 0;
-    for (size_t end; (end = s.find('\n', begin)) != std::string::npos; begin = end + 1) {
-      lines.push_back(s.substr(begin, end - begin + 1));
-    }
-    if (begin < s.size()) lines.push_back(s.substr(begin));
-    return lines;
-  };
-  const size_t edits = 1 + pick(3);
-  for (size_t e = 0; e < edits; ++e) {
-    std::vector<std::string> lines = lines_of(text);
-    const size_t op = pick(7);
-    if (op <= 2 && !lines.empty()) {
-      const size_t a = pick(lines.size()), b = pick(lines.size());
-      if (op == 0) lines.erase(lines.begin() + a);
-      if (op == 1) lines.insert(lines.begin() + a, lines[a]);
-      if (op == 2) std::swap(lines[a], lines[b]);
-      text.clear();
-      for (const std::string& l : lines) text += l;
-    } else if (op == 3 && !text.empty()) {
-      text[pick(text.size())] ^= static_cast<char>(1 << pick(8));
-    } else if (op == 4) {
-      text.insert(text.begin() + pick(text.size() + 1), kBytes[pick(kBytes.size())]);
-    } else if (op == 5 && !text.empty()) {
-      text.erase(pick(text.size()), 1);
-    } else if (op == 6) {
-      std::vector<size_t> digits;
-      for (size_t i = 0; i < text.size(); ++i) {
-        if (std::isdigit(static_cast<unsigned char>(text[i]))) digits.push_back(i);
-      }
-      if (digits.empty()) continue;
-      size_t begin = digits[pick(digits.size())], end = begin;
-      auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
-      while (begin > 0 && numeric(text[begin - 1])) --begin;
-      while (end < text.size() && numeric(text[end])) ++end;
-      text.replace(begin, end - begin, kNumbers[pick(kNumbers.size())]);
-    }
-  }
-  return text;
-}
+// What JSON mutants are made of: its punctuation and bytes, and numbers (and
+// non-numbers) a parser must reject.
+const std::array<std::string, 14> kJsonNumbers = {
+    "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
+    "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
+    "-0", "true"};
+const std::string kJsonBytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
+const testing::MutationVocabulary kJsonMutations = {kJsonBytes, kJsonNumbers};
 
 // Set TESSERA_UPDATE_GOLDEN=1 to rewrite the golden file after an intended
 // format change (then review the diff).
@@ -299,7 +258,7 @@ TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
   constexpr int kRuns = 3000;
   int errors = 0;
   for (int i = 0; i < kRuns; ++i) {
-    const std::string mutant = Mutate(good, rng);
+    const std::string mutant = testing::Mutate(good, rng, kJsonMutations);
     EXPECT_NO_THROW({
       Result<Deployment> r = ParseDeploymentJson(mutant, "fuzz.json");
       if (!r.ok()) {

@@ -33,15 +33,18 @@ int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
   return limit;
 }
 
-struct ServiceNeeds {
+// The fewest slices of each resource that one service (NeedsOf), or all the
+// services of a problem (TotalNeeds), can be served with: `fractional_*` if
+// segments could be split at will, `cover_*` in whole MIG segments.
+struct Needs {
   double fractional_compute = 0;
   double fractional_memory = 0;
-  int cover_compute = 0;
-  int cover_memory = 0;
+  long cover_compute = 0;
+  long cover_memory = 0;
 };
 
-ServiceNeeds NeedsOf(const ServiceSpec& spec, const GpuModel& gpu) {
-  ServiceNeeds needs;
+Needs NeedsOf(const ServiceSpec& spec, const GpuModel& gpu) {
+  Needs needs;
   if (spec.feasible.empty()) return needs;
   std::map<int, double> best_compute, best_memory;
   double min_compute = std::numeric_limits<double>::infinity(), min_memory = min_compute;
@@ -60,30 +63,34 @@ ServiceNeeds NeedsOf(const ServiceSpec& spec, const GpuModel& gpu) {
   return needs;
 }
 
+// The needs of every service of `problem`, summed in service order.
+Needs TotalNeeds(const Problem& problem) {
+  Needs total;
+  for (const ServiceSpec& spec : problem.services()) {
+    const Needs needs = NeedsOf(spec, problem.gpu());
+    total.fractional_compute += needs.fractional_compute;
+    total.fractional_memory += needs.fractional_memory;
+    total.cover_compute += needs.cover_compute;
+    total.cover_memory += needs.cover_memory;
+  }
+  return total;
+}
+
 }  // namespace
 
 LowerBound FractionalBound(const Problem& problem) {
   const GpuModel& gpu = problem.gpu();
-  double compute = 0, memory = 0;
-  for (const ServiceSpec& spec : problem.services()) {
-    ServiceNeeds needs = NeedsOf(spec, gpu);
-    compute += needs.fractional_compute;
-    memory += needs.fractional_memory;
-  }
-  return {CeilBound(std::max(compute / gpu.compute_slices, memory / gpu.memory_slices)),
+  const Needs total = TotalNeeds(problem);
+  return {CeilBound(std::max(total.fractional_compute / gpu.compute_slices,
+                             total.fractional_memory / gpu.memory_slices)),
           "fractional"};
 }
 
 LowerBound IntegerCoverBound(const Problem& problem) {
   const GpuModel& gpu = problem.gpu();
-  long compute = 0, memory = 0;
-  for (const ServiceSpec& spec : problem.services()) {
-    ServiceNeeds needs = NeedsOf(spec, gpu);
-    compute += needs.cover_compute;
-    memory += needs.cover_memory;
-  }
-  const double gpus = std::max(static_cast<double>(compute) / gpu.compute_slices,
-                               static_cast<double>(memory) / gpu.memory_slices);
+  const Needs total = TotalNeeds(problem);
+  const double gpus = std::max(static_cast<double>(total.cover_compute) / gpu.compute_slices,
+                               static_cast<double>(total.cover_memory) / gpu.memory_slices);
   return {CeilBound(gpus), "integer-cover"};
 }
 

@@ -26,7 +26,7 @@ TEST(Metrics, SlackAndFragmentationFollowTheirDefinitions) {
   EXPECT_EQ(d.metrics.gpcs, 6);
   EXPECT_NEAR(d.metrics.internal_slack, 1 - (400.0 / 520 * 5 + 0.5) / 6, 1e-12);
   EXPECT_NEAR(d.metrics.external_fragmentation, 1 - 6.0 / 14, 1e-12);
-  EXPECT_DOUBLE_EQ(d.metrics.gap, 1.0);  // 2 GPUs against a bound of 1
+  EXPECT_DOUBLE_EQ(d.metrics.gap, 1.0);        // 2 GPUs against a bound of 1
   EXPECT_EQ(d.gpus[0].instances[0].start, 0);  // sorted by start
 }
 

@@ -1,7 +1,8 @@
 #include "tessera/plan.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace tessera {
 namespace {
@@ -11,8 +12,8 @@ std::string InfeasibleReason(const ServiceSpec& spec, const Problem& problem) {
   const LatencyRule& rule = problem.rule();
   const Service& s = spec.service;
   std::string reason =
-      fmt::format("no (profile, batch, procs) on {} has latency < {:g} x SLO = {:.4g} ms",
-                  gpu.name, rule.factor, rule.BudgetMs(s.slo_ms));
+      fmt::format("no (profile, batch, procs) on {} has latency < {:g} x SLO = {:.4g} ms", gpu.name,
+                  rule.factor, rule.BudgetMs(s.slo_ms));
   if (!spec.fastest) return reason;
   const Triplet& t = *spec.fastest;
   return reason + fmt::format(
@@ -37,8 +38,7 @@ Instance ToInstance(const Problem& problem, const PlacedSegment& seg) {
 }  // namespace
 
 Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
-                           std::string_view planner_name, const LowerBound& bound,
-                           double plan_ms) {
+                           std::string_view planner_name, const LowerBound& bound, double plan_ms) {
   Deployment d;
   d.gpu = problem.gpu().name;
   d.planner = std::string(planner_name);
@@ -58,8 +58,13 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   }
   for (size_t i = 0; i < problem.services().size(); ++i) {
     const ServiceSpec& spec = problem.services()[i];
-    ServiceOutcome out{spec.service.name, spec.service.model, spec.service.rate_rps,
-                       spec.service.slo_ms, capacity[i], ServiceStatus::kOk, ""};
+    ServiceOutcome out{spec.service.name,
+                       spec.service.model,
+                       spec.service.rate_rps,
+                       spec.service.slo_ms,
+                       capacity[i],
+                       ServiceStatus::kOk,
+                       ""};
     if (spec.feasible.empty()) {
       out.status = ServiceStatus::kInfeasible;
       out.reason = InfeasibleReason(spec, problem);

@@ -15,8 +15,8 @@ class NullPlanner : public Planner {
 
 TEST(PlannerRegistry, RegistersCreatesAndRejectsDuplicates) {
   PlannerRegistry r;
-  EXPECT_TRUE(r.Register("null", "does nothing", [] { return std::make_unique<NullPlanner>(); })
-                  .ok());
+  EXPECT_TRUE(
+      r.Register("null", "does nothing", [] { return std::make_unique<NullPlanner>(); }).ok());
   EXPECT_FALSE(r.Register("null", "again", [] { return std::make_unique<NullPlanner>(); }).ok());
   EXPECT_FALSE(r.Register("", "nameless", [] { return std::make_unique<NullPlanner>(); }).ok());
   EXPECT_FALSE(r.Register("nofactory", "", nullptr).ok());

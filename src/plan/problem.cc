@@ -1,16 +1,12 @@
 #include "tessera/problem.h"
 
 #include <cmath>
-#include <fmt/format.h>
 #include <string>
+
+#include "tessera/scenario.h"
 
 namespace tessera {
 namespace {
-
-std::string Where(const Scenario& scenario, const Service& service) {
-  const std::string file = scenario.source.empty() ? "scenario" : scenario.source;
-  return service.line > 0 ? fmt::format("{}:{}", file, service.line) : file;
-}
 
 std::string KnownModels(const ProfileTable& profiles, const GpuModel& gpu) {
   std::string names;
@@ -65,9 +61,9 @@ Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
   for (const Service& service : scenario.services) {
     std::vector<const ProfileEntry*> entries = profiles.EntriesFor(service.model, gpu.name);
     if (entries.empty()) {
-      return Status::NotFound(Where(scenario, service) + ": field 'model': no profiles for model '" +
-                              service.model + "' on " + gpu.name + " (profiled models: " +
-                              KnownModels(profiles, gpu) + ")");
+      return Status::NotFound(ServiceLocation(scenario, service.line) +
+                              ": field 'model': no profiles for model '" + service.model + "' on " +
+                              gpu.name + " (profiled models: " + KnownModels(profiles, gpu) + ")");
     }
     ServiceSpec spec;
     spec.service = service;

@@ -1,7 +1,8 @@
 #include "tessera/validator.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 #include <map>
 
 #include "tessera/gpu_catalog.h"
@@ -124,8 +125,8 @@ class Checker {
     }
     if (!SameMeasurement(out.capacity_rps, capacity)) {
       Add("consistency", where,
-          fmt::format("claims capacity {:.4f} req/s; its instances give {:.4f}",
-                      out.capacity_rps, capacity));
+          fmt::format("claims capacity {:.4f} req/s; its instances give {:.4f}", out.capacity_rps,
+                      capacity));
     }
   }
 

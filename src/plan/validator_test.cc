@@ -52,12 +52,11 @@ TEST(Validator, FindsEachKindOfViolation) {
       {"throughput claimed above the profile",
        [](Deployment& d) { d.gpus[1].instances[0].throughput_rps = 150; }, "latency"},
       {"capacity: drop s0's 2g (300 < 400)",
-       [](Deployment& d) { d.gpus[0].instances.erase(d.gpus[0].instances.begin()); },
-       "capacity"},
-      {"instance of an unknown service", [](Deployment& d) { d.gpus[1].instances[0].service = "x"; },
-       "consistency"},
-      {"model differs from the service's", [](Deployment& d) { d.gpus[1].instances[0].model = "y"; },
-       "consistency"},
+       [](Deployment& d) { d.gpus[0].instances.erase(d.gpus[0].instances.begin()); }, "capacity"},
+      {"instance of an unknown service",
+       [](Deployment& d) { d.gpus[1].instances[0].service = "x"; }, "consistency"},
+      {"model differs from the service's",
+       [](Deployment& d) { d.gpus[1].instances[0].model = "y"; }, "consistency"},
       {"service missing", [](Deployment& d) { d.services.pop_back(); }, "consistency"},
       {"infeasible service with instances",
        [](Deployment& d) {
@@ -72,7 +71,8 @@ TEST(Validator, FindsEachKindOfViolation) {
     c.corrupt(d);
     std::vector<Violation> v = Check(d);
     ASSERT_FALSE(v.empty()) << c.name;
-    EXPECT_TRUE(std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.rule == c.rule; }))
+    EXPECT_TRUE(
+        std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.rule == c.rule; }))
         << c.name << ":\n"
         << FormatViolations(v);
   }
@@ -81,8 +81,8 @@ TEST(Validator, FindsEachKindOfViolation) {
 TEST(Validator, AppliesTheLatencyRuleToTheServicesSlo) {
   // SLO 17 ms: budget 8.5 ms; the 3g (8 ms) passes, the 2g (9 ms) and 1g (10 ms) fail.
   std::vector<Violation> v = Check(ValidDeployment(), 17);
-  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](const Violation& x) { return x.rule == "latency"; }),
-            2);
+  EXPECT_EQ(
+      std::count_if(v.begin(), v.end(), [](const Violation& x) { return x.rule == "latency"; }), 2);
 }
 
 TEST(Validator, RejectsAnUnknownGpu) {

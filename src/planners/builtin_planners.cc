@@ -19,8 +19,10 @@ void MustRegister(PlannerRegistry& registry, std::string name, std::string descr
 
 PlannerRegistry MakeBuiltins() {
   PlannerRegistry r;
-  MustRegister(r, "parva", "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
-               "allocation optimization", [] { return NewParvaPlanner({}, "parva"); });
+  MustRegister(r, "parva",
+               "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
+               "allocation optimization",
+               [] { return NewParvaPlanner({}, "parva"); });
   MustRegister(r, "parva-single", "ParvaGPU without MPS: one process per segment", [] {
     ParvaOptions o;
     o.use_mps = false;

@@ -7,15 +7,14 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -35,79 +34,7 @@ constexpr std::array<std::string_view, 5> kParvaColumns = {
 constexpr std::string_view kParvaHeaderHelp =
     "'Mig instance,Batch size,Workload Number,Throughput,Latency'";
 
-// One physical line of a CSV file, with its 1-based number.
-struct Line {
-  int number = 0;
-  std::string_view text;
-};
-
-// Splits `text` into lines. Accepts LF and CRLF, a missing final newline and a
-// UTF-8 byte-order mark (spreadsheets write one).
-std::vector<Line> SplitLines(std::string_view text) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<Line> lines;
-  int number = 1;
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    lines.push_back({number++, line});
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool IsBlank(std::string_view s) { return Trim(s).empty(); }
-
-// Comma-separated fields, each trimmed of spaces. The formats have no quoting.
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  while (true) {
-    const size_t comma = line.find(',');
-    fields.push_back(Trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) return fields;
-    line.remove_prefix(comma + 1);
-  }
-}
-
-// `value` for a message: control bytes escaped (a stray '\r' or NUL must be
-// visible) and long values shortened.
-std::string Escape(std::string_view value) {
-  constexpr size_t kMax = 80;
-  std::string out;
-  for (char c : value.substr(0, kMax)) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  return value.size() > kMax ? out + "..." : out;
-}
-
-std::string Quote(std::string_view value) { return fmt::format("'{}'", Escape(value)); }
-
-Status FieldError(std::string_view source, int line, std::string_view field,
-                  std::string_view what) {
-  return Status::InvalidArgument(
-      fmt::format("{}:{}: field '{}': {}", source, line, Escape(field), what));
-}
-
-// The whole of `s` as a double (finite or not); nullopt if it is not a number.
-std::optional<double> ToDouble(std::string_view s) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || end != s.data() + s.size()) return std::nullopt;
-  // from_chars reports 1e400 as out of range; it is a number, just not finite.
-  if (ec == std::errc::result_out_of_range) return HUGE_VAL;
-  if (ec != std::errc()) return std::nullopt;
-  return value;
-}
-
+// The whole of `s` as an int; nullopt if it is not one.
 std::optional<int> ToInt(std::string_view s) {
   int value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -119,8 +46,8 @@ std::optional<int> ToInt(std::string_view s) {
 // source, the line and the column.
 class RowReader {
  public:
-  RowReader(std::string_view source, Line line, std::span<const std::string_view> columns)
-      : source_(source), line_(line), columns_(columns), fields_(SplitFields(line.text)) {}
+  RowReader(std::string_view source, TextLine line, std::span<const std::string_view> columns)
+      : source_(source), line_(line), columns_(columns), fields_(SplitCsvFields(line.text)) {}
 
   // OK iff the row has exactly one field per column.
   Status CheckWidth() const {
@@ -131,7 +58,7 @@ class RowReader {
     if (fields_.size() > columns_.size()) {
       return FieldError(source_, line_.number, "row",
                         fmt::format("{} columns but the header has {}: {}", fields_.size(),
-                                    columns_.size(), Quote(line_.text)));
+                                    columns_.size(), QuoteForMessage(line_.text)));
     }
     return Status::Ok();
   }
@@ -151,7 +78,8 @@ class RowReader {
   Result<int> Count(size_t col) const {
     const std::optional<int> v = ToInt(fields_[col]);
     if (!v || *v < 1) {
-      return Error(col, fmt::format("must be an integer >= 1, got {}", Quote(fields_[col])));
+      return Error(col,
+                   fmt::format("must be an integer >= 1, got {}", QuoteForMessage(fields_[col])));
     }
     return *v;
   }
@@ -161,14 +89,14 @@ class RowReader {
     const std::optional<double> v = ToDouble(fields_[col]);
     if (!v || !std::isfinite(*v) || *v < 0 || (*v == 0 && !allow_zero)) {
       return Error(col, fmt::format("must be a finite number {} 0, got {}", allow_zero ? ">=" : ">",
-                                    Quote(fields_[col])));
+                                    QuoteForMessage(fields_[col])));
     }
     return *v;
   }
 
  private:
   std::string_view source_;
-  Line line_;
+  TextLine line_;
   std::span<const std::string_view> columns_;
   std::vector<std::string_view> fields_;
 };
@@ -205,8 +133,8 @@ struct TesseraLayout {
   int mem = -1;
 };
 
-Result<TesseraLayout> ParseTesseraHeader(std::string_view source, const Line& header) {
-  const std::vector<std::string_view> names = SplitFields(header.text);
+Result<TesseraLayout> ParseTesseraHeader(std::string_view source, const TextLine& header) {
+  const std::vector<std::string_view> names = SplitCsvFields(header.text);
   TesseraLayout layout;
   bool ok = names.size() >= kTesseraColumns.size() && names.size() <= kTesseraColumns.size() + 2;
   for (size_t i = 0; ok && i < names.size(); ++i) {
@@ -221,8 +149,9 @@ Result<TesseraLayout> ParseTesseraHeader(std::string_view source, const Line& he
     }
   }
   if (!ok) {
-    return FieldError(source, header.number, "header",
-                      fmt::format("expected {}, got {}", kTesseraHeaderHelp, Quote(header.text)));
+    return FieldError(
+        source, header.number, "header",
+        fmt::format("expected {}, got {}", kTesseraHeaderHelp, QuoteForMessage(header.text)));
   }
   layout.columns = names;
   return layout;
@@ -246,7 +175,8 @@ Result<ProfileEntry> ParseTesseraRow(const RowReader& row, const TesseraLayout& 
   e.key.gpu = (*gpu)->name;
   TESSERA_ASSIGN_OR_RETURN(std::string_view profile, row.Text(2));
   if ((*gpu)->FindProfile(profile) == nullptr) {
-    return row.Error(2, fmt::format("unknown MIG profile {} on {}", Quote(profile), e.key.gpu));
+    return row.Error(
+        2, fmt::format("unknown MIG profile {} on {}", QuoteForMessage(profile), e.key.gpu));
   }
   e.key.profile = std::string(profile);
   TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(3));
@@ -260,15 +190,16 @@ Result<ProfileEntry> ParseTesseraRow(const RowReader& row, const TesseraLayout& 
 
 // ---- ParvaGPU CSV ---------------------------------------------------------
 
-Status CheckParvaHeader(std::string_view source, const std::vector<Line>& lines) {
+Status CheckParvaHeader(std::string_view source, const std::vector<TextLine>& lines) {
   if (lines.empty()) {
     return FieldError(source, 1, "header",
                       fmt::format("empty file, expected {}", kParvaHeaderHelp));
   }
-  const std::vector<std::string_view> names = SplitFields(lines[0].text);
+  const std::vector<std::string_view> names = SplitCsvFields(lines[0].text);
   if (!std::equal(names.begin(), names.end(), kParvaColumns.begin(), kParvaColumns.end())) {
-    return FieldError(source, lines[0].number, "header",
-                      fmt::format("expected {}, got {}", kParvaHeaderHelp, Quote(lines[0].text)));
+    return FieldError(
+        source, lines[0].number, "header",
+        fmt::format("expected {}, got {}", kParvaHeaderHelp, QuoteForMessage(lines[0].text)));
   }
   return Status::Ok();
 }
@@ -301,7 +232,7 @@ Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::s
       const size_t other = zero == 3 ? 4 : 3;
       return row.Error(zero, fmt::format("is 0 but {} is {}; only '0,0' marks an infeasible "
                                          "configuration",
-                                         kParvaColumns[other], Quote(row.Raw(other))));
+                                         kParvaColumns[other], QuoteForMessage(row.Raw(other))));
     }
     out.feasible = false;
   }
@@ -314,19 +245,6 @@ Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::s
 }
 
 // ---- Files ----------------------------------------------------------------
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
-  if (fs::is_directory(st)) return Status::IoError(path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open for reading");
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": read failed");
-  return content.str();
-}
 
 Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view gpu) {
   std::vector<fs::path> files;
@@ -353,7 +271,7 @@ Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view
       return Status::InvalidArgument(fmt::format("{}: model '{}' is already loaded from {}",
                                                  file.string(), model, it->second));
     }
-    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(file.string()));
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(file.string()));
     TESSERA_ASSIGN_OR_RETURN(ProfileTable one,
                              ParseParvaProfileCsv(text, file.string(), model, gpu));
     TESSERA_RETURN_IF_ERROR(table.Merge(one).WithContext(file.string()));
@@ -371,7 +289,7 @@ std::string FormatDouble(double v) {
 }  // namespace
 
 Result<ProfileTable> ParseTesseraProfileCsv(std::string_view text, std::string_view source) {
-  const std::vector<Line> lines = SplitLines(text);
+  const std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kStrip);
   if (lines.empty()) {
     return FieldError(source, 1, "header",
                       fmt::format("empty file, expected {}", kTesseraHeaderHelp));
@@ -396,7 +314,7 @@ Result<ProfileTable> ParseParvaProfileCsv(std::string_view text, std::string_vie
   if (!gpu_model.ok()) return gpu_model.status().WithContext(source);
   const std::string canonical = CanonicalModelName(model);
   if (canonical.empty()) return Status::InvalidArgument(std::string(source) + ": empty model name");
-  const std::vector<Line> lines = SplitLines(text);
+  const std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kStrip);
   TESSERA_RETURN_IF_ERROR(CheckParvaHeader(source, lines));
   ProfileTable table;
   std::map<std::string, int> first_line;  // infeasible rows too: a key appears once
@@ -418,11 +336,11 @@ Result<ProfileTable> LoadProfiles(const std::string& path, std::string_view parv
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
   if (fs::is_directory(st)) return LoadParvaDirectory(path, parva_gpu);
-  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   // The first column tells the formats apart; the parser then checks the rest.
-  const std::vector<Line> lines = SplitLines(text);
+  const std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kStrip);
   const std::string_view header = lines.empty() ? "" : lines[0].text;
-  const std::string_view first = SplitFields(header)[0];
+  const std::string_view first = SplitCsvFields(header)[0];
   if (first == kTesseraColumns[0]) return ParseTesseraProfileCsv(text, path);
   if (first == kParvaColumns[0]) {
     return ParseParvaProfileCsv(text, path, fs::path(path).stem().string(), parva_gpu);
@@ -430,7 +348,7 @@ Result<ProfileTable> LoadProfiles(const std::string& path, std::string_view parv
   return FieldError(path, 1, "header",
                     fmt::format("unrecognized profile CSV header {}; expected a Tessera profile "
                                 "CSV ({}) or a ParvaGPU model CSV ({})",
-                                Quote(header), kTesseraHeaderHelp, kParvaHeaderHelp));
+                                QuoteForMessage(header), kTesseraHeaderHelp, kParvaHeaderHelp));
 }
 
 std::string FormatTesseraProfileCsv(const ProfileTable& table) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_mutator.h"
 #include "test_paths.h"
 
 namespace tessera {
@@ -21,72 +22,16 @@ namespace fs = std::filesystem;
 
 // ---- Helpers --------------------------------------------------------------
 
-// A fresh, empty directory for the current test.
-fs::path TestDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir =
-      fs::temp_directory_path() / (std::string("tessera_") + info->test_suite_name() + "_" +
-                                   info->name() + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::FreshTestDir;
+using testing::WriteTextFile;
 
-void WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// Applies 1 to 3 random edits of the kinds real files suffer: lost, doubled or
-// swapped lines, flipped, inserted or deleted bytes, and numbers replaced by
-// values a parser must reject (or accept) without crashing.
-std::string Mutate(std::string text, std::mt19937& rng) {
-  static const std::array<std::string, 12> kNumbers = {
-      "-1",  "NaN", "nan", "inf", "-inf", "1e400", "", "abc", "0", "1.5", "99999999999999999999",
-      "0x10"};
-  static const std::string kBytes = std::string(",\n\r\"' :-.0\x01\xff", 13) + '\0';
-  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-  auto lines_of = [](const std::string& s) {
-    std::vector<std::string> lines;
-    size_t begin = 0;
-    for (size_t end; (end = s.find('\n', begin)) != std::string::npos; begin = end + 1) {
-      lines.push_back(s.substr(begin, end - begin + 1));
-    }
-    if (begin < s.size()) lines.push_back(s.substr(begin));
-    return lines;
-  };
-  const size_t edits = 1 + pick(3);
-  for (size_t e = 0; e < edits; ++e) {
-    std::vector<std::string> lines = lines_of(text);
-    const size_t op = pick(7);
-    if (op <= 2 && !lines.empty()) {
-      const size_t a = pick(lines.size()), b = pick(lines.size());
-      if (op == 0) lines.erase(lines.begin() + a);
-      if (op == 1) lines.insert(lines.begin() + a, lines[a]);
-      if (op == 2) std::swap(lines[a], lines[b]);
-      text.clear();
-      for (const std::string& l : lines) text += l;
-    } else if (op == 3 && !text.empty()) {
-      text[pick(text.size())] ^= static_cast<char>(1 << pick(8));
-    } else if (op == 4) {
-      text.insert(text.begin() + pick(text.size() + 1), kBytes[pick(kBytes.size())]);
-    } else if (op == 5 && !text.empty()) {
-      text.erase(pick(text.size()), 1);
-    } else if (op == 6) {
-      // Replace the digit run around a random digit.
-      std::vector<size_t> digits;
-      for (size_t i = 0; i < text.size(); ++i) {
-        if (std::isdigit(static_cast<unsigned char>(text[i]))) digits.push_back(i);
-      }
-      if (digits.empty()) continue;
-      size_t begin = digits[pick(digits.size())], end = begin;
-      auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
-      while (begin > 0 && numeric(text[begin - 1])) --begin;
-      while (end < text.size() && numeric(text[end])) ++end;
-      text.replace(begin, end - begin, kNumbers[pick(kNumbers.size())]);
-    }
-  }
-  return text;
-}
+// What CSV mutants are made of: its delimiters and bytes, and numbers a
+// parser must reject (or accept) without crashing.
+const std::array<std::string, 12> kCsvNumbers = {
+    "-1",  "NaN", "nan", "inf", "-inf", "1e400", "", "abc", "0", "1.5", "99999999999999999999",
+    "0x10"};
+const std::string kCsvBytes = std::string(",\n\r\"' :-.0\x01\xff", 13) + '\0';
+const testing::MutationVocabulary kCsvMutations = {kCsvBytes, kCsvNumbers};
 
 // Feeds `runs` mutants of `valid` to `parse`: each must give a value or an
 // error whose message starts with `source`, and never throw.
@@ -96,7 +41,7 @@ void Fuzz(const std::string& valid, const std::string& source, uint32_t seed, in
   std::mt19937 rng(seed);
   int errors = 0;
   for (int i = 0; i < runs; ++i) {
-    const std::string mutant = Mutate(valid, rng);
+    const std::string mutant = testing::Mutate(valid, rng, kCsvMutations);
     EXPECT_NO_THROW({
       auto result = parse(mutant);
       if (!result.ok()) {
@@ -374,10 +319,10 @@ TEST(ProfileIoLoad, MissingPathIsNotFound) {
 }
 
 TEST(ProfileIoLoad, DetectsTheFormatOfAFile) {
-  const fs::path dir = TestDir();
-  WriteFile(dir / "mine.csv", kTesseraCsv);
-  WriteFile(dir / "bert.csv", kParvaCsv);
-  WriteFile(dir / "other.csv", "a,b,c\n1,2,3\n");
+  const fs::path dir = FreshTestDir();
+  WriteTextFile(dir / "mine.csv", kTesseraCsv);
+  WriteTextFile(dir / "bert.csv", kParvaCsv);
+  WriteTextFile(dir / "other.csv", "a,b,c\n1,2,3\n");
 
   Result<ProfileTable> mine = LoadProfiles((dir / "mine.csv").string());
   ASSERT_TRUE(mine.ok()) << mine.status().ToString();
@@ -398,19 +343,19 @@ TEST(ProfileIoLoad, DetectsTheFormatOfAFile) {
 }
 
 TEST(ProfileIoLoad, ReadsEveryCsvOfADirectoryInNameOrder) {
-  const fs::path dir = TestDir();
-  WriteFile(dir / "vgg16.csv", kParvaCsv);
-  WriteFile(dir / "bert.csv", kParvaCsv);
-  WriteFile(dir / "notes.txt", "not a profile");
+  const fs::path dir = FreshTestDir();
+  WriteTextFile(dir / "vgg16.csv", kParvaCsv);
+  WriteTextFile(dir / "bert.csv", kParvaCsv);
+  WriteTextFile(dir / "notes.txt", "not a profile");
   Result<ProfileTable> table = LoadProfiles(dir.string());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ(table->Models(), (std::vector<std::string>{"bert-large", "vgg16"}));
   EXPECT_EQ(table->entries()[0].key.model, "bert-large");  // bert.csv first
 
   // A broken file names itself, its line and its field.
-  WriteFile(dir / "resnet50.csv",
-            "Mig instance,Batch size,Workload Number,Throughput,Latency\n"
-            "1,1,1,abc,0.1\n");
+  WriteTextFile(dir / "resnet50.csv",
+                "Mig instance,Batch size,Workload Number,Throughput,Latency\n"
+                "1,1,1,abc,0.1\n");
   Result<ProfileTable> broken = LoadProfiles(dir.string());
   ASSERT_FALSE(broken.ok());
   EXPECT_TRUE(broken.status().message().starts_with(
@@ -419,7 +364,7 @@ TEST(ProfileIoLoad, ReadsEveryCsvOfADirectoryInNameOrder) {
 
   // Two files of one canonical model is an error, not a silent merge.
   fs::remove(dir / "resnet50.csv");
-  WriteFile(dir / "BERT.csv", kParvaCsv);
+  WriteTextFile(dir / "BERT.csv", kParvaCsv);
   Result<ProfileTable> twice = LoadProfiles(dir.string());
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("model 'bert-large' is already loaded from"),
@@ -429,7 +374,7 @@ TEST(ProfileIoLoad, ReadsEveryCsvOfADirectoryInNameOrder) {
 }
 
 TEST(ProfileIoLoad, DirectoryWithoutCsvIsAnError) {
-  const fs::path dir = TestDir();
+  const fs::path dir = FreshTestDir();
   Result<ProfileTable> r = LoadProfiles(dir.string());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
@@ -486,7 +431,8 @@ TEST(ProfileIoFuzz, ParvaCsvNeverCrashes) {
 TEST(ProfileIoFuzz, FormatOfAnyParsedMutantRoundTrips) {
   std::mt19937 rng(7);
   for (int i = 0; i < 1000; ++i) {
-    Result<ProfileTable> table = ParseTesseraProfileCsv(Mutate(kTesseraCsv, rng), "fuzz.csv");
+    Result<ProfileTable> table =
+        ParseTesseraProfileCsv(testing::Mutate(kTesseraCsv, rng, kCsvMutations), "fuzz.csv");
     if (!table.ok()) continue;
     const std::string csv = FormatTesseraProfileCsv(*table);
     Result<ProfileTable> back = ParseTesseraProfileCsv(csv, "fuzz.csv");

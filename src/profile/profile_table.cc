@@ -21,8 +21,8 @@ std::string EncodeKey(const ProfileKey& key) {
 }
 
 std::string Describe(const ProfileKey& key) {
-  return key.model + " on " + key.gpu + " " + key.profile + " batch " +
-         std::to_string(key.batch) + " procs " + std::to_string(key.procs);
+  return key.model + " on " + key.gpu + " " + key.profile + " batch " + std::to_string(key.batch) +
+         " procs " + std::to_string(key.procs);
 }
 
 bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }

@@ -7,11 +7,9 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +20,7 @@
 
 #include "tessera/gpu_catalog.h"
 #include "tessera/profile_table.h"
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -30,56 +29,6 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 3> kTopKeys = {"name", "gpu", "services"};
 constexpr std::array<std::string_view, 4> kServiceKeys = {"name", "model", "rate_rps", "slo_ms"};
-
-// `value` for a message: control bytes escaped (a stray '\r' or NUL must be
-// visible) and long values shortened.
-std::string Escape(std::string_view value) {
-  constexpr size_t kMax = 80;
-  std::string out;
-  for (char c : value.substr(0, kMax)) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  return value.size() > kMax ? out + "..." : out;
-}
-
-std::string Quote(std::string_view value) { return "'" + Escape(value) + "'"; }
-
-Status FieldError(std::string_view source, int line, std::string_view field,
-                  std::string_view what) {
-  return Status::InvalidArgument(
-      fmt::format("{}:{}: field '{}': {}", source, line, Escape(field), what));
-}
-
-// The whole of `s` as a double; nullopt if it is not a number. 1e400 reads as
-// infinity so that the caller reports it as "not finite".
-std::optional<double> ToDouble(std::string_view s) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || end != s.data() + s.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) return HUGE_VAL;
-  if (ec != std::errc()) return std::nullopt;
-  return value;
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
-  if (fs::is_directory(st)) return Status::IoError(path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open for reading");
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": read failed");
-  return content.str();
-}
-
-// "<source>:<line>" for a service, or "<source>" for a service built in code.
-std::string Where(const Scenario& scenario, int line) {
-  const std::string file = scenario.source.empty() ? "scenario" : scenario.source;
-  return line > 0 ? fmt::format("{}:{}", file, line) : file;
-}
 
 // ---- YAML -----------------------------------------------------------------
 
@@ -102,7 +51,7 @@ class YamlReader {
       case YAML::NodeType::Null:
         return "null";
       case YAML::NodeType::Scalar:
-        return "the scalar " + Quote(node.Scalar());
+        return "the scalar " + QuoteForMessage(node.Scalar());
       case YAML::NodeType::Sequence:
         return "a sequence";
       case YAML::NodeType::Map:
@@ -160,12 +109,12 @@ Result<double> YamlReader::Positive(const YAML::Node& node, std::string_view fie
   const int at = LineOf(node, line);
   if (!node.IsScalar() || node.Tag() == "!") {
     const std::string got =
-        node.IsScalar() ? "the quoted string " + Quote(node.Scalar()) : TypeName(node);
+        node.IsScalar() ? "the quoted string " + QuoteForMessage(node.Scalar()) : TypeName(node);
     return Error(at, field, "expected a number, got " + got);
   }
   const std::optional<double> v = ToDouble(node.Scalar());
   if (!v || !std::isfinite(*v) || *v <= 0) {
-    return Error(at, field, "must be a finite number > 0, got " + Quote(node.Scalar()));
+    return Error(at, field, "must be a finite number > 0, got " + QuoteForMessage(node.Scalar()));
   }
   return *v;
 }
@@ -203,9 +152,9 @@ Status YamlReader::ParseServices(const YAML::Node& node, int line, Scenario& sce
     TESSERA_ASSIGN_OR_RETURN(Service s, ParseService(node[i], i, LineOf(node[i], at)));
     const auto [it, inserted] = first_line.emplace(s.name, s.line);
     if (!inserted) {
-      return Error(
-          LineOf(node[i]["name"], s.line), "name",
-          fmt::format("duplicate service name {} (first at line {})", Quote(s.name), it->second));
+      return Error(LineOf(node[i]["name"], s.line), "name",
+                   fmt::format("duplicate service name {} (first at line {})",
+                               QuoteForMessage(s.name), it->second));
     }
     scenario.services.push_back(std::move(s));
   }
@@ -285,7 +234,8 @@ Status CheckSingleDocument(std::string_view text, std::string_view source) {
       static_cast<size_t>(at.pos) < text.size()) {
     // No progress between the two documents: a token yaml-cpp cannot place.
     return Status::InvalidArgument(fmt::format("{}:{}: YAML syntax error: unexpected {}", source,
-                                               at.line + 1, Quote(text.substr(at.pos, 1))));
+                                               at.line + 1,
+                                               QuoteForMessage(text.substr(at.pos, 1))));
   }
   return FieldError(source, at.line >= 0 ? at.line + 1 : 1, "---",
                     "a second YAML document; a scenario file holds exactly one");
@@ -299,67 +249,46 @@ struct SloFile {
   std::vector<std::vector<std::optional<double>>> rows;
 };
 
-// Absent (N/A or 0), or a finite number >= 0.
+// Absent (N/A or 0), or a finite number >= 0. `cell` is trimmed of spaces and
+// tabs (SplitCsvFields does it).
 Result<std::optional<double>> ParseSloCell(std::string_view cell, std::string_view path, int line,
                                            std::string_view column) {
-  while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
-  while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
   if (cell == "N/A") return std::optional<double>();
   const std::optional<double> v = ToDouble(cell);
   if (!v || !std::isfinite(*v) || *v < 0) {
     return FieldError(path, line, column,
-                      "must be N/A or a finite number >= 0, got " + Quote(cell));
+                      "must be N/A or a finite number >= 0, got " + QuoteForMessage(cell));
   }
   // The artifact reads 0 as "not deployed in this row".
   return *v == 0 ? std::optional<double>() : v;
 }
 
-std::vector<std::string_view> SplitCsv(std::string_view line) {
-  std::vector<std::string_view> fields;
-  while (true) {
-    const size_t comma = line.find(',');
-    fields.push_back(line.substr(0, comma));
-    if (comma == std::string_view::npos) return fields;
-    line.remove_prefix(comma + 1);
-  }
-}
-
-bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t") == std::string_view::npos; }
-
 // Row lines of an SLO file: CRLF and a missing final newline accepted;
 // trailing blank lines ignored, blank lines in between are errors (they would
-// renumber the rows).
-std::vector<std::string_view> SloLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    lines.push_back(line);
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  while (!lines.empty() && IsBlank(lines.back())) lines.pop_back();
+// renumber the rows). A byte-order mark is kept: the first cell then does not
+// read as a number and is reported.
+std::vector<TextLine> SloLines(std::string_view text) {
+  std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kKeep);
+  while (!lines.empty() && IsBlank(lines.back().text)) lines.pop_back();
   return lines;
 }
 
 Result<SloFile> ReadSloFile(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   const std::vector<std::string>& columns = ParvaModelColumns();
   SloFile file{path, {}};
-  const std::vector<std::string_view> lines = SloLines(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const int line = static_cast<int>(i) + 1;
-    const std::vector<std::string_view> cells = SplitCsv(lines[i]);
+  for (const TextLine& line : SloLines(text)) {
+    const std::vector<std::string_view> cells = SplitCsvFields(line.text);
     if (cells.size() != columns.size()) {
-      return FieldError(path, line, "row",
-                        fmt::format("expected {} columns ({}), got {}: {}", columns.size(),
-                                    fmt::join(columns, ","), cells.size(), Quote(lines[i])));
+      return FieldError(
+          path, line.number, "row",
+          fmt::format("expected {} columns ({}), got {}: {}", columns.size(),
+                      fmt::join(columns, ","), cells.size(), QuoteForMessage(line.text)));
     }
     std::vector<std::optional<double>> row;
     for (size_t c = 0; c < cells.size(); ++c) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<double> v,
-                               ParseSloCell(cells[c], path, line, columns[c]));
+                               ParseSloCell(cells[c], path, line.number, columns[c]));
       row.push_back(v);
     }
     file.rows.push_back(std::move(row));
@@ -408,7 +337,7 @@ Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view sourc
 }
 
 Result<Scenario> LoadScenarioYaml(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   return ParseScenarioYaml(text, path);
 }
 
@@ -448,13 +377,19 @@ Result<Scenario> ImportParvaSloRow(const std::string& dir, int row) {
   return scenario;
 }
 
+std::string ServiceLocation(const Scenario& scenario, int line) {
+  const std::string file = scenario.source.empty() ? "scenario" : scenario.source;
+  return line > 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
 Status ValidateScenario(const Scenario& scenario) {
   if (scenario.services.empty()) {
-    return Status::InvalidArgument(Where(scenario, 0) + ": field 'services': empty scenario");
+    return Status::InvalidArgument(ServiceLocation(scenario, 0) +
+                                   ": field 'services': empty scenario");
   }
   std::map<std::string, int> first_line;
   for (const Service& s : scenario.services) {
-    const std::string at = Where(scenario, s.line);
+    const std::string at = ServiceLocation(scenario, s.line);
     if (s.name.empty()) return Status::InvalidArgument(at + ": field 'name': must not be empty");
     if (s.model.empty()) return Status::InvalidArgument(at + ": field 'model': must not be empty");
     if (!std::isfinite(s.rate_rps) || s.rate_rps <= 0) {
@@ -469,7 +404,7 @@ Status ValidateScenario(const Scenario& scenario) {
     if (!inserted) {
       return Status::InvalidArgument(
           fmt::format("{}: field 'name': duplicate service name '{}' (first at {})", at, s.name,
-                      Where(scenario, it->second)));
+                      ServiceLocation(scenario, it->second)));
     }
   }
   return Status::Ok();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_mutator.h"
 #include "test_paths.h"
 
 namespace tessera {
@@ -20,70 +21,16 @@ namespace fs = std::filesystem;
 
 // ---- Helpers --------------------------------------------------------------
 
-// A fresh, empty directory for the current test.
-fs::path TestDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir =
-      fs::temp_directory_path() / (std::string("tessera_") + info->test_suite_name() + "_" +
-                                   info->name() + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::FreshTestDir;
+using testing::WriteTextFile;
 
-void WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// Applies 1 to 3 random edits: lost, doubled or swapped lines, flipped,
-// inserted or deleted bytes, numbers replaced by values a parser must reject.
-std::string Mutate(std::string text, std::mt19937& rng) {
-  static const std::array<std::string, 14> kNumbers = {"-1",     "NaN", ".nan",   "inf", ".inf",
-                                                       "1e400",  "",    "abc",    "0",   "1.5",
-                                                       "\"12\"", "[1]", "{a: 1}", "~"};
-  static const std::string kBytes = std::string(",\n\r\"' :-{}[]#&*!|>\t\x01\xff", 22) + '\0';
-  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-  auto lines_of = [](const std::string& s) {
-    std::vector<std::string> lines;
-    size_t begin = 0;
-    for (size_t end; (end = s.find('\n', begin)) != std::string::npos; begin = end + 1) {
-      lines.push_back(s.substr(begin, end - begin + 1));
-    }
-    if (begin < s.size()) lines.push_back(s.substr(begin));
-    return lines;
-  };
-  const size_t edits = 1 + pick(3);
-  for (size_t e = 0; e < edits; ++e) {
-    std::vector<std::string> lines = lines_of(text);
-    const size_t op = pick(7);
-    if (op <= 2 && !lines.empty()) {
-      const size_t a = pick(lines.size()), b = pick(lines.size());
-      if (op == 0) lines.erase(lines.begin() + a);
-      if (op == 1) lines.insert(lines.begin() + a, lines[a]);
-      if (op == 2) std::swap(lines[a], lines[b]);
-      text.clear();
-      for (const std::string& l : lines) text += l;
-    } else if (op == 3 && !text.empty()) {
-      text[pick(text.size())] ^= static_cast<char>(1 << pick(8));
-    } else if (op == 4) {
-      text.insert(text.begin() + pick(text.size() + 1), kBytes[pick(kBytes.size())]);
-    } else if (op == 5 && !text.empty()) {
-      text.erase(pick(text.size()), 1);
-    } else if (op == 6) {
-      std::vector<size_t> digits;
-      for (size_t i = 0; i < text.size(); ++i) {
-        if (std::isdigit(static_cast<unsigned char>(text[i]))) digits.push_back(i);
-      }
-      if (digits.empty()) continue;
-      size_t begin = digits[pick(digits.size())], end = begin;
-      auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
-      while (begin > 0 && numeric(text[begin - 1])) --begin;
-      while (end < text.size() && numeric(text[end])) ++end;
-      text.replace(begin, end - begin, kNumbers[pick(kNumbers.size())]);
-    }
-  }
-  return text;
-}
+// What YAML mutants are made of: its indicators and bytes, and numbers (and
+// non-numbers) a parser must reject.
+const std::array<std::string, 14> kYamlNumbers = {"-1",     "NaN", ".nan",   "inf", ".inf",
+                                                  "1e400",  "",    "abc",    "0",   "1.5",
+                                                  "\"12\"", "[1]", "{a: 1}", "~"};
+const std::string kYamlBytes = std::string(",\n\r\"' :-{}[]#&*!|>\t\x01\xff", 22) + '\0';
+const testing::MutationVocabulary kYamlMutations = {kYamlBytes, kYamlNumbers};
 
 // Checks one parse of a mutant: a value, or an error that starts with `prefix`
 // (the source name).
@@ -223,8 +170,8 @@ TEST(ScenarioYaml, LoadMissingFileIsNotFound) {
 }
 
 TEST(ScenarioYaml, LoadNamesTheFileInMessages) {
-  const fs::path dir = TestDir();
-  WriteFile(dir / "bad.yaml", "services:\n  - {name: a, model: m, rate_rps: -5, slo_ms: 1}\n");
+  const fs::path dir = FreshTestDir();
+  WriteTextFile(dir / "bad.yaml", "services:\n  - {name: a, model: m, rate_rps: -5, slo_ms: 1}\n");
   Result<Scenario> r = LoadScenarioYaml((dir / "bad.yaml").string());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(
@@ -310,9 +257,9 @@ const std::string kSlos =
     "6434,183,216.5,168.5,418.5,167,211.5,212.5,204.5,399.5,N/A";
 
 TEST(ScenarioParva, ImportsOneRow) {
-  const fs::path dir = TestDir();
-  WriteFile(dir / "SLO_req_rate.csv", kRates);
-  WriteFile(dir / "SLO_latency.csv", kSlos);
+  const fs::path dir = FreshTestDir();
+  WriteTextFile(dir / "SLO_req_rate.csv", kRates);
+  WriteTextFile(dir / "SLO_latency.csv", kSlos);
   Result<Scenario> s = ImportParvaSloRow(dir.string(), 1);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->name, "ParvaGPU row 1");
@@ -331,7 +278,7 @@ TEST(ScenarioParva, ImportsOneRow) {
 }
 
 TEST(ScenarioParva, ErrorMessagesNameFileLineAndField) {
-  const fs::path dir = TestDir();
+  const fs::path dir = FreshTestDir();
   const std::string rates = (dir / "SLO_req_rate.csv").string();
   const std::string slos = (dir / "SLO_latency.csv").string();
   struct Case {
@@ -370,8 +317,8 @@ TEST(ScenarioParva, ErrorMessagesNameFileLineAndField) {
        1, rates + ":1: field 'row': empty scenario: every column is N/A or 0 in this row"},
   };
   for (const Case& c : cases) {
-    WriteFile(rates, c.rates);
-    WriteFile(slos, c.slos);
+    WriteTextFile(rates, c.rates);
+    WriteTextFile(slos, c.slos);
     Result<Scenario> r = ImportParvaSloRow(dir.string(), c.row);
     ASSERT_FALSE(r.ok()) << c.name;
     EXPECT_TRUE(r.status().message().starts_with(c.message))
@@ -431,7 +378,7 @@ TEST(ScenarioFuzz, YamlNeverCrashesOrThrows) {
   int errors = 0;
   constexpr int kRuns = 3000;
   for (int i = 0; i < kRuns; ++i) {
-    const std::string mutant = Mutate(kYaml, rng);
+    const std::string mutant = testing::Mutate(kYaml, rng, kYamlMutations);
     EXPECT_NO_THROW(ExpectValueOrNamedError(ParseScenarioYaml(mutant, "fuzz.yaml"),
                                             "fuzz.yaml:", mutant, errors));
   }
@@ -440,17 +387,17 @@ TEST(ScenarioFuzz, YamlNeverCrashesOrThrows) {
 }
 
 TEST(ScenarioFuzz, SloRowsNeverCrashOrThrow) {
-  const fs::path dir = TestDir();
+  const fs::path dir = FreshTestDir();
   std::mt19937 rng(5);
   int errors = 0;
   constexpr int kRuns = 2000;
   for (int i = 0; i < kRuns; ++i) {
     // Mutate one file at a time so that most mutants stay close to valid.
     const bool rates_file = i % 2 == 0;
-    const std::string rates = rates_file ? Mutate(kRates, rng) : kRates;
-    const std::string slos = rates_file ? kSlos : Mutate(kSlos, rng);
-    WriteFile(dir / "SLO_req_rate.csv", rates);
-    WriteFile(dir / "SLO_latency.csv", slos);
+    const std::string rates = rates_file ? testing::Mutate(kRates, rng, kYamlMutations) : kRates;
+    const std::string slos = rates_file ? kSlos : testing::Mutate(kSlos, rng, kYamlMutations);
+    WriteTextFile(dir / "SLO_req_rate.csv", rates);
+    WriteTextFile(dir / "SLO_latency.csv", slos);
     const int row = 1 + i % 3;  // 3 is out of range unless a line was duplicated
     EXPECT_NO_THROW(ExpectValueOrNamedError(ImportParvaSloRow(dir.string(), row),
                                             (dir / "SLO_").string(), rates + "\n---\n" + slos,

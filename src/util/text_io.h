@@ -1,0 +1,80 @@
+// Small text helpers shared by the file parsers (profile CSVs, scenario YAML,
+// ParvaGPU SLO files): reading a file, splitting it into lines and CSV fields,
+// reading numbers, and quoting input in error messages. Internal to the
+// library: not part of the public include/tessera API.
+//
+// Thread-safety: free functions without state.
+#ifndef TESSERA_UTIL_TEXT_IO_H_
+#define TESSERA_UTIL_TEXT_IO_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/status.h"
+
+namespace tessera {
+
+// ReadTextFile: the whole content of the file at `path`, byte for byte (no
+// newline translation). NotFound "<path>: no such file or directory" when
+// nothing is there; IoError naming the path when it is a directory, cannot be
+// opened or the read fails.
+Result<std::string> ReadTextFile(const std::string& path);
+
+// One physical line of a text, without its line end, and its 1-based number.
+// `text` views the string that was split.
+struct TextLine {
+  int number = 0;
+  std::string_view text;
+};
+
+// Whether SplitLines drops a leading UTF-8 byte-order mark (spreadsheets
+// write one) or keeps it as part of line 1.
+enum class ByteOrderMark { kStrip, kKeep };
+
+// SplitLines: the lines of `text`, numbered from 1. Accepts LF and CRLF line
+// ends (one '\r' that ends a line, before '\n' or at the end of `text`, is
+// dropped) and a missing final newline; a final newline does not start
+// another line, so "" gives no line, "a\n" one and "\n\n" two blank ones.
+// Blank lines are kept. With ByteOrderMark::kStrip a leading
+// "\xEF\xBB\xBF" is dropped first. The views point into `text`.
+std::vector<TextLine> SplitLines(std::string_view text, ByteOrderMark bom);
+
+// Trim: `s` without leading and trailing spaces and tabs (no other byte is
+// white space here: a stray '\r' stays visible).
+std::string_view Trim(std::string_view s);
+
+// IsBlank: true iff `s` holds nothing but spaces and tabs (or nothing).
+bool IsBlank(std::string_view s);
+
+// SplitCsvFields: the comma-separated fields of one line, each passed through
+// Trim. The formats read here have no quoting: every ',' separates. Always at
+// least one field ("" gives {""}, "a," gives {"a", ""}). The views point into
+// `line`.
+std::vector<std::string_view> SplitCsvFields(std::string_view line);
+
+// ToDouble: the whole of `s` as a double in std::from_chars syntax ("1.5",
+// "-2", "6.5e2", "inf", "nan"); nullopt when `s` is empty, has anything
+// around the number (" 3 ", "3x", "+3") or is not a number. A value out of a
+// double's range rounds as strtod does: "1e400" gives +infinity and "-1e400"
+// -infinity (so the caller reports them as not finite), "1e-400" gives 0.
+// The result is not checked to be finite.
+std::optional<double> ToDouble(std::string_view s);
+
+// EscapeForMessage: `value` as it may appear in an error message: bytes below
+// 0x20 and 0x7f written as "\xNN" (a stray '\r' or NUL must be visible), and
+// more than 80 bytes shortened to the first 80 followed by "...".
+std::string EscapeForMessage(std::string_view value);
+
+// QuoteForMessage: EscapeForMessage(value) between single quotes.
+std::string QuoteForMessage(std::string_view value);
+
+// FieldError: InvalidArgument "<source>:<line>: field '<field>': <what>", the
+// form every parser error takes; `field` goes through EscapeForMessage,
+// `what` is used as given.
+Status FieldError(std::string_view source, int line, std::string_view field, std::string_view what);
+
+}  // namespace tessera
+
+#endif  // TESSERA_UTIL_TEXT_IO_H_
