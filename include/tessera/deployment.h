@@ -25,8 +25,8 @@ struct Instance {
 };
 
 struct GpuAssignment {
-  int index = 0;  // global GPU index, 0-based
-  int node = 0;   // index / gpus_per_node
+  int index = 0;                    // global GPU index, 0-based
+  int node = 0;                     // index / gpus_per_node
   std::vector<Instance> instances;  // sorted by start
 };
 

@@ -22,26 +22,26 @@ namespace tessera {
 
 // One GPU instance profile, e.g. 3g.40gb on an A100-80GB.
 struct MigProfile {
-  std::string name;        // as nvidia-smi prints it, e.g. "3g.40gb" or "1g.10gb+me"
-  int id = 0;              // the ID `nvidia-smi mig -cgi` takes (not the NVML enum)
-  int compute_slices = 0;  // g: GPCs / compute slices
-  int memory_slices = 0;   // placement size in memory slices
-  double memory_gib = 0;   // usable memory, as `-lgip` reports it
-  int sms = 0;             // streaming multiprocessors
-  int max_instances = 0;   // how many fit on one GPU (1 for +me profiles)
-  std::vector<int> starts;  // allowed first memory slices (`-lgipp`)
+  std::string name;               // as nvidia-smi prints it, e.g. "3g.40gb" or "1g.10gb+me"
+  int id = 0;                     // the ID `nvidia-smi mig -cgi` takes (not the NVML enum)
+  int compute_slices = 0;         // g: GPCs / compute slices
+  int memory_slices = 0;          // placement size in memory slices
+  double memory_gib = 0;          // usable memory, as `-lgip` reports it
+  int sms = 0;                    // streaming multiprocessors
+  int max_instances = 0;          // how many fit on one GPU (1 for +me profiles)
+  std::vector<int> starts;        // allowed first memory slices (`-lgipp`)
   bool media_extensions = false;  // "+me": at most one per GPU
-  bool inferred = false;  // some figure inferred, not read off a published table
+  bool inferred = false;          // some figure inferred, not read off a published table
 };
 
 // A GPU model with MIG.
 struct GpuModel {
-  std::string name;          // catalog key, lower case: "a100-80gb"
-  std::string display_name;  // "NVIDIA A100 80GB (SXM4/PCIe)"
-  int compute_slices = 0;    // C: 7 on A100/H100/H200, 4 on A30
-  int memory_slices = 0;     // M: 8 on A100/H100/H200, 4 on A30
-  double memory_gib = 0;     // total memory of the board
-  int sms = 0;               // SMs usable by the full-GPU profile
+  std::string name;                 // catalog key, lower case: "a100-80gb"
+  std::string display_name;         // "NVIDIA A100 80GB (SXM4/PCIe)"
+  int compute_slices = 0;           // C: 7 on A100/H100/H200, 4 on A30
+  int memory_slices = 0;            // M: 8 on A100/H100/H200, 4 on A30
+  double memory_gib = 0;            // total memory of the board
+  int sms = 0;                      // SMs usable by the full-GPU profile
   double memory_bandwidth_gbs = 0;  // HBM bandwidth of the full GPU, GB/s
   double fp16_tensor_tflops = 0;    // dense FP16 tensor-core peak of the full GPU
   std::vector<MigProfile> profiles;

@@ -30,8 +30,7 @@ struct PlanReport {
 // GPUs renumbered densely (empty ones dropped), instances sorted by start,
 // service outcomes in scenario order, metrics against `bound`.
 Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
-                           std::string_view planner_name, const LowerBound& bound,
-                           double plan_ms);
+                           std::string_view planner_name, const LowerBound& bound, double plan_ms);
 
 // Times planner.Plan() with `clock` and builds the report against
 // StrongestBound(problem). Propagates the planner's error Status.

@@ -33,8 +33,8 @@ struct ProfileKey {
 
 struct ProfileEntry {
   ProfileKey key;
-  double throughput_rps = 0;  // whole segment, requests per second
-  double latency_ms = 0;      // one batch on one process, mean
+  double throughput_rps = 0;      // whole segment, requests per second
+  double latency_ms = 0;          // one batch on one process, mean
   std::optional<double> p99_ms;   // tail latency of one batch, when measured
   std::optional<double> mem_gib;  // peak memory of the segment, when measured
 };
@@ -50,8 +50,7 @@ class ProfileTable {
   // The entry for `key`, or nullptr.
   const ProfileEntry* Find(const ProfileKey& key) const;
   // Every entry of (model, gpu), in insertion order.
-  std::vector<const ProfileEntry*> EntriesFor(std::string_view model,
-                                              std::string_view gpu) const;
+  std::vector<const ProfileEntry*> EntriesFor(std::string_view model, std::string_view gpu) const;
   bool HasModel(std::string_view model, std::string_view gpu) const;
   // Distinct model names / GPU names, sorted.
   std::vector<std::string> Models() const;

@@ -66,7 +66,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "a Result without a value needs an error Status");
   }
@@ -100,9 +100,9 @@ class [[nodiscard]] Result {
 }  // namespace tessera
 
 // Propagates an error Status from an expression returning Status.
-#define TESSERA_RETURN_IF_ERROR(expr)            \
-  do {                                           \
-    ::tessera::Status tessera_status_ = (expr);  \
+#define TESSERA_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::tessera::Status tessera_status_ = (expr);        \
     if (!tessera_status_.ok()) return tessera_status_; \
   } while (false)
 
@@ -111,10 +111,10 @@ class [[nodiscard]] Result {
 
 // Evaluates a Result<T> expression; on error returns its Status, otherwise
 // moves the value into `lhs` (which may be a declaration such as `auto x`).
-#define TESSERA_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto TESSERA_CONCAT_(tessera_result_, __LINE__) = (expr);                   \
-  if (!TESSERA_CONCAT_(tessera_result_, __LINE__).ok())                       \
-    return TESSERA_CONCAT_(tessera_result_, __LINE__).status();               \
+#define TESSERA_ASSIGN_OR_RETURN(lhs, expr)                     \
+  auto TESSERA_CONCAT_(tessera_result_, __LINE__) = (expr);     \
+  if (!TESSERA_CONCAT_(tessera_result_, __LINE__).ok())         \
+    return TESSERA_CONCAT_(tessera_result_, __LINE__).status(); \
   lhs = std::move(TESSERA_CONCAT_(tessera_result_, __LINE__)).value()
 
 #endif  // TESSERA_STATUS_H_

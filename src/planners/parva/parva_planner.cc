@@ -225,9 +225,8 @@ class ParvaPlanner : public Planner {
   // ALLOCATIONOPTIMIZATION.
   void Optimize(const GpuModel& gpu, const std::vector<Configuration>& configs,
                 Allocator& allocator) const {
-    const int threshold = options_.optimize_threshold > 0
-                              ? options_.optimize_threshold
-                              : 4 * gpu.compute_slices / 7;
+    const int threshold =
+        options_.optimize_threshold > 0 ? options_.optimize_threshold : 4 * gpu.compute_slices / 7;
     std::vector<double> freed(configs.size(), 0.0);
     for (int i = static_cast<int>(allocator.gpus().size()) - 1; i >= 0; --i) {
       const GpuState& g = allocator.gpus()[i];

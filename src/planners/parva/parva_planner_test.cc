@@ -16,8 +16,8 @@ Deployment PlanWith(const ParvaOptions& options, const Problem& problem) {
   Result<PlanReport> report = RunPlanner(*planner, problem, PlanContext{});
   EXPECT_TRUE(report.ok());
   const Deployment& d = report->deployment;
-  EXPECT_TRUE(ValidateDeployment(d, problem.scenario(), testing::TinyTable(), LatencyRule{})
-                  .empty());
+  EXPECT_TRUE(
+      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), LatencyRule{}).empty());
   return d;
 }
 
@@ -53,8 +53,7 @@ TEST(ParvaPlanner, OptimizationSplitsALightGpuIntoSmallSegments) {
   // ceil(80/100) = 1 1g: 2g@0 and 1g at the first free preferred start, 6.
   ParvaOptions unopt;
   unopt.optimize = false;
-  EXPECT_EQ(Profiles(PlanWith(unopt, TinyProblem({250}))),
-            (std::vector<std::string>{"3g.40gb@4"}));
+  EXPECT_EQ(Profiles(PlanWith(unopt, TinyProblem({250}))), (std::vector<std::string>{"3g.40gb@4"}));
   EXPECT_EQ(Profiles(PlanWith({}, TinyProblem({250}))),
             (std::vector<std::string>{"2g.20gb@0", "1g.10gb@6"}));
 }
@@ -66,8 +65,8 @@ TEST(ParvaPlanner, BestFitFillsTheFullestGpuThatHasRoom) {
   o.optimize = false;
   Deployment d = PlanWith(o, TinyProblem({1000, 1000}));
   ASSERT_EQ(d.gpus.size(), 3u);
-  EXPECT_EQ(Profiles(d), (std::vector<std::string>{"7g.80gb@0", "7g.80gb@0", "2g.20gb@0",
-                                                   "2g.20gb@4"}));
+  EXPECT_EQ(Profiles(d),
+            (std::vector<std::string>{"7g.80gb@0", "7g.80gb@0", "2g.20gb@0", "2g.20gb@4"}));
 }
 
 TEST(ParvaPlanner, SingleVariantUsesOneProcessPerSegment) {
