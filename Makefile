@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 WERROR ?= $(or $(TESSERA_WERROR),OFF)
 SCENARIO ?= examples/scenarios/s3.yaml
 
-.PHONY: setup configure build run test bench format clean
+.PHONY: setup configure build build-cli run test bench format clean
 
 setup:
 	@./scripts/setup.sh
@@ -16,8 +16,11 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) -- --no-print-directory
 
+build-cli: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target tessera -- --no-print-directory
+
 # Plans a bundled scenario on the embedded default profiles and draws every GPU.
-run: build
+run: build-cli
 	./$(BUILD_DIR)/tessera plan --scenario $(SCENARIO) --svg $(BUILD_DIR)/plan.svg
 	@echo "SVG of every GPU written to $(BUILD_DIR)/plan.svg"
 
