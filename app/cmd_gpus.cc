@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -16,7 +17,46 @@ struct GpusFlags {
   std::string gpu;
   bool layouts = false;
   bool all_profiles = false;
+  std::string format = "table";
 };
+
+// The profiles --layouts enumerates: primary ones, or every non-media one.
+std::vector<int> LayoutProfiles(const GpuModel& gpu, bool all_profiles) {
+  return all_profiles ? gpu.NonMediaProfiles() : gpu.PrimaryProfiles();
+}
+
+nlohmann::ordered_json GpuJson(const GpuModel& gpu, const GpusFlags& flags) {
+  nlohmann::ordered_json out = {{"name", gpu.name},
+                                {"display_name", gpu.display_name},
+                                {"compute_slices", gpu.compute_slices},
+                                {"memory_slices", gpu.memory_slices},
+                                {"memory_gib", gpu.memory_gib},
+                                {"sms", gpu.sms},
+                                {"profiles", nlohmann::ordered_json::array()}};
+  for (const MigProfile& p : gpu.profiles) {
+    out["profiles"].push_back({{"name", p.name},
+                               {"id", p.id},
+                               {"compute_slices", p.compute_slices},
+                               {"memory_slices", p.memory_slices},
+                               {"memory_gib", p.memory_gib},
+                               {"sms", p.sms},
+                               {"max_instances", p.max_instances},
+                               {"starts", p.starts},
+                               {"media_extensions", p.media_extensions},
+                               {"inferred", p.inferred}});
+  }
+  if (!flags.layouts) return out;
+  out["layouts"] = nlohmann::ordered_json::array();
+  for (const Layout& layout :
+       EnumerateMaximalLayouts(gpu, LayoutProfiles(gpu, flags.all_profiles))) {
+    nlohmann::ordered_json placements = nlohmann::ordered_json::array();
+    for (const Placement& p : layout) {
+      placements.push_back({{"profile", gpu.profiles[p.profile].name}, {"start", p.start}});
+    }
+    out["layouts"].push_back(std::move(placements));
+  }
+  return out;
+}
 
 std::string Starts(const MigProfile& p) {
   return fmt::format("{{{}}}:{}", fmt::join(p.starts, ","), p.memory_slices);
@@ -37,14 +77,8 @@ std::string DescribeGpu(const GpuModel& gpu) {
 }
 
 std::string DescribeLayouts(const GpuModel& gpu, bool all_profiles) {
-  std::vector<int> profiles = gpu.PrimaryProfiles();
-  if (all_profiles) {
-    profiles.clear();
-    for (size_t i = 0; i < gpu.profiles.size(); ++i) {
-      if (!gpu.profiles[i].media_extensions) profiles.push_back(static_cast<int>(i));
-    }
-  }
-  const std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
+  const std::vector<Layout> layouts =
+      EnumerateMaximalLayouts(gpu, LayoutProfiles(gpu, all_profiles));
   std::string out = fmt::format("  {} maximal layouts, {} distinct profile mixes ({} profiles):\n",
                                 layouts.size(), DistinctMixes(gpu, layouts).size(),
                                 all_profiles ? "all non-media" : "primary");
@@ -64,6 +98,12 @@ int RunGpus(const GpusFlags& flags) {
     gpus.push_back(*gpu);
   } else {
     for (const GpuModel& gpu : AllGpus()) gpus.push_back(&gpu);
+  }
+  if (flags.format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const GpuModel* gpu : gpus) out.push_back(GpuJson(*gpu, flags));
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
   }
   for (const GpuModel* gpu : gpus) {
     std::cout << DescribeGpu(*gpu);
@@ -88,6 +128,9 @@ void AddGpusCommand(CLI::App& app, int& exit_code) {
       "  tessera gpus --gpu a100-80gb --layouts");
   cmd->add_option("--gpu", flags->gpu, "Only this GPU (" + GpuNames() + ")");
   cmd->add_flag("--layouts", flags->layouts, "List the maximal layouts of each GPU");
+  cmd->add_option("--format", flags->format, "table (for people) or json (for programs)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   cmd->add_flag("--all-profiles", flags->all_profiles,
                 "Layouts over every non-media profile (adds the 1g with two memory slices)");
   cmd->callback([flags, &exit_code] { exit_code = RunGpus(*flags); });

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -205,6 +206,12 @@ TEST_F(CliTest, CompareShowsEveryPlannerAndGpusListsLayouts) {
   Outcome g = Tessera("gpus --gpu a100-80gb --layouts");
   EXPECT_EQ(g.exit_code, 0);
   EXPECT_NE(g.out.find("19 maximal layouts, 14 distinct profile mixes"), std::string::npos);
+  Outcome j = Tessera("gpus --gpu a30-24gb --layouts --format json");
+  EXPECT_EQ(j.exit_code, 0);
+  const nlohmann::json parsed = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_TRUE(parsed.is_array()) << j.out;
+  EXPECT_EQ(parsed[0]["name"], "a30-24gb");
+  EXPECT_EQ(parsed[0]["layouts"].size(), 5u);  // 4 | 2,2 | 2,1,1 | 1,1,2 | 1,1,1,1
 }
 
 TEST_F(CliTest, ProfilesSynthRoundTripsThroughPlan) {

@@ -54,6 +54,8 @@ struct GpuModel {
   // the fewest memory slices and no media extensions (on A100-80GB: 1g.10gb,
   // 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb). Sorted by compute size.
   std::vector<int> PrimaryProfiles() const;
+  // Indices of every profile without media extensions, in catalog order.
+  std::vector<int> NonMediaProfiles() const;
   // The primary profile with `compute_slices`, or -1.
   int PrimaryProfileWithComputeSlices(int compute_slices) const;
 };

@@ -125,6 +125,14 @@ std::vector<int> GpuModel::PrimaryProfiles() const {
   return primary;
 }
 
+std::vector<int> GpuModel::NonMediaProfiles() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    if (!profiles[i].media_extensions) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 int GpuModel::PrimaryProfileWithComputeSlices(int g) const {
   for (int i : PrimaryProfiles()) {
     if (profiles[i].compute_slices == g) return i;

@@ -53,13 +53,7 @@ TEST(MigLayout, MaximalLayoutCounts) {
   };
   for (const Case& c : cases) {
     const GpuModel& gpu = Gpu(c.gpu);
-    std::vector<int> profiles = gpu.PrimaryProfiles();
-    if (c.all_non_me) {
-      profiles.clear();
-      for (size_t i = 0; i < gpu.profiles.size(); ++i) {
-        if (!gpu.profiles[i].media_extensions) profiles.push_back(static_cast<int>(i));
-      }
-    }
+    const std::vector<int> profiles = c.all_non_me ? gpu.NonMediaProfiles() : gpu.PrimaryProfiles();
     std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
     EXPECT_EQ(layouts.size(), c.layouts) << c.gpu;
     EXPECT_EQ(DistinctMixes(gpu, layouts).size(), c.mixes) << c.gpu;
