@@ -76,27 +76,34 @@ Needs TotalNeeds(const Problem& problem) {
   return total;
 }
 
-}  // namespace
-
-LowerBound FractionalBound(const Problem& problem) {
-  const GpuModel& gpu = problem.gpu();
-  const Needs total = TotalNeeds(problem);
+// The two bounds of one sum of needs, so StrongestBound runs the covering
+// dynamic programs once.
+LowerBound FractionalFrom(const Needs& total, const GpuModel& gpu) {
   return {CeilBound(std::max(total.fractional_compute / gpu.compute_slices,
                              total.fractional_memory / gpu.memory_slices)),
           "fractional"};
 }
 
-LowerBound IntegerCoverBound(const Problem& problem) {
-  const GpuModel& gpu = problem.gpu();
-  const Needs total = TotalNeeds(problem);
+LowerBound CoverFrom(const Needs& total, const GpuModel& gpu) {
   const double gpus = std::max(static_cast<double>(total.cover_compute) / gpu.compute_slices,
                                static_cast<double>(total.cover_memory) / gpu.memory_slices);
   return {CeilBound(gpus), "integer-cover"};
 }
 
+}  // namespace
+
+LowerBound FractionalBound(const Problem& problem) {
+  return FractionalFrom(TotalNeeds(problem), problem.gpu());
+}
+
+LowerBound IntegerCoverBound(const Problem& problem) {
+  return CoverFrom(TotalNeeds(problem), problem.gpu());
+}
+
 LowerBound StrongestBound(const Problem& problem) {
-  LowerBound fractional = FractionalBound(problem);
-  LowerBound cover = IntegerCoverBound(problem);
+  const Needs total = TotalNeeds(problem);
+  LowerBound fractional = FractionalFrom(total, problem.gpu());
+  LowerBound cover = CoverFrom(total, problem.gpu());
   return cover.gpus >= fractional.gpus ? cover : fractional;
 }
 
