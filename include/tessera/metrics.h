@@ -26,6 +26,14 @@
 
 namespace tessera {
 
+// Compute and memory slices the instances of one GPU occupy. A profile the
+// GPU model lacks counts as 0 (the validator reports it).
+struct SliceUsage {
+  int compute = 0;
+  int memory = 0;
+};
+SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu);
+
 struct LowerBound {
   int gpus = 0;
   std::string kind;  // "fractional" | "integer-cover"

@@ -13,6 +13,7 @@
 
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
+#include "tessera/metrics.h"
 
 namespace tessera {
 namespace {
@@ -300,14 +301,8 @@ int MemorySlices(const GpuModel& gpu, const std::string& profile) {
   return p == nullptr ? 1 : p->memory_slices;
 }
 
-int ComputeSlices(const GpuModel& gpu, const std::string& profile) {
-  const MigProfile* p = gpu.FindProfile(profile);
-  return p == nullptr ? 0 : p->compute_slices;
-}
-
 void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::string& out) {
-  int gpcs = 0;
-  for (const Instance& i : g.instances) gpcs += ComputeSlices(gpu, i.profile);
+  const int gpcs = UsedSlices(g, gpu).compute;
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"{1}\" font-size=\"13\" font-weight=\"bold\" "
                  "fill=\"#222222\">GPU {2} (node {3})</text>\n"

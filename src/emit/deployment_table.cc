@@ -9,6 +9,7 @@
 
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
+#include "tessera/metrics.h"
 
 namespace tessera {
 namespace {
@@ -73,15 +74,9 @@ void AppendHeader(const Deployment& d, std::string& out) {
 void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, std::string& out) {
   fmt::format_to(Out(out), "\nGPU {} (node {})", g.index, g.node);
   if (model != nullptr) {
-    int compute = 0, memory = 0;
-    for (const Instance& i : g.instances) {
-      if (const MigProfile* p = model->FindProfile(i.profile)) {
-        compute += p->compute_slices;
-        memory += p->memory_slices;
-      }
-    }
-    fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", compute,
-                   model->compute_slices, memory, model->memory_slices);
+    const SliceUsage used = UsedSlices(g, *model);
+    fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", used.compute,
+                   model->compute_slices, used.memory, model->memory_slices);
   }
   out += '\n';
 }

@@ -92,6 +92,17 @@ LowerBound CoverFrom(const Needs& total, const GpuModel& gpu) {
 
 }  // namespace
 
+SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu) {
+  SliceUsage used;
+  for (const Instance& inst : assignment.instances) {
+    if (const MigProfile* p = gpu.FindProfile(inst.profile)) {
+      used.compute += p->compute_slices;
+      used.memory += p->memory_slices;
+    }
+  }
+  return used;
+}
+
 LowerBound FractionalBound(const Problem& problem) {
   return FractionalFrom(TotalNeeds(problem), problem.gpu());
 }

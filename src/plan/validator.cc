@@ -6,6 +6,7 @@
 #include <map>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/metrics.h"
 #include "tessera/mig_layout.h"
 
 namespace tessera {
@@ -134,9 +135,7 @@ class Checker {
     int gpus = 0, gpcs = 0;
     for (const GpuAssignment& g : d_.gpus) {
       if (!g.instances.empty()) ++gpus;
-      for (const Instance& inst : g.instances) {
-        if (const MigProfile* p = gpu_->FindProfile(inst.profile)) gpcs += p->compute_slices;
-      }
+      gpcs += UsedSlices(g, *gpu_).compute;
     }
     if (gpus != d_.metrics.gpus || gpcs != d_.metrics.gpcs) {
       Add("consistency", "metrics",
