@@ -20,6 +20,9 @@ struct Segment {
 struct Configuration {
   std::map<int, Triplet> best;  // profile index -> best feasible triplet
   std::optional<Triplet> optimal;
+  // The best triplets of the primary 1g and 2g profiles: what allocation
+  // optimization re-serves freed throughput with.
+  std::optional<Triplet> small_1g, small_2g;
   std::vector<Segment> segments;  // n optimal ones, then the last one
 };
 
@@ -65,7 +68,11 @@ bool SmallerProfile(const GpuModel& gpu, int a, int b) {
 
 class Configurator {
  public:
-  Configurator(const Problem& problem, bool use_mps) : problem_(problem), use_mps_(use_mps) {}
+  Configurator(const Problem& problem, bool use_mps)
+      : problem_(problem),
+        use_mps_(use_mps),
+        primary_1g_(problem.gpu().PrimaryProfileWithComputeSlices(1)),
+        primary_2g_(problem.gpu().PrimaryProfileWithComputeSlices(2)) {}
 
   // Algorithm 1, TRIPLETDECISION + DEMANDMATCHING, for service `index`.
   Configuration Configure(int index) const {
@@ -73,6 +80,8 @@ class Configurator {
     c.best = BestTriplets(problem_.services()[index]);
     if (c.best.empty()) return c;
     c.optimal = Optimal(c.best);
+    c.small_1g = Find(c.best, primary_1g_);
+    c.small_2g = Find(c.best, primary_2g_);
     const double rate = problem_.services()[index].service.rate_rps;
     const double t_opt = c.optimal->throughput_rps;
     long n = static_cast<long>(std::floor(rate / t_opt));
@@ -130,8 +139,15 @@ class Configurator {
     return sorted;
   }
 
+  static std::optional<Triplet> Find(const std::map<int, Triplet>& best, int profile) {
+    auto it = best.find(profile);
+    return it == best.end() ? std::nullopt : std::optional<Triplet>(it->second);
+  }
+
   const Problem& problem_;
   bool use_mps_;
+  int primary_1g_;
+  int primary_2g_;
 };
 
 struct GpuState {
@@ -235,8 +251,7 @@ class ParvaPlanner : public Planner {
       for (const PlacedSegment& seg : removed) {
         allocator.Remove(i, seg);
         freed[seg.service] += seg.triplet.throughput_rps;
-        for (const Segment& small :
-             SmallSegments(gpu, configs[seg.service], seg, freed[seg.service])) {
+        for (const Segment& small : SmallSegments(configs[seg.service], seg, freed[seg.service])) {
           freed[seg.service] -= small.triplet.throughput_rps;
           allocator.Place(small);
         }
@@ -246,10 +261,10 @@ class ParvaPlanner : public Planner {
 
   // SMALLSEGMENTS: 1g and 2g segments covering `freed`; the removed segment
   // itself when the service can run on neither.
-  static std::vector<Segment> SmallSegments(const GpuModel& gpu, const Configuration& config,
+  static std::vector<Segment> SmallSegments(const Configuration& config,
                                             const PlacedSegment& removed, double freed) {
-    const Triplet* t1 = BestWithComputeSlices(gpu, config, 1);
-    const Triplet* t2 = BestWithComputeSlices(gpu, config, 2);
+    const std::optional<Triplet>& t1 = config.small_1g;
+    const std::optional<Triplet>& t2 = config.small_2g;
     std::vector<Segment> out;
     auto add = [&](const Triplet& t, long count) {
       for (long k = 0; k < count; ++k) out.push_back({removed.service, t});
@@ -270,13 +285,6 @@ class ParvaPlanner : public Planner {
     const Triplet& only = t1 ? *t1 : *t2;
     add(only, ceil_count(freed, only.throughput_rps));
     return out;
-  }
-
-  static const Triplet* BestWithComputeSlices(const GpuModel& gpu, const Configuration& config,
-                                              int slices) {
-    const int primary = gpu.PrimaryProfileWithComputeSlices(slices);
-    auto it = config.best.find(primary);
-    return it == config.best.end() ? nullptr : &it->second;
   }
 
   ParvaOptions options_;
