@@ -7,6 +7,7 @@ packages=(
   cmake g++ make
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
+  coinor-libcbc-dev pkg-config
 )
 
 missing=()

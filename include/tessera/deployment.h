@@ -7,6 +7,7 @@
 #ifndef TESSERA_DEPLOYMENT_H_
 #define TESSERA_DEPLOYMENT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct GpuAssignment {
   int index = 0;                    // global GPU index, 0-based
   int node = 0;                     // index / gpus_per_node
   std::vector<Instance> instances;  // sorted by start
+  // The catalog model when it differs from Deployment::gpu (a mixed pool);
+  // empty = Deployment::gpu.
+  std::string gpu;
 };
 
 enum class ServiceStatus { kOk, kInfeasible };
@@ -52,15 +56,27 @@ struct Metrics {
   std::string lower_bound_kind;  // "fractional" | "integer-cover" | ...
   double gap = 0;                // gpus / lower_bound - 1 (0 when both are 0)
   double plan_ms = 0;            // planner wall time, files excluded
+  // Set by planners that prove a bound: whether the plan's objective (GPUs,
+  // or the hourly cost of a priced pool) is proven optimal.
+  std::optional<bool> proven_optimal;
+  // Hourly price of the GPUs used, and a proven lower bound on the cheapest
+  // plan's (0 = unknown); both 0 when the pool has no prices.
+  double cost_per_hour = 0;
+  double cost_lower_bound = 0;
 };
 
 struct Deployment {
-  std::string gpu;      // catalog name
+  std::string gpu;      // catalog name (the first of a mixed pool)
   std::string planner;  // registry name
   std::vector<GpuAssignment> gpus;
   std::vector<ServiceOutcome> services;  // scenario order
   Metrics metrics;
 };
+
+// The catalog name of `assignment`'s GPU model.
+inline const std::string& GpuModelName(const Deployment& d, const GpuAssignment& assignment) {
+  return assignment.gpu.empty() ? d.gpu : assignment.gpu;
+}
 
 }  // namespace tessera
 

@@ -12,6 +12,8 @@
 //     - integer cover: each service needs whole segments; the fewest compute
 //       slices covering its rate (an exact unbounded covering knapsack) and,
 //       separately, the fewest memory slices; ceil(max(sum / C, sum / M)).
+//    In a mixed pool each service counts on the model where its share of a
+//    GPU is least, so both stay valid.
 //    The integer cover is never weaker than the fractional bound.
 //
 // Thread-safety: pure functions.
@@ -34,6 +36,11 @@ struct SliceUsage {
 };
 SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu);
 
+// The catalog model of `assignment` (GpuModelName); `fallback` when that is
+// its name or the name is not in the catalog (the validator reports it).
+const GpuModel& ModelOf(const Deployment& deployment, const GpuAssignment& assignment,
+                        const GpuModel& fallback);
+
 struct LowerBound {
   int gpus = 0;
   std::string kind;  // "fractional" | "integer-cover"
@@ -46,7 +53,8 @@ LowerBound IntegerCoverBound(const Problem& problem);
 LowerBound StrongestBound(const Problem& problem);
 
 // gpus, gpcs, internal slack and external fragmentation of `deployment`,
-// with `bound` and its gap, and `plan_ms`.
+// with `bound` and its gap, and `plan_ms`. `gpu` is the model of GPUs that
+// name none (GpuAssignment::gpu empty).
 Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const LowerBound& bound,
                        double plan_ms);
 

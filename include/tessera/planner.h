@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,20 @@ struct PlacedSegment {
   int start = 0;  // first memory slice of the MIG instance
 };
 
+// What a planner that searches to optimality proves about its plan. The
+// objective is the number of GPUs, or the hourly cost when the pool is priced.
+struct SolverProof {
+  double objective = 0;  // the plan's objective value
+  double bound = 0;      // proven lower bound on the best objective value
+  bool optimal = false;  // objective == bound, proven
+};
+
 struct PlanResult {
   // GPUs in index order; a planner may leave some empty (they are dropped).
+  // A GPU's model is the pool entry of its segments' triplets.
   std::vector<std::vector<PlacedSegment>> gpus;
+  // Set by planners that prove bounds (e.g. "exact").
+  std::optional<SolverProof> proof;
 };
 
 class Planner {

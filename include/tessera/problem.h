@@ -56,6 +56,14 @@ struct Triplet {
   int procs = 1;
   double throughput_rps = 0;  // whole segment
   double latency_ms = 0;      // per batch
+  int pool = 0;               // which GPU model of Problem::pool() it runs on
+};
+
+// One GPU model a plan may use, with its price and an optional cap.
+struct GpuOffer {
+  const GpuModel* gpu = nullptr;
+  double price_per_hour = 0;  // 0 = not priced
+  int max_count = 0;          // 0 = no limit
 };
 
 struct ServiceSpec {
@@ -75,7 +83,12 @@ class Problem {
   static Result<Problem> Build(const Scenario& scenario, const GpuModel& gpu,
                                const ProfileTable& profiles, const LatencyRule& rule);
 
+  // The GPU model of a single-model problem; the first of the pool otherwise.
   const GpuModel& gpu() const { return *gpu_; }
+  // The GPU models a plan may use: one for a problem made by Build.
+  const std::vector<GpuOffer>& pool() const { return pool_; }
+  // True iff some GPU model of the pool has a price: plans then minimise cost.
+  bool priced() const;
   const Scenario& scenario() const { return scenario_; }
   const LatencyRule& rule() const { return rule_; }
   const std::vector<ServiceSpec>& services() const { return services_; }
@@ -86,6 +99,7 @@ class Problem {
   Problem() = default;
 
   const GpuModel* gpu_ = nullptr;
+  std::vector<GpuOffer> pool_;
   Scenario scenario_;
   LatencyRule rule_;
   std::vector<ServiceSpec> services_;

@@ -31,6 +31,7 @@ using OrderedJson = nlohmann::ordered_json;  // keeps DESIGN.md's key order
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
 constexpr std::array<std::string_view, 3> kGpuKeys = {"index", "node", "instances"};
+constexpr std::array<std::string_view, 1> kGpuOptionalKeys = {"gpu"};
 constexpr std::array<std::string_view, 8> kInstanceKeys = {
     "profile", "start", "service", "model", "batch", "procs", "throughput_rps", "latency_ms"};
 constexpr std::array<std::string_view, 6> kServiceKeys = {"name",   "model",        "rate_rps",
@@ -39,6 +40,8 @@ constexpr std::array<std::string_view, 1> kServiceOptionalKeys = {"reason"};
 constexpr std::array<std::string_view, 8> kMetricKeys = {
     "gpus", "gpcs",   "internal_slack", "external_fragmentation", "lower_bound", "lower_bound_kind",
     "gap",  "plan_ms"};
+constexpr std::array<std::string_view, 3> kMetricOptionalKeys = {"proven_optimal", "cost_per_hour",
+                                                                 "cost_lower_bound"};
 
 // ---- Format ---------------------------------------------------------------
 
@@ -76,6 +79,7 @@ OrderedJson InstanceJson(const Instance& in) {
 OrderedJson GpuJson(const GpuAssignment& gpu) {
   OrderedJson j;
   j["index"] = gpu.index;
+  if (!gpu.gpu.empty()) j["gpu"] = gpu.gpu;
   j["node"] = gpu.node;
   j["instances"] = OrderedJson::array();
   for (const Instance& in : gpu.instances) j["instances"].push_back(InstanceJson(in));
@@ -104,6 +108,11 @@ OrderedJson MetricsJson(const Metrics& m) {
   j["lower_bound_kind"] = m.lower_bound_kind;
   j["gap"] = Measurement(m.gap);
   j["plan_ms"] = Measurement(m.plan_ms);
+  if (m.proven_optimal) j["proven_optimal"] = *m.proven_optimal;
+  if (m.cost_per_hour > 0) {
+    j["cost_per_hour"] = Measurement(m.cost_per_hour);
+    j["cost_lower_bound"] = Measurement(m.cost_lower_bound);
+  }
   return j;
 }
 
@@ -294,9 +303,12 @@ Result<Instance> JsonReader::ParseInstance(const Json& j, const std::string& pat
 }
 
 Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& path) const {
-  TESSERA_RETURN_IF_ERROR(Keys(j, path, kGpuKeys));
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kGpuKeys, kGpuOptionalKeys));
   GpuAssignment gpu;
   TESSERA_ASSIGN_OR_RETURN(gpu.index, Int(j, path, "index", 0));
+  if (j.contains("gpu")) {
+    TESSERA_ASSIGN_OR_RETURN(gpu.gpu, String(j, path, "gpu", true));
+  }
   TESSERA_ASSIGN_OR_RETURN(gpu.node, Int(j, path, "node", 0));
   TESSERA_RETURN_IF_ERROR(Array(j, path, "instances"));
   const Json& instances = j["instances"];
@@ -329,7 +341,7 @@ Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string
 }
 
 Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path) const {
-  TESSERA_RETURN_IF_ERROR(Keys(j, path, kMetricKeys));
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kMetricKeys, kMetricOptionalKeys));
   Metrics m;
   TESSERA_ASSIGN_OR_RETURN(m.gpus, Int(j, path, "gpus", 0));
   TESSERA_ASSIGN_OR_RETURN(m.gpcs, Int(j, path, "gpcs", 0));
@@ -342,6 +354,19 @@ Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path)
   TESSERA_ASSIGN_OR_RETURN(m.lower_bound_kind, String(j, path, "lower_bound_kind", false));
   TESSERA_ASSIGN_OR_RETURN(m.gap, Number(j, path, "gap", true));
   TESSERA_ASSIGN_OR_RETURN(m.plan_ms, Number(j, path, "plan_ms"));
+  if (j.contains("proven_optimal")) {
+    if (!j["proven_optimal"].is_boolean()) {
+      return Error(Join(path, "proven_optimal"),
+                   "expected true or false, got " + Describe(j["proven_optimal"]));
+    }
+    m.proven_optimal = j["proven_optimal"].get<bool>();
+  }
+  if (j.contains("cost_per_hour")) {
+    TESSERA_ASSIGN_OR_RETURN(m.cost_per_hour, Number(j, path, "cost_per_hour"));
+  }
+  if (j.contains("cost_lower_bound")) {
+    TESSERA_ASSIGN_OR_RETURN(m.cost_lower_bound, Number(j, path, "cost_lower_bound"));
+  }
   return m;
 }
 

@@ -33,8 +33,9 @@ Deployment SmallDeployment() {
       {0,
        0,
        {{"4g.40gb", 0, "resnet50", "resnet50", 32, 2, 1004.56789, 61.3},
-        {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}}},
-      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}},
+        {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}},
+       ""},
+      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}, ""},
   };
   d.services = {
       {"resnet50", "resnet50", 829, 204.5, 1134.81789, ServiceStatus::kOk, ""},
@@ -43,7 +44,9 @@ Deployment SmallDeployment() {
        "no configuration has latency < 0.5 x 20 ms = 10 ms; fastest: 7g.80gb, batch 1, "
        "1 process, 13 ms"},
   };
-  d.metrics = {2, 8, 0.22236418744840492, 0.4285714285714286, 2, "integer-cover", 0, 0.41237};
+  d.metrics = {
+      2, 8, 0.22236418744840492, 0.4285714285714286, 2, "integer-cover", 0, 0.41237, std::nullopt,
+      0, 0};
   return d;
 }
 
@@ -237,7 +240,8 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
        "d.json: gpus[0].instances[1].service: \"vgg\" is not in services"},
       {"metrics typo", Replace(good, "\"gap\"", "\"gpa\""),
        "d.json: metrics.gpa: unknown key (expected: gpus, gpcs, internal_slack, "
-       "external_fragmentation, lower_bound, lower_bound_kind, gap, plan_ms)"},
+       "external_fragmentation, lower_bound, lower_bound_kind, gap, plan_ms, proven_optimal, "
+       "cost_per_hour, cost_lower_bound)"},
       {"negative gpus", Replace(good, "\"gpus\": 2,", "\"gpus\": -2,"),
        "d.json: metrics.gpus: must be an integer in [0, 2147483647], got -2"},
   };

@@ -33,41 +33,57 @@ int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
   return limit;
 }
 
-// The fewest slices of each resource that one service (NeedsOf), or all the
-// services of a problem (TotalNeeds), can be served with: `fractional_*` if
-// segments could be split at will, `cover_*` in whole MIG segments.
+// The least share of a GPU's compute and of its memory that one service
+// (NeedsOf), or all the services of a problem (TotalNeeds), can be served
+// with: `fractional_*` if segments could be split at will, `cover_*` in whole
+// MIG segments. In GPUs, so that services of a mixed pool add up: each takes
+// the model on which it needs the least.
 struct Needs {
   double fractional_compute = 0;
   double fractional_memory = 0;
-  long cover_compute = 0;
-  long cover_memory = 0;
+  double cover_compute = 0;
+  double cover_memory = 0;
 };
 
-Needs NeedsOf(const ServiceSpec& spec, const GpuModel& gpu) {
-  Needs needs;
-  if (spec.feasible.empty()) return needs;
+Needs NeedsOn(const ServiceSpec& spec, int pool, const GpuModel& gpu) {
   std::map<int, double> best_compute, best_memory;
   double min_compute = std::numeric_limits<double>::infinity(), min_memory = min_compute;
   for (const Triplet& t : spec.feasible) {
+    if (t.pool != pool) continue;
     const MigProfile& p = gpu.profiles[t.profile];
     min_compute = std::min(min_compute, p.compute_slices / t.throughput_rps);
     min_memory = std::min(min_memory, p.memory_slices / t.throughput_rps);
     best_compute[p.compute_slices] = std::max(best_compute[p.compute_slices], t.throughput_rps);
     best_memory[p.memory_slices] = std::max(best_memory[p.memory_slices], t.throughput_rps);
   }
+  if (best_compute.empty()) {
+    const double none = std::numeric_limits<double>::infinity();
+    return {none, none, none, none};
+  }
   const double rate = spec.service.rate_rps;
-  needs.fractional_compute = rate * min_compute;
-  needs.fractional_memory = rate * min_memory;
-  needs.cover_compute = MinCoveringSlices(best_compute, rate);
-  needs.cover_memory = MinCoveringSlices(best_memory, rate);
-  return needs;
+  const double c = gpu.compute_slices, m = gpu.memory_slices;
+  return {rate * min_compute / c, rate * min_memory / m, MinCoveringSlices(best_compute, rate) / c,
+          MinCoveringSlices(best_memory, rate) / m};
+}
+
+Needs NeedsOf(const ServiceSpec& spec, const std::vector<GpuOffer>& pool) {
+  if (spec.feasible.empty()) return {};
+  Needs least = NeedsOn(spec, 0, *pool[0].gpu);
+  for (size_t m = 1; m < pool.size(); ++m) {
+    const Needs on = NeedsOn(spec, static_cast<int>(m), *pool[m].gpu);
+    least = {std::min(least.fractional_compute, on.fractional_compute),
+             std::min(least.fractional_memory, on.fractional_memory),
+             std::min(least.cover_compute, on.cover_compute),
+             std::min(least.cover_memory, on.cover_memory)};
+  }
+  return least;
 }
 
 // The needs of every service of `problem`, summed in service order.
 Needs TotalNeeds(const Problem& problem) {
   Needs total;
   for (const ServiceSpec& spec : problem.services()) {
-    const Needs needs = NeedsOf(spec, problem.gpu());
+    const Needs needs = NeedsOf(spec, problem.pool());
     total.fractional_compute += needs.fractional_compute;
     total.fractional_memory += needs.fractional_memory;
     total.cover_compute += needs.cover_compute;
@@ -78,19 +94,22 @@ Needs TotalNeeds(const Problem& problem) {
 
 // The two bounds of one sum of needs, so StrongestBound runs the covering
 // dynamic programs once.
-LowerBound FractionalFrom(const Needs& total, const GpuModel& gpu) {
-  return {CeilBound(std::max(total.fractional_compute / gpu.compute_slices,
-                             total.fractional_memory / gpu.memory_slices)),
-          "fractional"};
+LowerBound FractionalFrom(const Needs& total) {
+  return {CeilBound(std::max(total.fractional_compute, total.fractional_memory)), "fractional"};
 }
 
-LowerBound CoverFrom(const Needs& total, const GpuModel& gpu) {
-  const double gpus = std::max(static_cast<double>(total.cover_compute) / gpu.compute_slices,
-                               static_cast<double>(total.cover_memory) / gpu.memory_slices);
-  return {CeilBound(gpus), "integer-cover"};
+LowerBound CoverFrom(const Needs& total) {
+  return {CeilBound(std::max(total.cover_compute, total.cover_memory)), "integer-cover"};
 }
 
 }  // namespace
+
+const GpuModel& ModelOf(const Deployment& deployment, const GpuAssignment& assignment,
+                        const GpuModel& fallback) {
+  if (GpuModelName(deployment, assignment) == fallback.name) return fallback;
+  Result<const GpuModel*> model = FindGpu(GpuModelName(deployment, assignment));
+  return model.ok() ? **model : fallback;
+}
 
 SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu) {
   SliceUsage used;
@@ -103,18 +122,14 @@ SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu) {
   return used;
 }
 
-LowerBound FractionalBound(const Problem& problem) {
-  return FractionalFrom(TotalNeeds(problem), problem.gpu());
-}
+LowerBound FractionalBound(const Problem& problem) { return FractionalFrom(TotalNeeds(problem)); }
 
-LowerBound IntegerCoverBound(const Problem& problem) {
-  return CoverFrom(TotalNeeds(problem), problem.gpu());
-}
+LowerBound IntegerCoverBound(const Problem& problem) { return CoverFrom(TotalNeeds(problem)); }
 
 LowerBound StrongestBound(const Problem& problem) {
   const Needs total = TotalNeeds(problem);
-  LowerBound fractional = FractionalFrom(total, problem.gpu());
-  LowerBound cover = CoverFrom(total, problem.gpu());
+  LowerBound fractional = FractionalFrom(total);
+  LowerBound cover = CoverFrom(total);
   return cover.gpus >= fractional.gpus ? cover : fractional;
 }
 
@@ -122,11 +137,14 @@ Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const 
                        double plan_ms) {
   Metrics m;
   std::map<std::string, int> gpcs_by_service;
+  long capacity = 0;  // compute slices of the GPUs used
   for (const GpuAssignment& g : deployment.gpus) {
     if (g.instances.empty()) continue;
     ++m.gpus;
+    const GpuModel& model = ModelOf(deployment, g, gpu);
+    capacity += model.compute_slices;
     for (const Instance& inst : g.instances) {
-      const MigProfile* p = gpu.FindProfile(inst.profile);
+      const MigProfile* p = model.FindProfile(inst.profile);
       const int slices = p ? p->compute_slices : 0;
       m.gpcs += slices;
       gpcs_by_service[inst.service] += slices;
@@ -140,8 +158,7 @@ Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const 
     total += it->second;
   }
   m.internal_slack = total > 0 ? 1 - used / total : 0;
-  m.external_fragmentation =
-      m.gpus > 0 ? 1 - static_cast<double>(m.gpcs) / (m.gpus * gpu.compute_slices) : 0;
+  m.external_fragmentation = capacity > 0 ? 1 - static_cast<double>(m.gpcs) / capacity : 0;
   m.lower_bound = bound.gpus;
   m.lower_bound_kind = bound.kind;
   m.gap = bound.gpus > 0 ? static_cast<double>(m.gpus) / bound.gpus - 1 : 0;

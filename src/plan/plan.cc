@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace tessera {
 namespace {
@@ -25,7 +26,7 @@ std::string InfeasibleReason(const ServiceSpec& spec, const Problem& problem) {
 
 Instance ToInstance(const Problem& problem, const PlacedSegment& seg) {
   const Service& s = problem.services()[seg.service].service;
-  return Instance{problem.gpu().profiles[seg.triplet.profile].name,
+  return Instance{problem.pool()[seg.triplet.pool].gpu->profiles[seg.triplet.profile].name,
                   seg.start,
                   s.name,
                   s.model,
@@ -33,6 +34,17 @@ Instance ToInstance(const Problem& problem, const PlacedSegment& seg) {
                   seg.triplet.procs,
                   seg.triplet.throughput_rps,
                   seg.triplet.latency_ms};
+}
+
+// A planner's proven bound counts GPUs unless the pool is priced (then it
+// bounds the cost, and GPUs keep the bounds of metrics.h).
+LowerBound BoundWithProof(const Problem& problem, const std::optional<SolverProof>& proof) {
+  LowerBound bound = StrongestBound(problem);
+  if (proof && !problem.priced()) {
+    const int proven = static_cast<int>(std::ceil(proof->bound - 1e-6));
+    if (proven >= bound.gpus) bound = {proven, "solver"};
+  }
+  return bound;
 }
 
 }  // namespace
@@ -43,11 +55,15 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   d.gpu = problem.gpu().name;
   d.planner = std::string(planner_name);
   std::vector<double> capacity(problem.services().size(), 0.0);
+  double cost_per_hour = 0;
   for (const std::vector<PlacedSegment>& segments : result.gpus) {
     if (segments.empty()) continue;
     GpuAssignment g;
     g.index = static_cast<int>(d.gpus.size());
     g.node = g.index / problem.gpus_per_node();
+    const GpuOffer& offer = problem.pool()[segments.front().triplet.pool];
+    if (offer.gpu != &problem.gpu()) g.gpu = offer.gpu->name;
+    cost_per_hour += offer.price_per_hour;
     for (const PlacedSegment& seg : segments) {
       g.instances.push_back(ToInstance(problem, seg));
       capacity[seg.service] += seg.triplet.throughput_rps;
@@ -72,6 +88,7 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
     d.services.push_back(std::move(out));
   }
   d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
+  d.metrics.cost_per_hour = cost_per_hour;
   return d;
 }
 
@@ -82,8 +99,12 @@ Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
   const double plan_ms = clock.NowMs() - start;
   if (!result.ok()) return result.status().WithContext(std::string(planner.Name()));
   PlanReport report;
-  report.deployment =
-      BuildDeployment(problem, *result, planner.Name(), StrongestBound(problem), plan_ms);
+  report.deployment = BuildDeployment(problem, *result, planner.Name(),
+                                      BoundWithProof(problem, result->proof), plan_ms);
+  if (const std::optional<SolverProof>& proof = result->proof) {
+    report.deployment.metrics.proven_optimal = proof->optimal;
+    if (problem.priced()) report.deployment.metrics.cost_lower_bound = proof->bound;
+  }
   const bool all_ok = std::all_of(problem.services().begin(), problem.services().end(),
                                   [](const ServiceSpec& s) { return !s.feasible.empty(); });
   report.outcome = all_ok ? PlanOutcome::kFeasible : PlanOutcome::kInfeasible;

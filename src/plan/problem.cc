@@ -1,5 +1,6 @@
 #include "tessera/problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -55,6 +56,7 @@ Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
   TESSERA_RETURN_IF_ERROR(rule.Validate());
   Problem problem;
   problem.gpu_ = &gpu;
+  problem.pool_ = {GpuOffer{&gpu, 0, 0}};
   problem.scenario_ = scenario;
   problem.rule_ = rule;
   problem.services_.reserve(scenario.services.size());
@@ -81,6 +83,11 @@ Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
     problem.services_.push_back(std::move(spec));
   }
   return problem;
+}
+
+bool Problem::priced() const {
+  return std::any_of(pool_.begin(), pool_.end(),
+                     [](const GpuOffer& offer) { return offer.price_per_hour > 0; });
 }
 
 bool CoversRate(double capacity_rps, double rate_rps) {

@@ -44,22 +44,28 @@ class Checker {
   }
 
   void CheckGpu(const GpuAssignment& g) {
+    Result<const GpuModel*> found = FindGpu(GpuModelName(d_, g));
+    if (!found.ok()) {
+      Add("consistency", fmt::format("gpu {}", g.index), found.status().message());
+      return;
+    }
+    const GpuModel& gpu = **found;
     std::vector<Placement> placements;
     for (const Instance& inst : g.instances) {
       const std::string where = fmt::format("gpu {} {}@{}", g.index, inst.profile, inst.start);
-      const int profile = gpu_->ProfileIndex(inst.profile);
+      const int profile = gpu.ProfileIndex(inst.profile);
       if (profile < 0) {
-        Add("geometry", where, fmt::format("{} has no profile {}", gpu_->name, inst.profile));
+        Add("geometry", where, fmt::format("{} has no profile {}", gpu.name, inst.profile));
         continue;
       }
       placements.push_back({profile, inst.start});
-      CheckInstance(inst, where);
+      CheckInstance(inst, gpu, where);
     }
-    Status layout = CheckLayout(*gpu_, placements);
+    Status layout = CheckLayout(gpu, placements);
     if (!layout.ok()) Add("geometry", fmt::format("gpu {}", g.index), layout.message());
   }
 
-  void CheckInstance(const Instance& inst, const std::string& where) {
+  void CheckInstance(const Instance& inst, const GpuModel& gpu, const std::string& where) {
     auto it = services_.find(inst.service);
     if (it == services_.end()) {
       Add("consistency", where, "serves unknown service '" + inst.service + "'");
@@ -72,7 +78,7 @@ class Checker {
       return;
     }
     const ProfileEntry* e =
-        profiles_.Find({inst.model, d_.gpu, inst.profile, inst.batch, inst.procs});
+        profiles_.Find({inst.model, gpu.name, inst.profile, inst.batch, inst.procs});
     if (!e) {
       Add("latency", where,
           fmt::format("no profile for {} batch {} procs {}", inst.model, inst.batch, inst.procs));
@@ -135,7 +141,7 @@ class Checker {
     int gpus = 0, gpcs = 0;
     for (const GpuAssignment& g : d_.gpus) {
       if (!g.instances.empty()) ++gpus;
-      gpcs += UsedSlices(g, *gpu_).compute;
+      gpcs += UsedSlices(g, ModelOf(d_, g, *gpu_)).compute;
     }
     if (gpus != d_.metrics.gpus || gpcs != d_.metrics.gpcs) {
       Add("consistency", "metrics",

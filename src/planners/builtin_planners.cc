@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "planners/exact/exact_planner.h"
 #include "planners/parva/parva_planner.h"
 #include "tessera/planner.h"
 
@@ -19,6 +20,10 @@ void MustRegister(PlannerRegistry& registry, std::string name, std::string descr
 
 PlannerRegistry MakeBuiltins() {
   PlannerRegistry r;
+  MustRegister(r, "exact",
+               "optimal MIG + MPS plan: fewest GPUs (or lowest cost of a priced pool), "
+               "proven by branch and bound (COIN-OR CBC)",
+               [] { return NewExactPlanner({}, "exact"); });
   MustRegister(r, "parva",
                "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
                "allocation optimization",

@@ -1,0 +1,415 @@
+#include "planners/exact/exact_planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <tuple>
+
+#include "planners/exact/milp.h"
+#include "planners/exact/service_covers.h"
+#include "tessera/mig_layout.h"
+
+namespace tessera {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Seconds left before `deadline`.
+double SecondsLeft(SteadyClock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - SteadyClock::now()).count();
+}
+
+long Round(double value) { return std::lround(value); }
+
+// The distinct maximal mixes of one pool GPU model over the profiles the
+// problem can use on it, each with its first layout.
+struct PoolMixes {
+  std::vector<std::vector<int>> mixes;  // counts per profile of the model
+  std::vector<Layout> layouts;          // one per mix
+};
+
+PoolMixes MixesOf(const GpuModel& gpu, const std::vector<int>& profiles) {
+  PoolMixes out;
+  const std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
+  std::map<std::vector<int>, bool> seen;
+  for (const Layout& layout : layouts) {
+    std::vector<int> mix = ProfileMix(gpu, layout);
+    if (!seen.try_emplace(mix, true).second) continue;
+    out.mixes.push_back(std::move(mix));
+    out.layouts.push_back(layout);
+  }
+  return out;
+}
+
+// The model and where each decision lives in it.
+struct Model {
+  Milp milp;
+  std::vector<PoolMixes> pools;
+  std::vector<std::vector<int>> mix_columns;  // [pool][mix]
+  std::vector<int> first_cover_column;        // per class; -1 = per-service class
+  std::vector<std::vector<std::vector<int>>>
+      segment_columns;  // [class][member][resource], -1 = none
+  bool integral_objective = true;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const Problem& problem, const CoverSet& set) : problem_(problem), set_(set) {}
+
+  Model Build() {
+    AddMixColumns();
+    resource_rows_.assign(set_.resources.size(), {});
+    AddMixesToResourceRows();
+    for (size_t c = 0; c < set_.classes.size(); ++c) AddClass(set_.classes[c]);
+    for (auto& row : resource_rows_) model_.milp.AddRow(std::move(row), 0, kMilpInfinity);
+    AddPoolCaps();
+    return std::move(model_);
+  }
+
+ private:
+  bool Priced() const {
+    for (const GpuOffer& offer : problem_.pool()) {
+      if (offer.price_per_hour > 0) return true;
+    }
+    return false;
+  }
+
+  void AddMixColumns() {
+    const bool priced = Priced();
+    model_.integral_objective = !priced;
+    for (size_t m = 0; m < problem_.pool().size(); ++m) {
+      const GpuOffer& offer = problem_.pool()[m];
+      std::vector<int> profiles;
+      for (const Resource& r : set_.resources) {
+        if (r.pool == static_cast<int>(m)) profiles.push_back(r.profile);
+      }
+      model_.pools.push_back(MixesOf(*offer.gpu, profiles));
+      const double hi = offer.max_count > 0 ? offer.max_count : kMilpInfinity;
+      std::vector<int> columns;
+      for (size_t k = 0; k < model_.pools.back().mixes.size(); ++k) {
+        columns.push_back(model_.milp.AddColumn(priced ? offer.price_per_hour : 1, 0, hi, true));
+      }
+      model_.mix_columns.push_back(std::move(columns));
+    }
+  }
+
+  void AddMixesToResourceRows() {
+    for (size_t r = 0; r < set_.resources.size(); ++r) {
+      const Resource& res = set_.resources[r];
+      const PoolMixes& pool = model_.pools[res.pool];
+      for (size_t k = 0; k < pool.mixes.size(); ++k) {
+        if (const int n = pool.mixes[k][res.profile]) {
+          resource_rows_[r].push_back({model_.mix_columns[res.pool][k], n});
+        }
+      }
+    }
+  }
+
+  void AddClass(const ServiceClass& c) {
+    const int members = static_cast<int>(c.services.size());
+    if (!c.covers.empty()) {
+      model_.first_cover_column.push_back(model_.milp.columns());
+      model_.segment_columns.push_back({});
+      std::vector<std::pair<int, double>> choose;
+      for (const std::vector<int>& cover : c.covers) {
+        const int col = model_.milp.AddColumn(0, 0, members, true);
+        choose.push_back({col, 1});
+        for (size_t r = 0; r < cover.size(); ++r) {
+          if (cover[r]) resource_rows_[r].push_back({col, -cover[r]});
+        }
+      }
+      model_.milp.AddRow(std::move(choose), members, members);
+      return;
+    }
+    model_.first_cover_column.push_back(-1);
+    std::vector<std::vector<int>> per_member;
+    for (int member = 0; member < members; ++member) {
+      std::vector<int> columns(set_.resources.size(), -1);
+      std::vector<std::pair<int, double>> rate_row;
+      for (size_t r = 0; r < set_.resources.size(); ++r) {
+        if (!c.best[r]) continue;
+        columns[r] = model_.milp.AddColumn(0, 0, kMilpInfinity, true);
+        resource_rows_[r].push_back({columns[r], -1});
+        rate_row.push_back({columns[r], c.best[r]->throughput_rps});
+      }
+      model_.milp.AddRow(std::move(rate_row), c.rate_rps * (1 - kCapacityTolerance), kMilpInfinity);
+      per_member.push_back(std::move(columns));
+    }
+    model_.segment_columns.push_back(std::move(per_member));
+  }
+
+  void AddPoolCaps() {
+    for (size_t m = 0; m < problem_.pool().size(); ++m) {
+      if (problem_.pool()[m].max_count <= 0 || model_.mix_columns[m].size() < 2) continue;
+      std::vector<std::pair<int, double>> row;
+      for (int col : model_.mix_columns[m]) row.push_back({col, 1});
+      model_.milp.AddRow(std::move(row), 0, problem_.pool()[m].max_count);
+    }
+  }
+
+  const Problem& problem_;
+  const CoverSet& set_;
+  Model model_;
+  std::vector<std::vector<std::pair<int, double>>> resource_rows_;
+};
+
+// Segment counts per resource of every member of every class, read from a
+// solution of the model.
+using Counts = std::vector<std::vector<std::vector<int>>>;  // [class][member][resource]
+
+Counts ReadCounts(const Model& model, const CoverSet& set, const std::vector<double>& values) {
+  Counts counts(set.classes.size());
+  for (size_t c = 0; c < set.classes.size(); ++c) {
+    const ServiceClass& sc = set.classes[c];
+    if (model.first_cover_column[c] < 0) {
+      for (const std::vector<int>& columns : model.segment_columns[c]) {
+        std::vector<int> n(set.resources.size(), 0);
+        for (size_t r = 0; r < columns.size(); ++r) {
+          if (columns[r] >= 0) n[r] = static_cast<int>(Round(values[columns[r]]));
+        }
+        counts[c].push_back(std::move(n));
+      }
+      continue;
+    }
+    for (size_t j = 0; j < sc.covers.size(); ++j) {
+      const long times = Round(values[model.first_cover_column[c] + j]);
+      for (long k = 0; k < times; ++k) counts[c].push_back(sc.covers[j]);
+    }
+  }
+  return counts;
+}
+
+// Rounds the LP relaxation to integer cover choices (largest fractions
+// first) and per-service segment counts (rounded down, then topped up with
+// the highest-throughput segments), leaving the mix columns to the solver.
+std::vector<std::pair<int, double>> RoundRelaxation(const Model& model, const CoverSet& set,
+                                                    const std::vector<double>& lp) {
+  std::vector<std::pair<int, double>> fixed;
+  for (size_t c = 0; c < set.classes.size(); ++c) {
+    const ServiceClass& sc = set.classes[c];
+    if (model.first_cover_column[c] >= 0) {
+      const int first = model.first_cover_column[c];
+      const int covers = static_cast<int>(sc.covers.size());
+      std::vector<double> value(covers);
+      long left = static_cast<long>(sc.services.size());
+      for (int j = 0; j < covers; ++j) {
+        value[j] = std::floor(lp[first + j] + 1e-9);
+        left -= static_cast<long>(value[j]);
+      }
+      std::vector<int> order(covers);
+      for (int j = 0; j < covers; ++j) order[j] = j;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return lp[first + a] - value[a] > lp[first + b] - value[b];
+      });
+      for (int k = 0; k < left; ++k) value[order[k % covers]] += 1;
+      for (int j = 0; j < covers; ++j) fixed.push_back({first + j, value[j]});
+      continue;
+    }
+    for (const std::vector<int>& columns : model.segment_columns[c]) {
+      double capacity = 0;
+      int fastest = -1;
+      for (size_t r = 0; r < columns.size(); ++r) {
+        if (columns[r] < 0) continue;
+        const double tp = sc.best[r]->throughput_rps;
+        capacity += std::floor(lp[columns[r]] + 1e-9) * tp;
+        if (fastest < 0 || tp > sc.best[fastest]->throughput_rps) fastest = static_cast<int>(r);
+      }
+      const double tp = sc.best[fastest]->throughput_rps;
+      const double extra = std::max(0.0, std::ceil((sc.rate_rps - capacity) / tp));
+      for (size_t r = 0; r < columns.size(); ++r) {
+        if (columns[r] < 0) continue;
+        const double n = std::floor(lp[columns[r]] + 1e-9);
+        fixed.push_back({columns[r], n + (static_cast<int>(r) == fastest ? extra : 0)});
+      }
+    }
+  }
+  return fixed;
+}
+
+// Minimises compute slices, then segments, over the plans no dearer than
+// `best` (a solution of `model`), within `seconds`.
+MilpSolution TieBreak(const Model& model, const Problem& problem, const CoverSet& set,
+                      const MilpSolution& best, double seconds) {
+  Milp milp = model.milp;
+  std::vector<std::pair<int, double>> cost_row;
+  for (const std::vector<int>& columns : model.mix_columns) {
+    for (int col : columns) {
+      cost_row.push_back({col, milp.cost(col)});
+      milp.SetCost(col, 0);
+    }
+  }
+  const double slack = model.integral_objective ? 1e-6 : 1e-6 * std::max(1.0, best.objective);
+  milp.AddRow(std::move(cost_row), -kMilpInfinity, best.objective + slack);
+  // Weight slices above any possible difference in segment counts.
+  long most_segments = 1;
+  for (const ServiceClass& c : set.classes) {
+    for (const std::vector<int>& cover : c.covers) {
+      most_segments += SegmentCount(cover) * static_cast<long>(c.services.size());
+    }
+  }
+  const double weight = static_cast<double>(most_segments + 1);
+  for (size_t c = 0; c < set.classes.size(); ++c) {
+    const ServiceClass& sc = set.classes[c];
+    if (model.first_cover_column[c] >= 0) {
+      for (size_t j = 0; j < sc.covers.size(); ++j) {
+        milp.SetCost(
+            model.first_cover_column[c] + static_cast<int>(j),
+            weight * ComputeSlices(problem, set, sc.covers[j]) + SegmentCount(sc.covers[j]));
+      }
+      continue;
+    }
+    for (const std::vector<int>& columns : model.segment_columns[c]) {
+      for (size_t r = 0; r < columns.size(); ++r) {
+        if (columns[r] < 0) continue;
+        std::vector<int> one(set.resources.size(), 0);
+        one[r] = 1;
+        milp.SetCost(columns[r], weight * ComputeSlices(problem, set, one) + 1);
+      }
+    }
+  }
+  Result<MilpSolution> solved = milp.Solve(seconds, best.values);
+  if (!solved.ok() || solved->values.empty()) return best;
+  MilpSolution out = best;
+  out.values = solved->values;
+  return out;
+}
+
+class ExactPlanner final : public Planner {
+ public:
+  ExactPlanner(const ExactOptions& options, std::string name)
+      : options_(options), name_(std::move(name)) {}
+
+  std::string_view Name() const override { return name_; }
+
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const double limit =
+        context.time_limit_s > 0 ? context.time_limit_s : options_.default_time_limit_s;
+    const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                   std::chrono::duration<double>(limit));
+    const CoverSet set = BuildCoverSet(problem, options_.max_covers);
+    if (set.classes.empty()) return PlanResult{};
+    Model model = ModelBuilder(problem, set).Build();
+    TESSERA_ASSIGN_OR_RETURN(MilpSolution best, Search(model, set, deadline));
+    if (best.values.empty()) {
+      return Status::Internal("no plan found within the time limit (" + std::to_string(limit) +
+                              " s); raise --time-limit");
+    }
+    SolverProof proof{best.objective, ProvenBound(model, best), false};
+    proof.optimal = best.objective <= proof.bound + 1e-6 * std::max(1.0, proof.bound);
+    if (options_.tie_break && proof.optimal && SecondsLeft(deadline) > 0) {
+      best = TieBreak(model, problem, set, best, SecondsLeft(deadline));
+    }
+    TESSERA_ASSIGN_OR_RETURN(PlanResult result, Place(model, set, best.values));
+    result.proof = proof;
+    return result;
+  }
+
+ private:
+  // The LP bound, a rounded first plan, then branch and bound until the
+  // deadline (skipped when the first plan already meets the bound).
+  Result<MilpSolution> Search(const Model& model, const CoverSet& set,
+                              SteadyClock::time_point deadline) const {
+    const auto lp_start = SteadyClock::now();
+    TESSERA_ASSIGN_OR_RETURN(MilpSolution lp, model.milp.SolveRelaxation());
+    if (lp.values.empty()) return Status::Internal("the pool cannot serve every service");
+    const double lp_seconds = std::chrono::duration<double>(SteadyClock::now() - lp_start).count();
+    MilpSolution start;
+    {
+      Milp fixed = model.milp;
+      for (const auto& [col, value] : RoundRelaxation(model, set, lp.values)) {
+        fixed.SetBounds(col, value, value);
+      }
+      Result<MilpSolution> rounded = fixed.Solve(std::max(0.1, SecondsLeft(deadline)));
+      if (rounded.ok()) start = *rounded;
+    }
+    start.bound = lp.bound;
+    if (!start.values.empty() && start.objective <= Bound(model, lp.bound) + 1e-9) return start;
+    // CBC re-solves the root LP before it checks the clock: leave it that long.
+    const double seconds = SecondsLeft(deadline) - lp_seconds;
+    if (seconds <= 0) return start;
+    TESSERA_ASSIGN_OR_RETURN(MilpSolution searched, model.milp.Solve(seconds, start.values));
+    if (searched.values.empty()) {
+      start.bound = std::max(start.bound, searched.bound);
+      return start;
+    }
+    searched.bound = std::max(searched.bound, lp.bound);
+    return searched;
+  }
+
+  // Counts of GPUs are whole: their bound rounds up.
+  static double Bound(const Model& model, double bound) {
+    return model.integral_objective ? std::ceil(bound - 1e-6) : bound;
+  }
+  static double ProvenBound(const Model& model, const MilpSolution& s) {
+    return std::min(Bound(model, s.bound), s.objective);
+  }
+
+  Result<PlanResult> Place(const Model& model, const CoverSet& set,
+                           const std::vector<double>& values) const;
+
+  ExactOptions options_;
+  std::string name_;
+};
+
+// Queues each resource's segments in service order, then fills the layouts
+// of the mixes bought, GPU by GPU and start by start.
+Result<PlanResult> ExactPlanner::Place(const Model& model, const CoverSet& set,
+                                       const std::vector<double>& values) const {
+  const Counts counts = ReadCounts(model, set, values);
+  std::vector<std::deque<PlacedSegment>> queues(set.resources.size());
+  std::vector<std::tuple<int, size_t, size_t>> by_service;  // (service, class, member)
+  for (size_t c = 0; c < set.classes.size(); ++c) {
+    for (size_t m = 0; m < set.classes[c].services.size(); ++m) {
+      by_service.push_back({set.classes[c].services[m], c, m});
+    }
+  }
+  std::sort(by_service.begin(), by_service.end());
+  for (const auto& [service, c, m] : by_service) {
+    const std::vector<int>& n = counts[c][m];
+    for (size_t r = 0; r < n.size(); ++r) {
+      for (int k = 0; k < n[r]; ++k) queues[r].push_back({service, *set.classes[c].best[r], 0});
+    }
+  }
+  std::map<Resource, int> resource_index;
+  for (size_t r = 0; r < set.resources.size(); ++r) resource_index[set.resources[r]] = r;
+  PlanResult result;
+  for (size_t m = 0; m < model.pools.size(); ++m) {
+    for (size_t k = 0; k < model.pools[m].mixes.size(); ++k) {
+      const long gpus = Round(values[model.mix_columns[m][k]]);
+      for (long g = 0; g < gpus; ++g) {
+        std::vector<PlacedSegment> segments;
+        for (const Placement& p : model.pools[m].layouts[k]) {
+          auto it = resource_index.find({static_cast<int>(m), p.profile});
+          if (it == resource_index.end() || queues[it->second].empty()) continue;
+          PlacedSegment seg = queues[it->second].front();
+          queues[it->second].pop_front();
+          seg.start = p.start;
+          segments.push_back(seg);
+        }
+        result.gpus.push_back(std::move(segments));
+      }
+    }
+  }
+  for (const auto& q : queues) {
+    if (!q.empty()) return Status::Internal("exact planner: segments left unplaced");
+  }
+  return result;
+}
+
+}  // namespace
+
+Status ExactOptions::Validate() const {
+  if (!(default_time_limit_s > 0)) {
+    return Status::InvalidArgument("exact planner: default time limit must be > 0 s");
+  }
+  if (max_covers < 1) return Status::InvalidArgument("exact planner: max_covers must be >= 1");
+  return Status::Ok();
+}
+
+std::unique_ptr<Planner> NewExactPlanner(const ExactOptions& options, std::string name) {
+  return std::make_unique<ExactPlanner>(options, std::move(name));
+}
+
+}  // namespace tessera
