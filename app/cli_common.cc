@@ -55,6 +55,27 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                   "at most 5 processes)")
       ->check(CLI::IsMember({"parva-artifact"}))
       ->excludes(factor);
+  command
+      .add_option("--replicate", flags.replicate,
+                  "Serve K copies of every service, named <name>#k (ParvaGPU's scalability "
+                  "study grows S5 to 110 services with K = 10)")
+      ->check(CLI::Range(1, 10000));
+}
+
+void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
+  command
+      .add_option("--time-limit", flags.time_limit_s,
+                  "Seconds a searching planner may take (exact: returns the best plan found, "
+                  "its proven bound and gap); default: the planner's own (exact: 10)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--seed", flags.seed, "Seed of any randomness (default 1)");
+}
+
+PlanContext ContextFrom(const SearchFlags& flags) {
+  PlanContext context;
+  context.time_limit_s = flags.time_limit_s;
+  context.seed = flags.seed;
+  return context;
 }
 
 namespace {
@@ -76,25 +97,53 @@ Result<LatencyRule> RuleFrom(const InputFlags& flags) {
   return rule;
 }
 
-}  // namespace
-
-Result<Inputs> LoadInputs(const InputFlags& flags) {
-  Inputs in;
-  TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenario(flags));
+// The scenario's pool as offers of catalog models (names already checked),
+// or the one model of `--gpu`, the scenario, or a100-80gb.
+Status ChoosePool(const InputFlags& flags, Inputs& in) {
+  if (!in.scenario.pool.empty()) {
+    if (!flags.gpu.empty()) {
+      return Status::InvalidArgument(
+          "--gpu: the scenario lists a pool of GPU models; edit its "
+          "pool instead of giving --gpu");
+    }
+    for (const PoolEntry& entry : in.scenario.pool) {
+      TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, FindGpu(entry.gpu));
+      in.pool.push_back({gpu, entry.price_per_hour, entry.max_count});
+    }
+    in.gpu = in.pool.front().gpu;
+    return Status::Ok();
+  }
   const std::string gpu_name =
       !flags.gpu.empty() ? flags.gpu : (!in.scenario.gpu.empty() ? in.scenario.gpu : "a100-80gb");
   Result<const GpuModel*> gpu = FindGpu(gpu_name);
   if (!gpu.ok()) return gpu.status().WithContext(flags.gpu.empty() ? in.scenario.source : "--gpu");
   in.gpu = *gpu;
+  in.pool = {{in.gpu, 0, 0}};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Inputs> LoadInputs(const InputFlags& flags) {
+  Inputs in;
+  TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenario(flags));
+  in.scenario = ReplicateScenario(in.scenario, flags.replicate);
+  TESSERA_RETURN_IF_ERROR(ChoosePool(flags, in));
   TESSERA_ASSIGN_OR_RETURN(in.rule, RuleFrom(flags));
   if (flags.profiles.empty()) {
-    in.profiles = DefaultProfiles(*in.gpu);
+    for (const GpuOffer& offer : in.pool) {
+      TESSERA_RETURN_IF_ERROR(in.profiles.Merge(DefaultProfiles(*offer.gpu)));
+    }
     in.profiles_source = "embedded (synthesized)";
   } else {
     TESSERA_ASSIGN_OR_RETURN(in.profiles, LoadProfiles(flags.profiles));
     in.profiles_source = flags.profiles;
   }
   return in;
+}
+
+Result<Problem> BuildProblem(const Inputs& in) {
+  return Problem::BuildPool(in.scenario, in.pool, in.profiles, in.rule);
 }
 
 Status WriteOutput(const std::string& path, const std::string& content) {

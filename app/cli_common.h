@@ -5,10 +5,12 @@
 #define TESSERA_APP_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
@@ -36,7 +38,18 @@ struct InputFlags {
   std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
   std::string compat;                    // --compat parva-artifact
+  int replicate = 1;                     // --replicate K: K copies of every service
 };
+
+// Search settings of the planners that search (e.g. exact).
+struct SearchFlags {
+  double time_limit_s = 0;  // --time-limit SECONDS; 0 = the planner's default
+  std::uint64_t seed = 1;   // --seed N
+};
+
+// Declares the SearchFlags options on `command`.
+void AddSearchFlags(CLI::App& command, SearchFlags& flags);
+PlanContext ContextFrom(const SearchFlags& flags);
 
 // Declares the InputFlags options on `command`.
 void AddInputFlags(CLI::App& command, InputFlags& flags);
@@ -44,7 +57,8 @@ void AddInputFlags(CLI::App& command, InputFlags& flags);
 // Everything a planner run needs, loaded and checked once.
 struct Inputs {
   Scenario scenario;
-  const GpuModel* gpu = nullptr;
+  const GpuModel* gpu = nullptr;  // the first model of a pool
+  std::vector<GpuOffer> pool;     // the scenario's pool, or `gpu` alone, unpriced
   ProfileTable profiles;
   LatencyRule rule;
   std::string profiles_source;  // "embedded (synthesized)" or the path
@@ -52,6 +66,8 @@ struct Inputs {
 
 // Loads and validates the inputs; errors name file, line and field.
 Result<Inputs> LoadInputs(const InputFlags& flags);
+// The planning problem of `in` (over its pool).
+Result<Problem> BuildProblem(const Inputs& in);
 
 // Writes `content` to `path` through a temporary file renamed into place, so
 // a failed run never leaves a partial file. "-" writes to stdout.

@@ -13,6 +13,7 @@ namespace {
 
 struct PlanFlags {
   InputFlags input;
+  SearchFlags search;
   std::string planner = "parva";
   std::string format = "table";
   std::string output;
@@ -28,11 +29,11 @@ std::string Render(const Deployment& d, const GpuModel& gpu, const std::string& 
 int RunPlan(const PlanFlags& flags) {
   Result<Inputs> in = LoadInputs(flags.input);
   if (!in.ok()) return ReportError(in.status());
-  Result<Problem> problem = Problem::Build(in->scenario, *in->gpu, in->profiles, in->rule);
+  Result<Problem> problem = BuildProblem(*in);
   if (!problem.ok()) return ReportError(problem.status());
   Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(flags.planner);
   if (!planner.ok()) return ReportError(planner.status().WithContext("--planner"));
-  Result<PlanReport> report = RunPlanner(**planner, *problem, PlanContext{});
+  Result<PlanReport> report = RunPlanner(**planner, *problem, ContextFrom(flags.search));
   if (!report.ok()) return ReportError(report.status());
   const Deployment& d = report->deployment;
   const std::vector<Violation> violations =
@@ -73,8 +74,13 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       "  tessera plan --scenario examples/scenarios/s3.yaml --svg s3.svg\n"
       "  tessera plan --scenario s.yaml --gpu h100-80gb --format json -o plan.json\n"
       "  tessera plan --profiles ../shared/data/parvagpu/prof_data \\\n"
-      "      --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact");
+      "      --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact\n"
+      "  tessera plan --scenario examples/scenarios/s5.yaml --replicate 10 --planner exact\n"
+      "  tessera plan --scenario examples/scenarios/pool.yaml --planner exact   # cheapest mix\n\n"
+      "The exact planner proves its plan optimal (\"proven optimal: yes\") or, when\n"
+      "--time-limit stops it first, reports the best plan, its proven bound and gap.");
   AddInputFlags(*cmd, flags->input);
+  AddSearchFlags(*cmd, flags->search);
   cmd->add_option("--planner", flags->planner, "Planner name (see `tessera compare --list`)")
       ->capture_default_str();
   cmd->add_option("--format", flags->format,

@@ -65,12 +65,21 @@ struct Metrics {
   double cost_lower_bound = 0;
 };
 
+// One priced GPU model of the pool and how many of it the plan uses.
+struct PoolUse {
+  std::string gpu;
+  double price_per_hour = 0;
+  int max_count = 0;  // 0 = no limit
+  int used = 0;
+};
+
 struct Deployment {
   std::string gpu;      // catalog name (the first of a mixed pool)
   std::string planner;  // registry name
   std::vector<GpuAssignment> gpus;
   std::vector<ServiceOutcome> services;  // scenario order
   Metrics metrics;
+  std::vector<PoolUse> pool;  // priced pools only: the cost table
 };
 
 // The catalog name of `assignment`'s GPU model.

@@ -32,8 +32,11 @@ struct PlanReport {
 Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
                            std::string_view planner_name, const LowerBound& bound, double plan_ms);
 
-// Times planner.Plan() with `clock` and builds the report against
-// StrongestBound(problem). Propagates the planner's error Status.
+// Times planner.Plan() with `clock` and builds the report against the
+// stronger of StrongestBound(problem) and the planner's proof (a GPU bound
+// unless the pool is priced; then it fills cost_lower_bound). Propagates the
+// planner's error Status; InvalidArgument for a pool of several models and a
+// planner that does not support pools.
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock = SystemClock());
 

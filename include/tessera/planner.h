@@ -60,8 +60,11 @@ class Planner {
   virtual ~Planner() = default;
   // The registry name, e.g. "parva".
   virtual std::string_view Name() const = 0;
+  // True iff Plan() accepts a problem whose pool has several GPU models.
+  virtual bool SupportsPools() const { return false; }
   // Places segments for every service that has a feasible triplet. Services
-  // without one are left out (the engine reports them infeasible).
+  // without one are left out (the engine reports them infeasible). Unless
+  // SupportsPools(), the problem has one GPU model.
   // Errors only for bugs or an invalid context; never for a hard scenario.
   virtual Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const = 0;
 };

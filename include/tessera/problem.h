@@ -82,6 +82,12 @@ class Problem {
   // profile entry names a profile `gpu` does not have.
   static Result<Problem> Build(const Scenario& scenario, const GpuModel& gpu,
                                const ProfileTable& profiles, const LatencyRule& rule);
+  // The same over several GPU models: a service's triplets are those of every
+  // model (Triplet::pool says which). NotFound if a service's model has no
+  // profile on one of them; InvalidArgument for an empty pool, a null model,
+  // or a negative price or cap.
+  static Result<Problem> BuildPool(const Scenario& scenario, std::vector<GpuOffer> pool,
+                                   const ProfileTable& profiles, const LatencyRule& rule);
 
   // The GPU model of a single-model problem; the first of the pool otherwise.
   const GpuModel& gpu() const { return *gpu_; }
@@ -97,6 +103,9 @@ class Problem {
 
  private:
   Problem() = default;
+  // Adds the triplets of `spec`'s model on pool model `pool` to `spec`.
+  Status AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec& spec,
+                     const Scenario& scenario) const;
 
   const GpuModel* gpu_ = nullptr;
   std::vector<GpuOffer> pool_;

@@ -4,6 +4,9 @@
 // YAML form (DESIGN.md, Formats):
 //   name: S3                # optional
 //   gpu: a100-80gb          # optional; `--gpu` overrides it
+//   pool:                   # or, instead of gpu: several models, priced
+//     - {gpu: a100-80gb, price_per_hour: 4.10, max_count: 16}  # max_count optional
+//     - {gpu: h100-80gb, price_per_hour: 6.98}
 //   services:
 //     - {name: resnet50, model: resnet50, rate_rps: 1463, slo_ms: 138}
 //
@@ -30,9 +33,20 @@ struct Service {
   int line = 0;         // line in the source file (0 when built in code)
 };
 
+// One GPU model of a mixed pool, with its hourly price and an optional cap.
+struct PoolEntry {
+  std::string gpu;            // catalog name
+  double price_per_hour = 0;  // > 0
+  int max_count = 0;          // 0 = no limit
+  int line = 0;
+};
+
 struct Scenario {
-  std::string name;    // e.g. "S3"; may be empty
-  std::string gpu;     // catalog GPU name; empty = not given
+  std::string name;  // e.g. "S3"; may be empty
+  std::string gpu;   // catalog GPU name; empty = not given
+  // GPU models to choose from, priced (exclusive with `gpu`); planners that
+  // support pools minimise the hourly cost.
+  std::vector<PoolEntry> pool;
   std::string source;  // file the scenario came from, for messages
   std::vector<Service> services;
 };
@@ -42,7 +56,9 @@ struct Scenario {
 // mapping, no or empty `services`, a missing or mistyped field (a quoted
 // "829" is a string, not a number), a rate or SLO that is not a finite number
 // > 0, a duplicate service name, an unknown or repeated key, a `gpu` not in
-// the catalog (stored as the catalog spells it), a second YAML document.
+// the catalog (stored as the catalog spells it), a second YAML document; in
+// `pool`: both `gpu` and `pool`, an empty pool, a model listed twice, a price
+// that is not > 0, a max_count that is not an integer >= 1.
 // Syntax errors read "<source>:<line>: YAML syntax error: <what>". Models go
 // through CanonicalModelName; Service::line is the service's 1-based line.
 Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view source);

@@ -305,11 +305,11 @@ void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::str
   const int gpcs = UsedSlices(g, gpu).compute;
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"{1}\" font-size=\"13\" font-weight=\"bold\" "
-                 "fill=\"#222222\">GPU {2} (node {3})</text>\n"
+                 "fill=\"#222222\">GPU {2} (node {3}{7})</text>\n"
                  "<text x=\"{0}\" y=\"{4}\" font-size=\"11\" fill=\"#777777\">{5}/{6} GPCs"
                  "</text>\n",
                  kMargin, y + kRowHeight / 2 - 2, g.index, g.node, y + kRowHeight / 2 + 14, gpcs,
-                 gpu.compute_slices);
+                 gpu.compute_slices, g.gpu.empty() ? "" : ", " + Escape(g.gpu));
 }
 
 // One instance: a tooltip, the rectangle, and up to three centred label lines
@@ -372,7 +372,7 @@ std::string FormatDeploymentSvg(const Deployment& deployment, const GpuModel& gp
   AppendAxis(gpu, layout.axis_y, out);
   int y = layout.rows_y;
   for (const GpuAssignment& g : deployment.gpus) {
-    AppendGpuRow(g, gpu, colours, y, out);
+    AppendGpuRow(g, ModelOf(deployment, g, gpu), colours, y, out);
     y += kRowHeight + kRowGap;
   }
   if (static_cast<int>(deployment.gpus.size()) > kRowsForBottomAxis) {

@@ -72,7 +72,8 @@ void AppendHeader(const Deployment& d, std::string& out) {
 
 // "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog.
 void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, std::string& out) {
-  fmt::format_to(Out(out), "\nGPU {} (node {})", g.index, g.node);
+  fmt::format_to(Out(out), "\nGPU {} (node {}{})", g.index, g.node,
+                 g.gpu.empty() ? "" : ", " + g.gpu);
   if (model != nullptr) {
     const SliceUsage used = UsedSlices(g, *model);
     fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", used.compute,
@@ -115,6 +116,24 @@ void AppendServices(const Deployment& d, std::string& out) {
   }
 }
 
+// The cost table of a priced pool: every model offered, its price, cap and use.
+void AppendCosts(const Deployment& d, std::string& out) {
+  if (d.pool.empty()) return;
+  out += "\nCost\n";
+  fmt::format_to(Out(out), "  {:<14}  {:>10}  {:>9}  {:>5}  {:>10}\n", "gpu", "$ per hour", "max",
+                 "used", "$ per hour");
+  double total = 0;
+  for (const PoolUse& use : d.pool) {
+    const double cost = use.used * use.price_per_hour;
+    total += cost;
+    fmt::format_to(Out(out), "  {:<14}  {:>10.2f}  {:>9}  {:>5}  {:>10.2f}\n", Fit(use.gpu, 14),
+                   use.price_per_hour, use.max_count > 0 ? std::to_string(use.max_count) : "-",
+                   use.used, cost);
+  }
+  fmt::format_to(Out(out), "  {:<14}  {:>10}  {:>9}  {:>5}  {:>10.2f}\n", "total", "", "", "",
+                 total);
+}
+
 void AppendMetrics(const Metrics& m, std::string& out) {
   out += "\nMetrics\n";
   auto row = [&out](std::string_view name, const std::string& value) {
@@ -128,6 +147,12 @@ void AppendMetrics(const Metrics& m, std::string& out) {
                          ? fmt::format("{}", m.lower_bound)
                          : fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind));
   row("gap %", fmt::format("{:.2f}", 100.0 * m.gap));
+  if (m.proven_optimal) row("proven optimal", *m.proven_optimal ? "yes" : "no (time limit)");
+  if (m.cost_per_hour > 0) {
+    row("cost per hour", fmt::format("{:.2f}", m.cost_per_hour));
+    row("cost lower bound",
+        m.cost_lower_bound > 0 ? fmt::format("{:.2f}", m.cost_lower_bound) : std::string("-"));
+  }
   row("plan ms", fmt::format("{:.3f}", m.plan_ms));
 }
 
@@ -136,11 +161,12 @@ void AppendMetrics(const Metrics& m, std::string& out) {
 std::string FormatDeploymentTable(const Deployment& deployment) {
   std::string out;
   AppendHeader(deployment, out);
-  Result<const GpuModel*> model = FindGpu(deployment.gpu);
   for (const GpuAssignment& g : deployment.gpus) {
+    Result<const GpuModel*> model = FindGpu(GpuModelName(deployment, g));
     AppendGpuBlock(g, model.ok() ? *model : nullptr, out);
   }
   AppendServices(deployment, out);
+  AppendCosts(deployment, out);
   AppendMetrics(deployment.metrics, out);
   return out;
 }

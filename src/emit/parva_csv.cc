@@ -8,6 +8,7 @@
 
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
+#include "tessera/metrics.h"
 
 namespace tessera {
 namespace {
@@ -65,7 +66,7 @@ std::string FormatParvaCsv(const Deployment& deployment, const GpuModel& gpu) {
   std::string out = "Num instance,Num GPU,Model,Placement,Instance size,Batch size,Num proc\n";
   std::map<int, int> next_position;  // node -> GPUs of that node seen so far
   for (const GpuAssignment* g : GpusByIndex(deployment)) {
-    AppendGpuRows(*g, next_position[g->node]++, gpu, out);
+    AppendGpuRows(*g, next_position[g->node]++, ModelOf(deployment, *g, gpu), out);
   }
   return out;
 }

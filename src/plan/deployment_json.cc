@@ -30,6 +30,9 @@ using OrderedJson = nlohmann::ordered_json;  // keeps DESIGN.md's key order
 
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
+constexpr std::array<std::string_view, 1> kTopOptionalKeys = {"pool"};
+constexpr std::array<std::string_view, 4> kPoolKeys = {"gpu", "price_per_hour", "max_count",
+                                                       "used"};
 constexpr std::array<std::string_view, 3> kGpuKeys = {"index", "node", "instances"};
 constexpr std::array<std::string_view, 1> kGpuOptionalKeys = {"gpu"};
 constexpr std::array<std::string_view, 8> kInstanceKeys = {
@@ -280,6 +283,7 @@ class JsonReader {
   Result<GpuAssignment> ParseGpu(const Json& j, const std::string& path) const;
   Result<ServiceOutcome> ParseService(const Json& j, const std::string& path) const;
   Result<Metrics> ParseMetrics(const Json& j, const std::string& path) const;
+  Result<PoolUse> ParsePoolUse(const Json& j, const std::string& path) const;
   Result<Deployment> ParseDocument(const Json& root) const;
 
  private:
@@ -370,6 +374,16 @@ Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path)
   return m;
 }
 
+Result<PoolUse> JsonReader::ParsePoolUse(const Json& j, const std::string& path) const {
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kPoolKeys));
+  PoolUse use;
+  TESSERA_ASSIGN_OR_RETURN(use.gpu, String(j, path, "gpu", true));
+  TESSERA_ASSIGN_OR_RETURN(use.price_per_hour, Number(j, path, "price_per_hour"));
+  TESSERA_ASSIGN_OR_RETURN(use.max_count, Int(j, path, "max_count", 0));
+  TESSERA_ASSIGN_OR_RETURN(use.used, Int(j, path, "used", 0));
+  return use;
+}
+
 // GPU indices and service names are unique, and every instance serves a
 // listed service. Geometry and capacity are the validator's (validator.h).
 Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const {
@@ -403,7 +417,7 @@ Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const 
 }
 
 Result<Deployment> JsonReader::ParseDocument(const Json& root) const {
-  TESSERA_RETURN_IF_ERROR(Keys(root, "", kTopKeys));
+  TESSERA_RETURN_IF_ERROR(Keys(root, "", kTopKeys, kTopOptionalKeys));
   Deployment d;
   TESSERA_ASSIGN_OR_RETURN(d.gpu, String(root, "", "gpu", true));
   TESSERA_ASSIGN_OR_RETURN(d.planner, String(root, "", "planner", false));
@@ -420,6 +434,14 @@ Result<Deployment> JsonReader::ParseDocument(const Json& root) const {
     d.services.push_back(std::move(service));
   }
   TESSERA_ASSIGN_OR_RETURN(d.metrics, ParseMetrics(root["metrics"], "metrics"));
+  if (root.contains("pool")) {
+    TESSERA_RETURN_IF_ERROR(Array(root, "", "pool"));
+    for (size_t u = 0; u < root["pool"].size(); ++u) {
+      TESSERA_ASSIGN_OR_RETURN(PoolUse use,
+                               ParsePoolUse(root["pool"][u], fmt::format("pool[{}]", u)));
+      d.pool.push_back(std::move(use));
+    }
+  }
   TESSERA_RETURN_IF_ERROR(CheckReferences(root, d));
   return d;
 }
@@ -435,6 +457,15 @@ std::string FormatDeploymentJson(const Deployment& deployment) {
   j["services"] = OrderedJson::array();
   for (const ServiceOutcome& s : deployment.services) j["services"].push_back(ServiceJson(s));
   j["metrics"] = MetricsJson(deployment.metrics);
+  if (!deployment.pool.empty()) {
+    j["pool"] = OrderedJson::array();
+    for (const PoolUse& use : deployment.pool) {
+      j["pool"].push_back({{"gpu", use.gpu},
+                           {"price_per_hour", Measurement(use.price_per_hour)},
+                           {"max_count", use.max_count},
+                           {"used", use.used}});
+    }
+  }
   // "replace": a name with invalid UTF-8 must not make dump() throw.
   return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }

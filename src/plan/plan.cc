@@ -1,6 +1,7 @@
 #include "tessera/plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,14 +10,16 @@ namespace tessera {
 namespace {
 
 std::string InfeasibleReason(const ServiceSpec& spec, const Problem& problem) {
-  const GpuModel& gpu = problem.gpu();
   const LatencyRule& rule = problem.rule();
   const Service& s = spec.service;
+  std::vector<std::string> gpus;
+  for (const GpuOffer& offer : problem.pool()) gpus.push_back(offer.gpu->name);
   std::string reason =
-      fmt::format("no (profile, batch, procs) on {} has latency < {:g} x SLO = {:.4g} ms", gpu.name,
-                  rule.factor, rule.BudgetMs(s.slo_ms));
+      fmt::format("no (profile, batch, procs) on {} has latency < {:g} x SLO = {:.4g} ms",
+                  fmt::join(gpus, " or "), rule.factor, rule.BudgetMs(s.slo_ms));
   if (!spec.fastest) return reason;
   const Triplet& t = *spec.fastest;
+  const GpuModel& gpu = *problem.pool()[t.pool].gpu;
   return reason + fmt::format(
                       "; best achievable is {:.4g} ms ({} batch {} x {} proc, {:.4g} req/s), "
                       "which needs an SLO above {:.4g} ms",
@@ -34,6 +37,18 @@ Instance ToInstance(const Problem& problem, const PlacedSegment& seg) {
                   seg.triplet.procs,
                   seg.triplet.throughput_rps,
                   seg.triplet.latency_ms};
+}
+
+std::vector<PoolUse> PoolUses(const Problem& problem, const Deployment& d) {
+  std::vector<PoolUse> uses;
+  for (const GpuOffer& offer : problem.pool()) {
+    const int used =
+        static_cast<int>(std::count_if(d.gpus.begin(), d.gpus.end(), [&](const GpuAssignment& g) {
+          return GpuModelName(d, g) == offer.gpu->name;
+        }));
+    uses.push_back({offer.gpu->name, offer.price_per_hour, offer.max_count, used});
+  }
+  return uses;
 }
 
 // A planner's proven bound counts GPUs unless the pool is priced (then it
@@ -89,11 +104,18 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   }
   d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
   d.metrics.cost_per_hour = cost_per_hour;
+  if (problem.priced()) d.pool = PoolUses(problem, d);
   return d;
 }
 
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock) {
+  if (problem.pool().size() > 1 && !planner.SupportsPools()) {
+    return Status::InvalidArgument(fmt::format(
+        "planner {} plans for one GPU model; a pool of several models needs a planner that "
+        "supports pools (exact)",
+        planner.Name()));
+  }
   const double start = clock.NowMs();
   Result<PlanResult> result = planner.Plan(problem, context);
   const double plan_ms = clock.NowMs() - start;

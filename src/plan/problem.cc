@@ -52,37 +52,57 @@ LatencyRule ParvaArtifactRule() {
 
 Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
                                const ProfileTable& profiles, const LatencyRule& rule) {
+  return BuildPool(scenario, {GpuOffer{&gpu, 0, 0}}, profiles, rule);
+}
+
+Result<Problem> Problem::BuildPool(const Scenario& scenario, std::vector<GpuOffer> pool,
+                                   const ProfileTable& profiles, const LatencyRule& rule) {
   TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
   TESSERA_RETURN_IF_ERROR(rule.Validate());
+  if (pool.empty() || std::any_of(pool.begin(), pool.end(), [](const GpuOffer& offer) {
+        return offer.gpu == nullptr || offer.price_per_hour < 0 || offer.max_count < 0;
+      })) {
+    return Status::InvalidArgument("a pool needs GPU models with prices >= 0 and caps >= 0");
+  }
   Problem problem;
-  problem.gpu_ = &gpu;
-  problem.pool_ = {GpuOffer{&gpu, 0, 0}};
+  problem.gpu_ = pool.front().gpu;
+  problem.pool_ = std::move(pool);
   problem.scenario_ = scenario;
   problem.rule_ = rule;
   problem.services_.reserve(scenario.services.size());
   for (const Service& service : scenario.services) {
-    std::vector<const ProfileEntry*> entries = profiles.EntriesFor(service.model, gpu.name);
-    if (entries.empty()) {
-      return Status::NotFound(ServiceLocation(scenario, service.line) +
-                              ": field 'model': no profiles for model '" + service.model + "' on " +
-                              gpu.name + " (profiled models: " + KnownModels(profiles, gpu) + ")");
-    }
     ServiceSpec spec;
     spec.service = service;
-    for (const ProfileEntry* e : entries) {
-      const int profile = gpu.ProfileIndex(e->key.profile);
-      if (profile < 0) {
-        return Status::InvalidArgument("profile entry for " + e->key.model + " names '" +
-                                       e->key.profile + "', which " + gpu.name + " does not have");
-      }
-      const Triplet t{profile, e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms};
-      if (rule.max_procs > 0 && t.procs > rule.max_procs) continue;
-      if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) spec.fastest = t;
-      if (rule.Allows(t.latency_ms, t.procs, service.slo_ms)) spec.feasible.push_back(t);
+    for (size_t m = 0; m < problem.pool_.size(); ++m) {
+      TESSERA_RETURN_IF_ERROR(problem.AddTriplets(static_cast<int>(m), profiles, spec, scenario));
     }
     problem.services_.push_back(std::move(spec));
   }
   return problem;
+}
+
+Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec& spec,
+                            const Scenario& scenario) const {
+  const GpuModel& gpu = *pool_[pool].gpu;
+  const Service& service = spec.service;
+  std::vector<const ProfileEntry*> entries = profiles.EntriesFor(service.model, gpu.name);
+  if (entries.empty()) {
+    return Status::NotFound(ServiceLocation(scenario, service.line) +
+                            ": field 'model': no profiles for model '" + service.model + "' on " +
+                            gpu.name + " (profiled models: " + KnownModels(profiles, gpu) + ")");
+  }
+  for (const ProfileEntry* e : entries) {
+    const int profile = gpu.ProfileIndex(e->key.profile);
+    if (profile < 0) {
+      return Status::InvalidArgument("profile entry for " + e->key.model + " names '" +
+                                     e->key.profile + "', which " + gpu.name + " does not have");
+    }
+    const Triplet t{profile, e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms, pool};
+    if (rule_.max_procs > 0 && t.procs > rule_.max_procs) continue;
+    if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) spec.fastest = t;
+    if (rule_.Allows(t.latency_ms, t.procs, service.slo_ms)) spec.feasible.push_back(t);
+  }
+  return Status::Ok();
 }
 
 bool Problem::priced() const {

@@ -27,7 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 3> kTopKeys = {"name", "gpu", "services"};
+constexpr std::array<std::string_view, 4> kTopKeys = {"name", "gpu", "pool", "services"};
+constexpr std::array<std::string_view, 3> kPoolKeys = {"gpu", "price_per_hour", "max_count"};
 constexpr std::array<std::string_view, 4> kServiceKeys = {"name", "model", "rate_rps", "slo_ms"};
 
 // ---- YAML -----------------------------------------------------------------
@@ -71,6 +72,9 @@ class YamlReader {
   Result<double> Positive(const YAML::Node& node, std::string_view field, int line) const;
   Result<Service> ParseService(const YAML::Node& node, size_t index, int line) const;
   Status ParseServices(const YAML::Node& node, int line, Scenario& scenario) const;
+  Result<std::string> GpuName(const YAML::Node& node, int line) const;
+  Result<PoolEntry> ParsePoolEntry(const YAML::Node& node, int line) const;
+  Status ParsePool(const YAML::Node& node, int line, Scenario& scenario) const;
 
   std::string_view source_;
 };
@@ -161,6 +165,60 @@ Status YamlReader::ParseServices(const YAML::Node& node, int line, Scenario& sce
   return Status::Ok();
 }
 
+// A catalog GPU name, as the catalog spells it.
+Result<std::string> YamlReader::GpuName(const YAML::Node& node, int line) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(node, "gpu", line));
+  Result<const GpuModel*> model = FindGpu(gpu);
+  if (!model.ok()) return Error(LineOf(node, line), "gpu", model.status().message());
+  return (*model)->name;
+}
+
+Result<PoolEntry> YamlReader::ParsePoolEntry(const YAML::Node& node, int line) const {
+  if (!node.IsMap()) {
+    return Error(line, "pool",
+                 fmt::format("each entry is a mapping with keys {}, got {}",
+                             fmt::join(kPoolKeys, ", "), TypeName(node)));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckKeys(node, kPoolKeys, line));
+  for (std::string_view key : {"gpu", "price_per_hour"}) {
+    if (!node[std::string(key)]) return Error(line, key, "missing");
+  }
+  PoolEntry entry;
+  entry.line = line;
+  TESSERA_ASSIGN_OR_RETURN(entry.gpu, GpuName(node["gpu"], line));
+  TESSERA_ASSIGN_OR_RETURN(entry.price_per_hour,
+                           Positive(node["price_per_hour"], "price_per_hour", line));
+  if (node["max_count"]) {
+    TESSERA_ASSIGN_OR_RETURN(const double cap, Positive(node["max_count"], "max_count", line));
+    if (cap != std::floor(cap) || cap > 1e6) {
+      return Error(
+          LineOf(node["max_count"], line), "max_count",
+          "must be an integer in [1, 1000000], got " + QuoteForMessage(node["max_count"].Scalar()));
+    }
+    entry.max_count = static_cast<int>(cap);
+  }
+  return entry;
+}
+
+Status YamlReader::ParsePool(const YAML::Node& node, int line, Scenario& scenario) const {
+  const int at = LineOf(node, line);
+  if (!node.IsSequence() || node.size() == 0) {
+    return Error(at, "pool",
+                 "expected a non-empty sequence of {gpu, price_per_hour}, got " + TypeName(node));
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(PoolEntry entry, ParsePoolEntry(node[i], LineOf(node[i], at)));
+    for (const PoolEntry& earlier : scenario.pool) {
+      if (earlier.gpu == entry.gpu) {
+        return Error(entry.line, "gpu",
+                     fmt::format("{} is listed twice (first at line {})", entry.gpu, earlier.line));
+      }
+    }
+    scenario.pool.push_back(std::move(entry));
+  }
+  return Status::Ok();
+}
+
 Result<Scenario> YamlReader::Document(const YAML::Node& root) const {
   const int line = LineOf(root, 1);
   if (!root.IsMap()) {
@@ -174,12 +232,14 @@ Result<Scenario> YamlReader::Document(const YAML::Node& root) const {
   if (root["name"]) {
     TESSERA_ASSIGN_OR_RETURN(scenario.name, String(root["name"], "name", line));
   }
-  if (root["gpu"]) {
-    TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(root["gpu"], "gpu", line));
-    Result<const GpuModel*> model = FindGpu(gpu);
-    if (!model.ok()) return Error(LineOf(root["gpu"], line), "gpu", model.status().message());
-    scenario.gpu = (*model)->name;
+  if (root["gpu"] && root["pool"]) {
+    return Error(LineOf(root["pool"], line), "pool",
+                 "give either gpu (one model) or pool (several, priced), not both");
   }
+  if (root["gpu"]) {
+    TESSERA_ASSIGN_OR_RETURN(scenario.gpu, GpuName(root["gpu"], line));
+  }
+  if (root["pool"]) TESSERA_RETURN_IF_ERROR(ParsePool(root["pool"], line, scenario));
   if (!root["services"]) return Error(line, "services", "missing");
   TESSERA_RETURN_IF_ERROR(ParseServices(root["services"], line, scenario));
   return scenario;

@@ -102,10 +102,31 @@ TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
        "s.yaml:1: field 'services': empty scenario: no service"},
       {"no services", "name: X\ngpu: a100-80gb\n", "s.yaml:1: field 'services': missing"},
       {"root is a list", "- a\n- b\n",
-       "s.yaml:1: field 'services': a scenario is a mapping with keys name, gpu, services, got a "
-       "sequence"},
+       "s.yaml:1: field 'services': a scenario is a mapping with keys name, gpu, pool, services, "
+       "got a sequence"},
       {"unknown top key", "name: X\nservises: []\n",
-       "s.yaml:2: field 'servises': unknown key (expected one of: name, gpu, services)"},
+       "s.yaml:2: field 'servises': unknown key (expected one of: name, gpu, pool, services)"},
+      {"gpu and pool", "gpu: a100-80gb\npool: []\nservices: []\n",
+       "s.yaml:2: field 'pool': give either gpu (one model) or pool (several, priced), not both"},
+      {"empty pool", "pool: []\nservices: []\n",
+       "s.yaml:1: field 'pool': expected a non-empty sequence"},
+      {"pool entry not a map", "pool:\n  - a100-80gb\nservices: []\n",
+       "s.yaml:2: field 'pool': each entry is a mapping with keys gpu, price_per_hour, max_count"},
+      {"pool price missing", "pool:\n  - {gpu: a100-80gb}\nservices: []\n",
+       "s.yaml:2: field 'price_per_hour': missing"},
+      {"pool price zero", "pool:\n  - {gpu: a100-80gb, price_per_hour: 0}\nservices: []\n",
+       "s.yaml:2: field 'price_per_hour': must be a finite number > 0, got '0'"},
+      {"pool unknown gpu", "pool:\n  - {gpu: v100, price_per_hour: 1}\nservices: []\n",
+       "s.yaml:2: field 'gpu': "},
+      {"pool fractional cap",
+       "pool:\n  - {gpu: a100-80gb, price_per_hour: 1, max_count: 2.5}\nservices: []\n",
+       "s.yaml:2: field 'max_count': must be an integer in [1, 1000000], got '2.5'"},
+      {"pool model twice",
+       "pool:\n  - {gpu: a100-80gb, price_per_hour: 1}\n  - {gpu: A100-80GB, price_per_hour: 2}\n"
+       "services: []\n",
+       "s.yaml:3: field 'gpu': a100-80gb is listed twice (first at line 2)"},
+      {"pool typo", "pool:\n  - {gpu: a100-80gb, price: 1}\nservices: []\n",
+       "s.yaml:2: field 'price': unknown key (expected one of: gpu, price_per_hour, max_count)"},
       {"duplicate top key", "name: X\nname: Y\nservices: []\n",
        "s.yaml:2: field 'name': duplicate key"},
       {"unknown gpu", "gpu: v100\nservices: []\n",
@@ -160,6 +181,25 @@ TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
     EXPECT_TRUE(r.status().message().starts_with(c.message))
         << c.name << "\n  got:  " << r.status().message() << "\n  want: " << c.message;
   }
+}
+
+TEST(ScenarioYaml, ParsesAPricedPool) {
+  Result<Scenario> r = ParseScenarioYaml(
+      "pool:\n"
+      "  - {gpu: A100-80GB, price_per_hour: 4.1}\n"
+      "  - {gpu: h100-80gb, price_per_hour: 6.98, max_count: 8}\n"
+      "services:\n"
+      "  - {name: a, model: resnet50, rate_rps: 10, slo_ms: 100}\n",
+      "s.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->gpu.empty());
+  ASSERT_EQ(r->pool.size(), 2u);
+  EXPECT_EQ(r->pool[0].gpu, "a100-80gb");  // as the catalog spells it
+  EXPECT_DOUBLE_EQ(r->pool[0].price_per_hour, 4.1);
+  EXPECT_EQ(r->pool[0].max_count, 0);
+  EXPECT_EQ(r->pool[0].line, 2);
+  EXPECT_EQ(r->pool[1].gpu, "h100-80gb");
+  EXPECT_EQ(r->pool[1].max_count, 8);
 }
 
 TEST(ScenarioYaml, LoadMissingFileIsNotFound) {

@@ -47,6 +47,7 @@ PoolMixes MixesOf(const GpuModel& gpu, const std::vector<int>& profiles) {
 struct Model {
   Milp milp;
   std::vector<PoolMixes> pools;
+  std::vector<int> gpu_columns;               // [pool]: GPUs of that model
   std::vector<std::vector<int>> mix_columns;  // [pool][mix]
   std::vector<int> first_cover_column;        // per class; -1 = per-service class
   std::vector<std::vector<std::vector<int>>>
@@ -64,7 +65,6 @@ class ModelBuilder {
     AddMixesToResourceRows();
     for (size_t c = 0; c < set_.classes.size(); ++c) AddClass(set_.classes[c]);
     for (auto& row : resource_rows_) model_.milp.AddRow(std::move(row), 0, kMilpInfinity);
-    AddPoolCaps();
     return std::move(model_);
   }
 
@@ -87,10 +87,17 @@ class ModelBuilder {
       }
       model_.pools.push_back(MixesOf(*offer.gpu, profiles));
       const double hi = offer.max_count > 0 ? offer.max_count : kMilpInfinity;
+      // GPUs of this model: a column of its own, so that branching on it
+      // splits plans by how many of each model they buy.
+      const int total = model_.milp.AddColumn(priced ? offer.price_per_hour : 1, 0, hi, true);
       std::vector<int> columns;
+      std::vector<std::pair<int, double>> sum{{total, -1}};
       for (size_t k = 0; k < model_.pools.back().mixes.size(); ++k) {
-        columns.push_back(model_.milp.AddColumn(priced ? offer.price_per_hour : 1, 0, hi, true));
+        columns.push_back(model_.milp.AddColumn(0, 0, hi, true));
+        sum.push_back({columns.back(), 1});
       }
+      model_.milp.AddRow(std::move(sum), 0, 0);
+      model_.gpu_columns.push_back(total);
       model_.mix_columns.push_back(std::move(columns));
     }
   }
@@ -138,15 +145,6 @@ class ModelBuilder {
       per_member.push_back(std::move(columns));
     }
     model_.segment_columns.push_back(std::move(per_member));
-  }
-
-  void AddPoolCaps() {
-    for (size_t m = 0; m < problem_.pool().size(); ++m) {
-      if (problem_.pool()[m].max_count <= 0 || model_.mix_columns[m].size() < 2) continue;
-      std::vector<std::pair<int, double>> row;
-      for (int col : model_.mix_columns[m]) row.push_back({col, 1});
-      model_.milp.AddRow(std::move(row), 0, problem_.pool()[m].max_count);
-    }
   }
 
   const Problem& problem_;
@@ -234,11 +232,9 @@ MilpSolution TieBreak(const Model& model, const Problem& problem, const CoverSet
                       const MilpSolution& best, double seconds) {
   Milp milp = model.milp;
   std::vector<std::pair<int, double>> cost_row;
-  for (const std::vector<int>& columns : model.mix_columns) {
-    for (int col : columns) {
-      cost_row.push_back({col, milp.cost(col)});
-      milp.SetCost(col, 0);
-    }
+  for (int col : model.gpu_columns) {
+    cost_row.push_back({col, milp.cost(col)});
+    milp.SetCost(col, 0);
   }
   const double slack = model.integral_objective ? 1e-6 : 1e-6 * std::max(1.0, best.objective);
   milp.AddRow(std::move(cost_row), -kMilpInfinity, best.objective + slack);
@@ -282,6 +278,7 @@ class ExactPlanner final : public Planner {
       : options_(options), name_(std::move(name)) {}
 
   std::string_view Name() const override { return name_; }
+  bool SupportsPools() const override { return true; }
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const double limit =
