@@ -68,13 +68,11 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
                   "Seconds a searching planner may take (exact: returns the best plan found, "
                   "its proven bound and gap); default: the planner's own (exact: 10)")
       ->check(CLI::PositiveNumber);
-  command.add_option("--seed", flags.seed, "Seed of any randomness (default 1)");
 }
 
 PlanContext ContextFrom(const SearchFlags& flags) {
   PlanContext context;
   context.time_limit_s = flags.time_limit_s;
-  context.seed = flags.seed;
   return context;
 }
 

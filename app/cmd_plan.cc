@@ -14,7 +14,7 @@ namespace {
 struct PlanFlags {
   InputFlags input;
   SearchFlags search;
-  std::string planner = "parva";
+  std::string planner;  // empty: parva, or exact for a pool of several models
   std::string format = "table";
   std::string output;
   std::string svg;
@@ -31,7 +31,9 @@ int RunPlan(const PlanFlags& flags) {
   if (!in.ok()) return ReportError(in.status());
   Result<Problem> problem = BuildProblem(*in);
   if (!problem.ok()) return ReportError(problem.status());
-  Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(flags.planner);
+  const std::string planner_name =
+      !flags.planner.empty() ? flags.planner : (problem->pool().size() > 1 ? "exact" : "parva");
+  Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(planner_name);
   if (!planner.ok()) return ReportError(planner.status().WithContext("--planner"));
   Result<PlanReport> report = RunPlanner(**planner, *problem, ContextFrom(flags.search));
   if (!report.ok()) return ReportError(report.status());
@@ -39,7 +41,7 @@ int RunPlan(const PlanFlags& flags) {
   const std::vector<Violation> violations =
       ValidateDeployment(d, in->scenario, in->profiles, in->rule);
   if (!violations.empty()) {
-    return ReportError(Status::Internal("planner " + flags.planner +
+    return ReportError(Status::Internal("planner " + planner_name +
                                         " produced an invalid plan:\n" +
                                         FormatViolations(violations)));
   }
@@ -81,8 +83,9 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       "--time-limit stops it first, reports the best plan, its proven bound and gap.");
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
-  cmd->add_option("--planner", flags->planner, "Planner name (see `tessera compare --list`)")
-      ->capture_default_str();
+  cmd->add_option("--planner", flags->planner,
+                  "Planner name (see `tessera compare --list`); default: parva, or exact for a "
+                  "scenario with a pool of several GPU models");
   cmd->add_option("--format", flags->format,
                   "table (for people), json (canonical), csv (ParvaGPU deployment map)")
       ->check(CLI::IsMember({"table", "json", "csv"}))

@@ -62,18 +62,28 @@ int CountInfeasible(const Deployment& d) {
   }));
 }
 
+// The GPU models a deployment uses, in order of first use ("a100-80gb").
+std::vector<std::string> ModelsUsed(const Deployment& d) {
+  std::vector<std::string> models{d.gpu};
+  for (const GpuAssignment& g : d.gpus) {
+    const std::string& name = GpuModelName(d, g);
+    if (std::find(models.begin(), models.end(), name) == models.end()) models.push_back(name);
+  }
+  return models;
+}
+
 void AppendHeader(const Deployment& d, std::string& out) {
   fmt::format_to(Out(out),
                  "Deployment: {} on {} | {} GPUs, {} GPCs, {} instances, {} services "
                  "({} infeasible)\n",
-                 d.planner, d.gpu, d.metrics.gpus, d.metrics.gpcs, CountInstances(d),
+                 d.planner, fmt::join(ModelsUsed(d), " + "), d.metrics.gpus, d.metrics.gpcs, CountInstances(d),
                  d.services.size(), CountInfeasible(d));
 }
 
 // "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog.
-void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, std::string& out) {
+void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
   fmt::format_to(Out(out), "\nGPU {} (node {}{})", g.index, g.node,
-                 g.gpu.empty() ? "" : ", " + g.gpu);
+                 mixed && model != nullptr ? ", " + model->name : "");
   if (model != nullptr) {
     const SliceUsage used = UsedSlices(g, *model);
     fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", used.compute,
@@ -82,8 +92,8 @@ void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, std::string& 
   out += '\n';
 }
 
-void AppendGpuBlock(const GpuAssignment& g, const GpuModel* model, std::string& out) {
-  AppendGpuTitle(g, model, out);
+void AppendGpuBlock(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
+  AppendGpuTitle(g, model, mixed, out);
   if (g.instances.empty()) {
     out += "  (no instances)\n";
     return;
@@ -120,8 +130,8 @@ void AppendServices(const Deployment& d, std::string& out) {
 void AppendCosts(const Deployment& d, std::string& out) {
   if (d.pool.empty()) return;
   out += "\nCost\n";
-  fmt::format_to(Out(out), "  {:<14}  {:>10}  {:>9}  {:>5}  {:>10}\n", "gpu", "$ per hour", "max",
-                 "used", "$ per hour");
+  fmt::format_to(Out(out), "  {:<14}  {:>10}  {:>9}  {:>5}  {:>10}\n", "gpu", "price/h", "max",
+                 "used", "cost/h");
   double total = 0;
   for (const PoolUse& use : d.pool) {
     const double cost = use.used * use.price_per_hour;
@@ -161,9 +171,10 @@ void AppendMetrics(const Metrics& m, std::string& out) {
 std::string FormatDeploymentTable(const Deployment& deployment) {
   std::string out;
   AppendHeader(deployment, out);
+  const bool mixed = ModelsUsed(deployment).size() > 1;
   for (const GpuAssignment& g : deployment.gpus) {
     Result<const GpuModel*> model = FindGpu(GpuModelName(deployment, g));
-    AppendGpuBlock(g, model.ok() ? *model : nullptr, out);
+    AppendGpuBlock(g, model.ok() ? *model : nullptr, mixed, out);
   }
   AppendServices(deployment, out);
   AppendCosts(deployment, out);

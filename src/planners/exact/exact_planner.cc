@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "planners/exact/milp.h"
 #include "planners/exact/service_covers.h"
 #include "tessera/mig_layout.h"
@@ -290,8 +292,9 @@ class ExactPlanner final : public Planner {
     Model model = ModelBuilder(problem, set).Build();
     TESSERA_ASSIGN_OR_RETURN(MilpSolution best, Search(model, set, deadline));
     if (best.values.empty()) {
-      return Status::Internal("no plan found within the time limit (" + std::to_string(limit) +
-                              " s); raise --time-limit");
+      return Status::InvalidArgument(
+          fmt::format("no plan found within the time limit ({:g} s); raise --time-limit",
+                      limit));
     }
     SolverProof proof{best.objective, ProvenBound(model, best), false};
     proof.optimal = best.objective <= proof.bound + 1e-6 * std::max(1.0, proof.bound);
@@ -310,7 +313,10 @@ class ExactPlanner final : public Planner {
                               SteadyClock::time_point deadline) const {
     const auto lp_start = SteadyClock::now();
     TESSERA_ASSIGN_OR_RETURN(MilpSolution lp, model.milp.SolveRelaxation());
-    if (lp.values.empty()) return Status::Internal("the pool cannot serve every service");
+    if (lp.values.empty()) {
+      return Status::InvalidArgument(
+          "the pool's max_count caps leave too few GPUs to serve every service");
+    }
     const double lp_seconds = std::chrono::duration<double>(SteadyClock::now() - lp_start).count();
     MilpSolution start;
     {
