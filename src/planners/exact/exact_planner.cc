@@ -1,13 +1,13 @@
 #include "planners/exact/exact_planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <deque>
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "planners/exact/milp.h"
 #include "planners/exact/service_covers.h"
@@ -55,18 +55,39 @@ struct Model {
   std::vector<std::vector<std::vector<int>>>
       segment_columns;  // [class][member][resource], -1 = none
   bool integral_objective = true;
+  // [resource]: (column, instances of that resource it uses).
+  std::vector<std::vector<std::pair<int, double>>> uses;
 };
 
 class ModelBuilder {
  public:
   ModelBuilder(const Problem& problem, const CoverSet& set) : problem_(problem), set_(set) {}
 
+  // The whole model.
   Model Build() {
     AddMixColumns();
     resource_rows_.assign(set_.resources.size(), {});
     AddMixesToResourceRows();
     for (size_t c = 0; c < set_.classes.size(); ++c) AddClass(set_.classes[c]);
-    for (auto& row : resource_rows_) model_.milp.AddRow(std::move(row), 0, kMilpInfinity);
+    model_.uses.resize(set_.resources.size());
+    for (size_t r = 0; r < resource_rows_.size(); ++r) {
+      for (const auto& [col, coeff] : resource_rows_[r]) {
+        if (coeff < 0) model_.uses[r].push_back({col, -coeff});
+      }
+      model_.milp.AddRow(std::move(resource_rows_[r]), 0, kMilpInfinity);
+    }
+    return std::move(model_);
+  }
+
+  // The GPUs alone, for `demand` instances of each resource. Its columns are
+  // the first columns of Build()'s model, in the same order.
+  Model BuildMixes(const std::vector<double>& demand) {
+    AddMixColumns();
+    resource_rows_.assign(set_.resources.size(), {});
+    AddMixesToResourceRows();
+    for (size_t r = 0; r < resource_rows_.size(); ++r) {
+      model_.milp.AddRow(std::move(resource_rows_[r]), demand[r], kMilpInfinity);
+    }
     return std::move(model_);
   }
 
@@ -228,6 +249,26 @@ std::vector<std::pair<int, double>> RoundRelaxation(const Model& model, const Co
   return fixed;
 }
 
+// A first plan: the relaxation rounded (RoundRelaxation), with the cheapest
+// GPUs for its segments. Values are empty when the pool's caps cannot hold
+// them. The GPU problem is small and solved to optimality.
+Result<MilpSolution> Rounded(const Problem& problem, const Model& model, const CoverSet& set,
+                             const std::vector<double>& lp) {
+  std::vector<double> values(model.milp.columns(), 0.0);
+  for (const auto& [col, value] : RoundRelaxation(model, set, lp)) values[col] = value;
+  std::vector<double> demand(set.resources.size(), 0.0);
+  for (size_t r = 0; r < demand.size(); ++r) {
+    for (const auto& [col, count] : model.uses[r]) demand[r] += count * values[col];
+  }
+  constexpr double kMixesSeconds = 60;  // a bound for safety; it takes milliseconds
+  TESSERA_ASSIGN_OR_RETURN(MilpSolution gpus,
+                           ModelBuilder(problem, set).BuildMixes(demand).milp.Solve(kMixesSeconds));
+  if (gpus.values.empty()) return MilpSolution{};
+  std::copy(gpus.values.begin(), gpus.values.end(), values.begin());
+  gpus.values = std::move(values);
+  return gpus;
+}
+
 // Minimises compute slices, then segments, over the plans no dearer than
 // `best` (a solution of `model`), within `seconds`.
 MilpSolution TieBreak(const Model& model, const Problem& problem, const CoverSet& set,
@@ -290,11 +331,10 @@ class ExactPlanner final : public Planner {
     const CoverSet set = BuildCoverSet(problem, options_.max_covers);
     if (set.classes.empty()) return PlanResult{};
     Model model = ModelBuilder(problem, set).Build();
-    TESSERA_ASSIGN_OR_RETURN(MilpSolution best, Search(model, set, deadline));
+    TESSERA_ASSIGN_OR_RETURN(MilpSolution best, Search(problem, model, set, deadline));
     if (best.values.empty()) {
       return Status::InvalidArgument(
-          fmt::format("no plan found within the time limit ({:g} s); raise --time-limit",
-                      limit));
+          fmt::format("no plan found within the time limit ({:g} s); raise --time-limit", limit));
     }
     SolverProof proof{best.objective, ProvenBound(model, best), false};
     proof.optimal = best.objective <= proof.bound + 1e-6 * std::max(1.0, proof.bound);
@@ -309,7 +349,7 @@ class ExactPlanner final : public Planner {
  private:
   // The LP bound, a rounded first plan, then branch and bound until the
   // deadline (skipped when the first plan already meets the bound).
-  Result<MilpSolution> Search(const Model& model, const CoverSet& set,
+  Result<MilpSolution> Search(const Problem& problem, const Model& model, const CoverSet& set,
                               SteadyClock::time_point deadline) const {
     const auto lp_start = SteadyClock::now();
     TESSERA_ASSIGN_OR_RETURN(MilpSolution lp, model.milp.SolveRelaxation());
@@ -318,15 +358,7 @@ class ExactPlanner final : public Planner {
           "the pool's max_count caps leave too few GPUs to serve every service");
     }
     const double lp_seconds = std::chrono::duration<double>(SteadyClock::now() - lp_start).count();
-    MilpSolution start;
-    {
-      Milp fixed = model.milp;
-      for (const auto& [col, value] : RoundRelaxation(model, set, lp.values)) {
-        fixed.SetBounds(col, value, value);
-      }
-      Result<MilpSolution> rounded = fixed.Solve(std::max(0.1, SecondsLeft(deadline)));
-      if (rounded.ok()) start = *rounded;
-    }
+    TESSERA_ASSIGN_OR_RETURN(MilpSolution start, Rounded(problem, model, set, lp.values));
     start.bound = lp.bound;
     if (!start.values.empty() && start.objective <= Bound(model, lp.bound) + 1e-9) return start;
     // CBC re-solves the root LP before it checks the clock: leave it that long.
