@@ -2,10 +2,15 @@
 // files excluded) on ParvaGPU's scenarios S1-S6 and S5 replicated 10 times
 // (110 services), on the embedded profiles and, when ../shared/data is
 // present, on ParvaGPU's measured A100 profiles under its artifact's rule.
+// The exact planner also runs on 1,000 generated services; its benchmarks
+// report the GPUs, the proven bound and their gap as counters.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 
 #include "tessera/gpu_catalog.h"
@@ -66,24 +71,103 @@ void BM_ParvaEmbedded(benchmark::State& state) {
 }
 BENCHMARK(BM_ParvaEmbedded)->ArgNames({"S", "copies"})->Apply(ScenariosOneToSixAndS5x10);
 
-// ParvaGPU's measured profiles and SLO rows, artifact rule (--compat parva-artifact).
-void BM_ParvaArtifact(benchmark::State& state) {
+// ParvaGPU's measured profiles and SLO row `row`, or nullopt (with the
+// benchmark skipped) when ../shared/data is absent.
+std::optional<Scenario> ArtifactRow(benchmark::State& state, const ProfileTable** profiles,
+                                    int row) {
   const std::string data = TESSERA_SHARED_DATA_DIR;
   if (!std::filesystem::exists(data + "/parvagpu/prof_data")) {
     state.SkipWithError("../shared/data/parvagpu is absent");
-    return;
+    return std::nullopt;
   }
-  static const Result<ProfileTable> profiles = LoadProfiles(data + "/parvagpu/prof_data");
-  Result<Scenario> row =
-      ImportParvaSloRow(data + "/parvagpu/SLO", static_cast<int>(state.range(0)));
-  if (!profiles.ok() || !row.ok()) {
+  static const Result<ProfileTable> table = LoadProfiles(data + "/parvagpu/prof_data");
+  Result<Scenario> scenario = ImportParvaSloRow(data + "/parvagpu/SLO", row);
+  if (!table.ok() || !scenario.ok()) {
     state.SkipWithError("cannot load ParvaGPU data");
-    return;
+    return std::nullopt;
   }
+  *profiles = &*table;
+  return *scenario;
+}
+
+// ParvaGPU's measured profiles and SLO rows, artifact rule (--compat parva-artifact).
+void BM_ParvaArtifact(benchmark::State& state) {
+  const ProfileTable* profiles = nullptr;
+  const std::optional<Scenario> row =
+      ArtifactRow(state, &profiles, static_cast<int>(state.range(0)));
+  if (!row) return;
   BenchPlan(state, "parva", ReplicateScenario(*row, static_cast<int>(state.range(1))), *profiles,
             ParvaArtifactRule());
 }
 BENCHMARK(BM_ParvaArtifact)->ArgNames({"row", "copies"})->Apply(ScenariosOneToSixAndS5x10);
+
+// Times the exact planner like BenchPlan and reports, from the last run,
+// `gpus`, the proven lower `bound` and `gap` = gpus / bound - 1.
+void BenchExact(benchmark::State& state, const Scenario& scenario, const ProfileTable& profiles,
+                const PlanContext& context) {
+  Result<Problem> problem = Problem::Build(scenario, A100(), profiles, ParvaArtifactRule());
+  auto planner = BuiltinPlanners().Create("exact");
+  if (!problem.ok() || !planner.ok()) {
+    state.SkipWithError("cannot build the exact planner's problem");
+    return;
+  }
+  Result<PlanResult> result = Status::Internal("not run");
+  for (auto _ : state) {
+    result = (*planner)->Plan(*problem, context);
+    benchmark::DoNotOptimize(result);
+  }
+  if (!result.ok() || !result->proof) {
+    state.SkipWithError(result.ok() ? "no proof" : result.status().message().c_str());
+    return;
+  }
+  const auto gpus = std::count_if(result->gpus.begin(), result->gpus.end(),
+                                  [](const auto& segments) { return !segments.empty(); });
+  state.counters["gpus"] = static_cast<double>(gpus);
+  state.counters["bound"] = result->proof->bound;
+  state.counters["gap"] = result->proof->bound > 0 ? gpus / result->proof->bound - 1 : 0;
+}
+
+// The exact planner on ParvaGPU's data, artifact rule, its default time
+// limit (10 s). Args: row, copies.
+void BM_ExactArtifact(benchmark::State& state) {
+  const ProfileTable* profiles = nullptr;
+  const std::optional<Scenario> row =
+      ArtifactRow(state, &profiles, static_cast<int>(state.range(0)));
+  if (!row) return;
+  BenchExact(state, ReplicateScenario(*row, static_cast<int>(state.range(1))), *profiles, {});
+}
+BENCHMARK(BM_ExactArtifact)
+    ->ArgNames({"row", "copies"})
+    ->Apply(ScenariosOneToSixAndS5x10)
+    ->Unit(benchmark::kMillisecond);
+
+// `count` services cycling through the 11 models of S5 (row 5) with S5's
+// SLOs and rates drawn uniformly in [0.3, 1.7] x S5's rate of the model.
+// Seeded: every run plans the same scenario.
+Scenario GeneratedServices(const Scenario& s5, int count) {
+  std::mt19937_64 rng(20241117);
+  std::uniform_real_distribution<double> scale(0.3, 1.7);
+  Scenario out;
+  out.name = std::to_string(count) + " services";
+  out.gpu = s5.gpu;
+  for (int i = 0; i < count; ++i) {
+    Service svc = s5.services[i % s5.services.size()];
+    svc.name += "#" + std::to_string(i);
+    svc.rate_rps *= scale(rng);
+    out.services.push_back(std::move(svc));
+  }
+  return out;
+}
+
+// The exact planner on 1,000 generated services with an 8 s time limit.
+void BM_ExactGenerated(benchmark::State& state) {
+  const ProfileTable* profiles = nullptr;
+  const std::optional<Scenario> s5 = ArtifactRow(state, &profiles, 5);
+  if (!s5) return;
+  BenchExact(state, GeneratedServices(*s5, static_cast<int>(state.range(0))), *profiles,
+             PlanContext{.time_limit_s = 8});
+}
+BENCHMARK(BM_ExactGenerated)->ArgName("services")->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera

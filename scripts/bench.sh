@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # `make bench`: planner hot paths with Google Benchmark (medians of 5
-# repetitions), then the whole-process time of `tessera plan` on S6 (median of
-# 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# repetitions; the exact planner's with its GPUs, proven bound and gap), then
+# the whole-process time of `tessera plan` on S6 (median of 21 runs, output
+# to /dev/null). Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 
+# Medians of `tessera_bench` rows matching $1, as "name plan_ms" and, for
+# benchmarks with counters, "gpus bound gap". Google Benchmark's CSV header
+# lists the counters of the first benchmark only, so each call selects
+# benchmarks with the same counters.
+bench_medians() {
+  "$build/tessera_bench" --benchmark_filter="$1" --benchmark_repetitions=5 \
+    --benchmark_display_aggregates_only=true --benchmark_format=csv 2>/dev/null |
+    awk -F, '
+      /^name,/ { for (i = 1; i <= NF; ++i) { h = $i; gsub(/"/, "", h); col[h] = i }; next }
+      $9 == "true" { name = $1; gsub(/"/, "", name); msg = $10; gsub(/"/, "", msg); printf "%-40s skipped: %s\n", name, msg; next }
+      /_median"?,/ {
+        name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
+        scale = ($5 ~ /us/) ? 1e-3 : ($5 ~ /ns/) ? 1e-6 : ($5 ~ /ms/) ? 1 : 1e3
+        line = sprintf("%-40s %12.4f", name, $3 * scale)
+        if ("gpus" in col)
+          line = line sprintf(" %6d %8.2f %7.2f%%", $col["gpus"], $col["bound"], 100 * $col["gap"])
+        print line }'
+}
+
 echo "== plan_ms: planner wall time, inputs already loaded (median of 5 repetitions)"
 printf '%-40s %12s\n' benchmark plan_ms
-"$build/tessera_bench" --benchmark_repetitions=5 --benchmark_display_aggregates_only=true \
-  --benchmark_format=csv 2>/dev/null |
-  awk -F, '/_median"?,/ {
-    name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
-    scale = ($5 ~ /us/) ? 1e-3 : ($5 ~ /ns/) ? 1e-6 : ($5 ~ /ms/) ? 1 : 1e3
-    printf "%-40s %12.4f\n", name, $3 * scale }'
+bench_medians '^BM_Parva'
+echo
+echo "== exact planner: plan_ms, GPUs, proven lower bound, gap = GPUs / bound - 1"
+echo "   (ParvaGPU rows 1-6, S5 x 10, and 1,000 generated services with an 8 s limit)"
+printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
+bench_medians '^BM_Exact'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift

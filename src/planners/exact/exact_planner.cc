@@ -328,6 +328,7 @@ class ExactPlanner final : public Planner {
         context.time_limit_s > 0 ? context.time_limit_s : options_.default_time_limit_s;
     const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
                                                    std::chrono::duration<double>(limit));
+    const auto start = SteadyClock::now();
     const CoverSet set = BuildCoverSet(problem, options_.max_covers);
     if (set.classes.empty()) return PlanResult{};
     Model model = ModelBuilder(problem, set).Build();
@@ -338,8 +339,12 @@ class ExactPlanner final : public Planner {
     }
     SolverProof proof{best.objective, ProvenBound(model, best), false};
     proof.optimal = best.objective <= proof.bound + 1e-6 * std::max(1.0, proof.bound);
-    if (options_.tie_break && proof.optimal && SecondsLeft(deadline) > 0) {
-      best = TieBreak(model, problem, set, best, SecondsLeft(deadline));
+    if (options_.tie_break && proof.optimal) {
+      // Ties matter less than the optimum: they get at most as long again
+      // as finding it took (and a second), never past the deadline.
+      const double spent = std::chrono::duration<double>(SteadyClock::now() - start).count();
+      const double seconds = std::min(SecondsLeft(deadline), std::max(1.0, spent));
+      if (seconds > 0) best = TieBreak(model, problem, set, best, seconds);
     }
     TESSERA_ASSIGN_OR_RETURN(PlanResult result, Place(model, set, best.values));
     result.proof = proof;

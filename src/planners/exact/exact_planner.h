@@ -35,7 +35,8 @@ struct ExactOptions {
   // service instead. Default: 20,000.
   int max_covers = 20000;
   // Among the plans of optimal cost, also minimise compute slices, then
-  // segments. Default: true.
+  // segments, for at most as long as the optimum took to find (at least 1 s)
+  // within the time limit. Default: true.
   bool tie_break = true;
 
   // InvalidArgument unless default_time_limit_s > 0 and max_covers >= 1.
