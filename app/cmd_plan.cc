@@ -41,8 +41,7 @@ int RunPlan(const PlanFlags& flags) {
   const std::vector<Violation> violations =
       ValidateDeployment(d, in->scenario, in->profiles, in->rule);
   if (!violations.empty()) {
-    return ReportError(Status::Internal("planner " + planner_name +
-                                        " produced an invalid plan:\n" +
+    return ReportError(Status::Internal("planner " + planner_name + " produced an invalid plan:\n" +
                                         FormatViolations(violations)));
   }
   Status written = WriteOutput(flags.output, Render(d, *in->gpu, flags.format));

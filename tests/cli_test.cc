@@ -224,5 +224,141 @@ TEST_F(CliTest, ProfilesSynthRoundTripsThroughPlan) {
   EXPECT_NE(o.out.find("Num instance,Num GPU,Model"), std::string::npos);
 }
 
+// ---- Pools, --replicate and --time-limit ------------------------------------
+
+std::string PoolScenario() { return testing::SourcePath("examples/scenarios/pool.yaml"); }
+std::string S5Scenario() { return testing::SourcePath("examples/scenarios/s5.yaml"); }
+
+TEST_F(CliTest, PoolPlanDefaultsToExactAndPrintsItsCost) {
+  Outcome o = Tessera("plan --scenario " + PoolScenario());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Deployment: exact on a100-80gb"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\nCost\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("proven optimal"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("cost per hour"), std::string::npos) << o.out;
+  // The JSON of the same run names the models used; the header lists them.
+  Outcome j = Tessera("plan --scenario " + PoolScenario() + " --format json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json d = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << j.out;
+  EXPECT_EQ(d["planner"], "exact");
+  EXPECT_EQ(d["metrics"]["proven_optimal"], true);
+  ASSERT_TRUE(d["pool"].is_array());
+  ASSERT_EQ(d["pool"].size(), 2u);
+  int h100 = 0;
+  for (const auto& g : d["gpus"]) h100 += g.contains("gpu") && g["gpu"] == "h100-80gb";
+  EXPECT_EQ(d["pool"][1]["used"], h100);
+  if (h100 > 0) {
+    EXPECT_NE(o.out.find("a100-80gb + h100-80gb"), std::string::npos) << o.out;
+  }
+}
+
+TEST_F(CliTest, PoolRejectsGpuFlagAndSingleModelPlanners) {
+  const fs::path out = dir_ / "out.json";
+  Outcome gpu = Tessera("plan --scenario " + PoolScenario() + " --gpu a30-24gb -o " + out.string());
+  EXPECT_EQ(gpu.exit_code, 2) << gpu.err;
+  EXPECT_NE(gpu.err.find("--gpu"), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("pool"), std::string::npos) << gpu.err;
+  Outcome parva =
+      Tessera("plan --scenario " + PoolScenario() + " --planner parva -o " + out.string());
+  EXPECT_EQ(parva.exit_code, 2) << parva.err;
+  EXPECT_NE(parva.err.find("parva"), std::string::npos) << parva.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(CliTest, ReplicatedS5IsPlannedExactly) {
+  Outcome o =
+      Tessera("plan --scenario " + S5Scenario() + " --replicate 10 --planner exact --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json d = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << o.out;
+  ASSERT_EQ(d["services"].size(), 110u);
+  EXPECT_EQ(d["services"][11]["name"], "bert#2");  // copy-major order
+  EXPECT_EQ(d["services"][109]["name"], "vgg19#10");
+  EXPECT_EQ(d["metrics"]["proven_optimal"], true);
+  EXPECT_FALSE(d.contains("pool"));  // one unpriced model: no cost table
+  EXPECT_FALSE(d["metrics"].contains("cost_per_hour"));
+}
+
+TEST_F(CliTest, BadReplicateAndTimeLimitAreBadInput) {
+  for (const char* flags :
+       {"--replicate 0", "--replicate -3", "--replicate x", "--time-limit 0", "--time-limit -1"}) {
+    Outcome o = Tessera("plan --scenario " + S5Scenario() + " " + flags);
+    EXPECT_EQ(o.exit_code, 2) << flags << ": " << o.err;
+    EXPECT_TRUE(o.out.empty()) << flags;
+  }
+}
+
+TEST_F(CliTest, CompareMeasuresEveryRowAgainstTheSolversBound) {
+  Outcome o = Tessera("compare --scenario " + S5Scenario() + " --repeat 1 --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json rows = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(rows.is_array()) << o.out;
+  ASSERT_GE(rows.size(), 2u);
+  bool has_exact = false;
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dump());
+    has_exact |= r["planner"] == "exact";
+    EXPECT_EQ(r["lower_bound"], rows[0]["lower_bound"]);
+    EXPECT_EQ(r["lower_bound_kind"], "solver");
+    EXPECT_EQ(r["valid"], true);
+    // gap = gpus / lower_bound - 1, never negative against a proven bound.
+    const double bound = r["lower_bound"].get<double>();
+    ASSERT_GT(bound, 0);
+    EXPECT_NEAR(r["gap"].get<double>(), r["gpus"].get<double>() / bound - 1, 1e-9);
+    EXPECT_GE(r["gap"].get<double>(), -1e-9);
+    if (r["planner"] == "exact") {
+      EXPECT_NEAR(r["gap"].get<double>(), 0, 1e-9);
+    }
+  }
+  EXPECT_TRUE(has_exact);
+}
+
+TEST_F(CliTest, CompareOnAPoolRunsOnlyPoolPlanners) {
+  Outcome o = Tessera("compare --scenario " + PoolScenario() + " --repeat 1 --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json rows = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(rows.is_array()) << o.out;
+  ASSERT_EQ(rows.size(), 1u) << o.out;
+  EXPECT_EQ(rows[0]["planner"], "exact");
+  EXPECT_EQ(rows[0]["valid"], true);
+  for (const char* skipped : {"parva ", "parva-single ", "parva-unopt "}) {
+    EXPECT_NE(o.err.find(std::string("note: ") + skipped), std::string::npos) << skipped << "\n"
+                                                                              << o.err;
+  }
+  EXPECT_NE(o.err.find("skipped"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, PlanAndCompareHelpDescribeTheNewFlags) {
+  for (const char* cmd : {"plan", "compare"}) {
+    Outcome o = Tessera(std::string(cmd) + " --help");
+    EXPECT_EQ(o.exit_code, 0) << cmd;
+    EXPECT_NE(o.out.find("--time-limit"), std::string::npos) << cmd;
+    EXPECT_NE(o.out.find("--replicate"), std::string::npos) << cmd;
+  }
+}
+
+// The header lists the GPU models the plan uses: with A100s ten times dearer
+// than H100s the cheapest plan has H100s only, and no A100 is listed.
+TEST_F(CliTest, PoolHeaderListsOnlyTheModelsUsed) {
+  std::string text = ReadAll(PoolScenario());
+  const size_t services = text.find("services:");
+  ASSERT_NE(services, std::string::npos);
+  text =
+      "pool:\n  - {gpu: a100-80gb, price_per_hour: 40}\n"
+      "  - {gpu: h100-80gb, price_per_hour: 2}\n" +
+      text.substr(services);
+  Outcome j = Tessera("plan --format json --scenario " + Write("h100.yaml", text).string());
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json d = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << j.out;
+  ASSERT_EQ(d["pool"][0]["used"], 0) << "the premise (no A100 used) no longer holds";
+  Outcome o = Tessera("plan --scenario " + (dir_ / "h100.yaml").string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string header = o.out.substr(0, o.out.find('\n'));
+  EXPECT_TRUE(header.starts_with("Deployment: exact on h100-80gb |")) << header;
+  EXPECT_EQ(header.find("a100-80gb"), std::string::npos) << header;
+}
+
 }  // namespace
 }  // namespace tessera

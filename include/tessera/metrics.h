@@ -20,6 +20,7 @@
 #ifndef TESSERA_METRICS_H_
 #define TESSERA_METRICS_H_
 
+#include <map>
 #include <string>
 
 #include "tessera/deployment.h"
@@ -45,6 +46,11 @@ struct LowerBound {
   int gpus = 0;
   std::string kind;  // "fractional" | "integer-cover"
 };
+
+// The fewest slices (of one resource: compute or memory) whose segments
+// cover `rate`, given the best throughput of a segment of each size
+// (slices -> req/s); 0 for an empty map or a rate <= 0.
+int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate);
 
 // Services without a feasible triplet contribute nothing to either bound.
 LowerBound FractionalBound(const Problem& problem);

@@ -62,9 +62,11 @@ int CountInfeasible(const Deployment& d) {
   }));
 }
 
-// The GPU models a deployment uses, in order of first use ("a100-80gb").
+// The GPU models a deployment uses, in order of first use ("a100-80gb");
+// Deployment::gpu when it uses none.
 std::vector<std::string> ModelsUsed(const Deployment& d) {
-  std::vector<std::string> models{d.gpu};
+  if (d.gpus.empty()) return {d.gpu};
+  std::vector<std::string> models;
   for (const GpuAssignment& g : d.gpus) {
     const std::string& name = GpuModelName(d, g);
     if (std::find(models.begin(), models.end(), name) == models.end()) models.push_back(name);
@@ -76,8 +78,8 @@ void AppendHeader(const Deployment& d, std::string& out) {
   fmt::format_to(Out(out),
                  "Deployment: {} on {} | {} GPUs, {} GPCs, {} instances, {} services "
                  "({} infeasible)\n",
-                 d.planner, fmt::join(ModelsUsed(d), " + "), d.metrics.gpus, d.metrics.gpcs, CountInstances(d),
-                 d.services.size(), CountInfeasible(d));
+                 d.planner, fmt::join(ModelsUsed(d), " + "), d.metrics.gpus, d.metrics.gpcs,
+                 CountInstances(d), d.services.size(), CountInfeasible(d));
 }
 
 // "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog.

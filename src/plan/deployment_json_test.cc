@@ -196,9 +196,9 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
       {"overflow", Replace(good, "61.3", "1e400"), "d.json: invalid JSON: number overflow"},
       {"root is an array", "[]", "d.json: (root): expected an object, got []"},
       {"unknown top key", Replace(good, "\"metrics\": {", "\"x\": {"),
-       "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics)"},
+       "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics, pool)"},
       {"typo at top", Replace(good, "\"planner\"", "\"planer\""),
-       "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics)"},
+       "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics, pool)"},
       {"missing planner", Replace(good, "  \"planner\": \"parva\",\n", ""),
        "d.json: planner: missing"},
       {"duplicate key", Replace(good, "\"index\": 1,", "\"index\": 1, \"index\": 2,"),
@@ -281,6 +281,157 @@ TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
   }
   EXPECT_GT(errors, kRuns / 10);
   EXPECT_LT(errors, kRuns);
+}
+
+// SmallDeployment() on a mixed, priced pool: GPU 1 is an H100-80GB (named per
+// GPU because it differs from the deployment's A100-80GB), with the cost
+// table and the exact planner's proof and cost metrics.
+//   cost_per_hour = 4.1 (A100) + 6.98 (H100) = 11.08.
+Deployment PooledDeployment() {
+  Deployment d = SmallDeployment();
+  d.planner = "exact";
+  d.gpus[1].gpu = "h100-80gb";
+  d.pool = {{"a100-80gb", 4.1, 0, 1}, {"h100-80gb", 6.98, 8, 1}};
+  d.metrics.proven_optimal = true;
+  d.metrics.cost_per_hour = 11.08;
+  d.metrics.cost_lower_bound = 11.08;
+  return d;
+}
+
+TEST(DeploymentJson, PoolKeysAppearOnlyWhenSet) {
+  const std::string plain = FormatDeploymentJson(SmallDeployment());
+  for (const char* key : {"\"pool\"", "\"proven_optimal\"", "\"cost_per_hour\"",
+                          "\"cost_lower_bound\"", "\"h100-80gb\""}) {
+    EXPECT_EQ(plain.find(key), std::string::npos) << key;
+  }
+  const std::string pooled = FormatDeploymentJson(PooledDeployment());
+  // "gpu" per GPU only on GPU 1, right after its index.
+  EXPECT_NE(pooled.find("\"index\": 1,\n      \"gpu\": \"h100-80gb\",\n      \"node\": 0,"),
+            std::string::npos)
+      << pooled;
+  EXPECT_NE(pooled.find("\"index\": 0,\n      \"node\": 0,"), std::string::npos) << pooled;
+  EXPECT_NE(pooled.find("\"proven_optimal\": true,\n    \"cost_per_hour\": 11.08,\n"
+                        "    \"cost_lower_bound\": 11.08\n"),
+            std::string::npos)
+      << pooled;
+  // "pool" last, after metrics.
+  EXPECT_LT(pooled.find("\"metrics\""), pooled.find("\"pool\": ["));
+  EXPECT_TRUE(pooled.ends_with("\"used\": 1\n    }\n  ]\n}\n")) << pooled;
+  // proven_optimal false is written (it is set), cost keys are not (cost 0).
+  Deployment unproven = SmallDeployment();
+  unproven.metrics.proven_optimal = false;
+  const std::string text = FormatDeploymentJson(unproven);
+  EXPECT_NE(text.find("\"proven_optimal\": false"), std::string::npos);
+  EXPECT_EQ(text.find("\"cost_per_hour\""), std::string::npos);
+}
+
+TEST(DeploymentJson, ParsesPoolAndPerGpuModels) {
+  // Hand-written keys (not the formatter's): a per-GPU "gpu" and a "pool".
+  const std::string good = FormatDeploymentJson(SmallDeployment());
+  std::string text = Replace(good, "\"index\": 1,", "\"index\": 1, \"gpu\": \"h100-80gb\",");
+  text = Replace(text, "\"plan_ms\": 0.4124\n",
+                 "\"plan_ms\": 0.4124, \"proven_optimal\": false, \"cost_per_hour\": 11.08, "
+                 "\"cost_lower_bound\": 10.5\n");
+  text = Replace(text, "\"services\": [",
+                 "\"pool\": [{\"gpu\": \"a100-80gb\", \"price_per_hour\": 4.1, \"max_count\": 0, "
+                 "\"used\": 1}, {\"gpu\": \"h100-80gb\", \"price_per_hour\": 6.98, "
+                 "\"max_count\": 8, \"used\": 1}], \"services\": [");
+  Result<Deployment> d = ParseDeploymentJson(text, "pool.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString() << "\n" << text;
+  ASSERT_EQ(d->gpus.size(), 2u);
+  EXPECT_EQ(d->gpus[0].gpu, "");
+  EXPECT_EQ(GpuModelName(*d, d->gpus[0]), "a100-80gb");
+  EXPECT_EQ(d->gpus[1].gpu, "h100-80gb");
+  EXPECT_EQ(GpuModelName(*d, d->gpus[1]), "h100-80gb");
+  ASSERT_EQ(d->pool.size(), 2u);
+  EXPECT_EQ(d->pool[0].gpu, "a100-80gb");
+  EXPECT_DOUBLE_EQ(d->pool[0].price_per_hour, 4.1);
+  EXPECT_EQ(d->pool[0].max_count, 0);
+  EXPECT_EQ(d->pool[0].used, 1);
+  EXPECT_EQ(d->pool[1].gpu, "h100-80gb");
+  EXPECT_DOUBLE_EQ(d->pool[1].price_per_hour, 6.98);
+  EXPECT_EQ(d->pool[1].max_count, 8);
+  EXPECT_EQ(d->metrics.proven_optimal, std::optional<bool>(false));
+  EXPECT_DOUBLE_EQ(d->metrics.cost_per_hour, 11.08);
+  EXPECT_DOUBLE_EQ(d->metrics.cost_lower_bound, 10.5);
+  // The parse formats to the canonical text, which parses to itself.
+  const std::string once = FormatDeploymentJson(*d);
+  Result<Deployment> again = ParseDeploymentJson(once, "pool.json");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(FormatDeploymentJson(*again), once);
+  // Absent optional keys read as unset.
+  Result<Deployment> plain = ParseDeploymentJson(good, "plain.json");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->pool.empty());
+  EXPECT_FALSE(plain->metrics.proven_optimal.has_value());
+  EXPECT_EQ(plain->metrics.cost_per_hour, 0);
+  EXPECT_EQ(plain->gpus[1].gpu, "");
+}
+
+TEST(DeploymentJson, PooledFormatParseFormatIsStable) {
+  const Deployment d = PooledDeployment();
+  const std::string once = FormatDeploymentJson(d);
+  Result<Deployment> parsed = ParseDeploymentJson(once, "d.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString() << "\n" << once;
+  EXPECT_EQ(FormatDeploymentJson(*parsed), once);
+  EXPECT_EQ(parsed->gpus[1].gpu, "h100-80gb");
+  EXPECT_EQ(parsed->metrics.proven_optimal, std::optional<bool>(true));
+  EXPECT_DOUBLE_EQ(parsed->metrics.cost_per_hour, 11.08);
+  ASSERT_EQ(parsed->pool.size(), 2u);
+  EXPECT_EQ(parsed->pool[1].max_count, 8);
+}
+
+TEST(DeploymentJson, PoolErrorsNameThePath) {
+  const std::string good = FormatDeploymentJson(PooledDeployment());
+  struct Case {
+    std::string name, text, message;
+  };
+  const std::vector<Case> cases = {
+      {"typo in a pool entry", Replace(good, "\"price_per_hour\": 4.1", "\"prize\": 4.1"),
+       "d.json: pool[0].prize: unknown key (expected: gpu, price_per_hour, max_count, used)"},
+      {"pool entry missing used", Replace(good, ",\n      \"used\": 1\n    }\n  ]", "\n    }\n  ]"),
+       "d.json: pool[1].used: missing"},
+      {"negative price", Replace(good, "\"price_per_hour\": 6.98", "\"price_per_hour\": -6.98"),
+       "d.json: pool[1].price_per_hour: must be a finite number >= 0, got -6.98"},
+      {"fractional cap", Replace(good, "\"max_count\": 8", "\"max_count\": 8.5"),
+       "d.json: pool[1].max_count: expected an integer, got 8.5"},
+      {"pool is an object",
+       Replace(Replace(good, "\"pool\": [", "\"pool\": {\"a\": ["), "]\n}\n", "]}\n}\n"),
+       "d.json: pool: expected an array, got {"},
+      {"proven_optimal as a string",
+       Replace(good, "\"proven_optimal\": true", "\"proven_optimal\": \"yes\""),
+       "d.json: metrics.proven_optimal: expected true or false, got \"yes\""},
+      {"proven_optimal as a number",
+       Replace(good, "\"proven_optimal\": true", "\"proven_optimal\": 1"),
+       "d.json: metrics.proven_optimal: expected true or false, got 1"},
+      {"text cost", Replace(good, "\"cost_per_hour\": 11.08", "\"cost_per_hour\": \"11.08\""),
+       "d.json: metrics.cost_per_hour: expected a number, got \"11.08\""},
+      {"negative cost bound",
+       Replace(good, "\"cost_lower_bound\": 11.08", "\"cost_lower_bound\": -1"),
+       "d.json: metrics.cost_lower_bound: must be a finite number >= 0, got -1"},
+      {"empty per-GPU model",
+       Replace(good, "\"gpu\": \"h100-80gb\",\n      \"node\"", "\"gpu\": \"\",\n      \"node\""),
+       "d.json: gpus[1].gpu: must not be empty"},
+      {"per-GPU model not a string",
+       Replace(good, "\"gpu\": \"h100-80gb\",\n      \"node\"", "\"gpu\": 100,\n      \"node\""),
+       "d.json: gpus[1].gpu: expected a string, got 100"},
+      {"typo in a GPU",
+       Replace(good, "\"gpu\": \"h100-80gb\",\n      \"node\"",
+               "\"model\": \"h100-80gb\",\n      \"node\""),
+       "d.json: gpus[1].model: unknown key (expected: index, node, instances, gpu)"},
+      {"duplicate pool key",
+       Replace(good, "\"used\": 1\n    }\n  ]", "\"used\": 1, \"used\": 2\n    }\n  ]"),
+       "d.json: pool[1].used: duplicate key"},
+  };
+  for (const Case& c : cases) {
+    Result<Deployment> r(Status::Internal("not run"));
+    EXPECT_NO_THROW(r = ParseDeploymentJson(c.text, "d.json")) << c.name;
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
+    const std::string& got = r.status().message();
+    EXPECT_TRUE(got.starts_with(c.message))
+        << c.name << "\n  got:  " << got << "\n  want: " << c.message;
+  }
 }
 
 }  // namespace

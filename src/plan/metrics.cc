@@ -12,27 +12,6 @@ namespace {
 // Rounds a bound up, forgiving the last bits of floating-point noise.
 int CeilBound(double value) { return static_cast<int>(std::ceil(value - 1e-9)); }
 
-// The fewest slices (of one resource) whose segments cover `rate`: an
-// unbounded covering knapsack over (slices, best throughput at that size),
-// solved exactly by dynamic programming on the slice total.
-int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
-  if (best_by_size.empty() || rate <= 0) return 0;
-  double best_ratio = 0;  // throughput per slice of the most efficient size
-  for (const auto& [size, tp] : best_by_size) best_ratio = std::max(best_ratio, tp / size);
-  const int largest = best_by_size.rbegin()->first;
-  // Using only the most efficient size covers the rate within this many slices.
-  const int limit = static_cast<int>(std::ceil(rate / best_ratio)) + 2 * largest;
-  std::vector<double> covered(limit + 1, 0.0);  // max throughput with <= c slices
-  for (int c = 1; c <= limit; ++c) {
-    covered[c] = covered[c - 1];
-    for (const auto& [size, tp] : best_by_size) {
-      if (size <= c) covered[c] = std::max(covered[c], covered[c - size] + tp);
-    }
-    if (CoversRate(covered[c], rate)) return c;
-  }
-  return limit;
-}
-
 // The least share of a GPU's compute and of its memory that one service
 // (NeedsOf), or all the services of a problem (TotalNeeds), can be served
 // with: `fractional_*` if segments could be split at will, `cover_*` in whole
@@ -103,6 +82,26 @@ LowerBound CoverFrom(const Needs& total) {
 }
 
 }  // namespace
+
+// An unbounded covering knapsack over (slices, best throughput at that
+// size), solved exactly by dynamic programming on the slice total.
+int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
+  if (best_by_size.empty() || rate <= 0) return 0;
+  double best_ratio = 0;  // throughput per slice of the most efficient size
+  for (const auto& [size, tp] : best_by_size) best_ratio = std::max(best_ratio, tp / size);
+  const int largest = best_by_size.rbegin()->first;
+  // Using only the most efficient size covers the rate within this many slices.
+  const int limit = static_cast<int>(std::ceil(rate / best_ratio)) + 2 * largest;
+  std::vector<double> covered(limit + 1, 0.0);  // max throughput with <= c slices
+  for (int c = 1; c <= limit; ++c) {
+    covered[c] = covered[c - 1];
+    for (const auto& [size, tp] : best_by_size) {
+      if (size <= c) covered[c] = std::max(covered[c], covered[c - size] + tp);
+    }
+    if (CoversRate(covered[c], rate)) return c;
+  }
+  return limit;
+}
 
 const GpuModel& ModelOf(const Deployment& deployment, const GpuAssignment& assignment,
                         const GpuModel& fallback) {

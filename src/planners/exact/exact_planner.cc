@@ -11,6 +11,7 @@
 
 #include "planners/exact/milp.h"
 #include "planners/exact/service_covers.h"
+#include "tessera/metrics.h"
 #include "tessera/mig_layout.h"
 
 namespace tessera {
@@ -165,9 +166,30 @@ class ModelBuilder {
         rate_row.push_back({columns[r], c.best[r]->throughput_rps});
       }
       model_.milp.AddRow(std::move(rate_row), c.rate_rps * (1 - kCapacityTolerance), kMilpInfinity);
+      AddSliceCuts(c, columns);
       per_member.push_back(std::move(columns));
     }
     model_.segment_columns.push_back(std::move(per_member));
+  }
+
+  // Valid inequalities that tighten the relaxation of a per-service class:
+  // its segments take at least the fewest compute (and memory) slices that
+  // can cover its rate (metrics.h).
+  void AddSliceCuts(const ServiceClass& c, const std::vector<int>& columns) {
+    for (const bool compute : {true, false}) {
+      std::map<int, double> best_by_size;
+      std::vector<std::pair<int, double>> row;
+      for (size_t r = 0; r < columns.size(); ++r) {
+        if (columns[r] < 0) continue;
+        const Resource& res = set_.resources[r];
+        const MigProfile& p = problem_.pool()[res.pool].gpu->profiles[res.profile];
+        const int size = compute ? p.compute_slices : p.memory_slices;
+        best_by_size[size] = std::max(best_by_size[size], c.best[r]->throughput_rps);
+        row.push_back({columns[r], size});
+      }
+      model_.milp.AddRow(std::move(row), MinCoveringSlices(best_by_size, c.rate_rps),
+                         kMilpInfinity);
+    }
   }
 
   const Problem& problem_;

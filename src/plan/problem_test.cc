@@ -1,0 +1,190 @@
+// Tests of Problem::Build and Problem::BuildPool (problem.h): the triplets of
+// a mixed pool carry the GPU model they run on, a one-model pool is what
+// Build makes, and bad pools are rejected.
+#include "tessera/problem.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tessera/gpu_catalog.h"
+#include "tessera/profile_synth.h"
+#include "tessera/profile_table.h"
+#include "tessera/scenario.h"
+
+namespace tessera {
+namespace {
+
+const GpuModel& Gpu(const std::string& name) { return **FindGpu(name); }
+
+// The embedded profiles of A100-80GB and H100-80GB in one table.
+ProfileTable A100AndH100Profiles() {
+  ProfileTable table = DefaultProfiles(Gpu("a100-80gb"));
+  Status merged = table.Merge(DefaultProfiles(Gpu("h100-80gb")));
+  EXPECT_TRUE(merged.ok()) << merged.ToString();
+  return table;
+}
+
+// Two services with SLOs loose enough for many triplets on both models.
+Scenario TwoServices() {
+  Scenario s;
+  s.name = "two";
+  s.services = {{"web", "resnet50", 900, 400, 0}, {"qa", "bert-large", 40, 3000, 0}};
+  return s;
+}
+
+// Field-by-field equality; `pool` is compared separately where it differs.
+void ExpectSameTriplet(const Triplet& got, const Triplet& want, const std::string& where) {
+  EXPECT_EQ(got.profile, want.profile) << where;
+  EXPECT_EQ(got.batch, want.batch) << where;
+  EXPECT_EQ(got.procs, want.procs) << where;
+  EXPECT_DOUBLE_EQ(got.throughput_rps, want.throughput_rps) << where;
+  EXPECT_DOUBLE_EQ(got.latency_ms, want.latency_ms) << where;
+}
+
+TEST(ProblemPool, TripletsCarryTheirPoolEntryAndItsGpu) {
+  const ProfileTable profiles = A100AndH100Profiles();
+  const GpuModel& a100 = Gpu("a100-80gb");
+  const GpuModel& h100 = Gpu("h100-80gb");
+  Result<Problem> pool = Problem::BuildPool(TwoServices(), {{&a100, 4.10, 0}, {&h100, 6.98, 8}},
+                                            profiles, LatencyRule{});
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  ASSERT_EQ(pool->pool().size(), 2u);
+  EXPECT_EQ(&pool->gpu(), &a100);  // the first of the pool
+  EXPECT_EQ(pool->pool()[0].gpu, &a100);
+  EXPECT_EQ(pool->pool()[1].gpu, &h100);
+  EXPECT_DOUBLE_EQ(pool->pool()[1].price_per_hour, 6.98);
+  EXPECT_EQ(pool->pool()[1].max_count, 8);
+
+  // Each service's triplets are those of A100 alone (pool 0), then those of
+  // H100 alone (pool 1), with the profile index of their own model.
+  Result<Problem> only_a100 = Problem::Build(TwoServices(), a100, profiles, LatencyRule{});
+  Result<Problem> only_h100 = Problem::Build(TwoServices(), h100, profiles, LatencyRule{});
+  ASSERT_TRUE(only_a100.ok() && only_h100.ok());
+  ASSERT_EQ(pool->services().size(), 2u);
+  for (size_t s = 0; s < pool->services().size(); ++s) {
+    const std::vector<Triplet>& mixed = pool->services()[s].feasible;
+    const std::vector<Triplet>& a = only_a100->services()[s].feasible;
+    const std::vector<Triplet>& h = only_h100->services()[s].feasible;
+    ASSERT_FALSE(a.empty()) << "service " << s;
+    ASSERT_FALSE(h.empty()) << "service " << s;
+    ASSERT_EQ(mixed.size(), a.size() + h.size()) << "service " << s;
+    for (size_t t = 0; t < mixed.size(); ++t) {
+      const bool on_a100 = t < a.size();
+      const std::string where = "service " + std::to_string(s) + " triplet " + std::to_string(t);
+      EXPECT_EQ(mixed[t].pool, on_a100 ? 0 : 1) << where;
+      ExpectSameTriplet(mixed[t], on_a100 ? a[t] : h[t - a.size()], where);
+      // The profile index names a profile of the triplet's own model, and the
+      // table holds that (model, gpu, profile, batch, procs) with its numbers.
+      const GpuModel& model = *pool->pool()[mixed[t].pool].gpu;
+      ASSERT_LT(mixed[t].profile, static_cast<int>(model.profiles.size())) << where;
+      const ProfileEntry* e =
+          profiles.Find({pool->services()[s].service.model, model.name,
+                         model.profiles[mixed[t].profile].name, mixed[t].batch, mixed[t].procs});
+      ASSERT_NE(e, nullptr) << where;
+      EXPECT_DOUBLE_EQ(e->throughput_rps, mixed[t].throughput_rps) << where;
+    }
+    // The fastest triplet is the faster of the two models' fastest.
+    const ServiceSpec& spec = pool->services()[s];
+    ASSERT_TRUE(spec.fastest.has_value());
+    const Triplet& fa = *only_a100->services()[s].fastest;
+    const Triplet& fh = *only_h100->services()[s].fastest;
+    EXPECT_DOUBLE_EQ(spec.fastest->latency_ms, std::min(fa.latency_ms, fh.latency_ms));
+    EXPECT_EQ(spec.fastest->pool, fh.latency_ms < fa.latency_ms ? 1 : 0);
+  }
+}
+
+TEST(ProblemPool, BuildIsBuildPoolWithOneUnpricedOffer) {
+  const ProfileTable profiles = A100AndH100Profiles();
+  const GpuModel& h100 = Gpu("h100-80gb");
+  Result<Problem> built = Problem::Build(TwoServices(), h100, profiles, LatencyRule{});
+  Result<Problem> pooled =
+      Problem::BuildPool(TwoServices(), {{&h100, 0, 0}}, profiles, LatencyRule{});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  ASSERT_TRUE(pooled.ok()) << pooled.status().ToString();
+  for (const Problem* p : {&*built, &*pooled}) {
+    ASSERT_EQ(p->pool().size(), 1u);
+    EXPECT_EQ(p->pool()[0].gpu, &h100);
+    EXPECT_EQ(p->pool()[0].price_per_hour, 0);
+    EXPECT_EQ(p->pool()[0].max_count, 0);
+    EXPECT_EQ(&p->gpu(), &h100);
+    EXPECT_FALSE(p->priced());
+  }
+  ASSERT_EQ(built->services().size(), pooled->services().size());
+  for (size_t s = 0; s < built->services().size(); ++s) {
+    const std::vector<Triplet>& a = built->services()[s].feasible;
+    const std::vector<Triplet>& b = pooled->services()[s].feasible;
+    ASSERT_EQ(a.size(), b.size()) << "service " << s;
+    for (size_t t = 0; t < a.size(); ++t) {
+      ExpectSameTriplet(b[t], a[t], "triplet " + std::to_string(t));
+      EXPECT_EQ(a[t].pool, 0);
+      EXPECT_EQ(b[t].pool, 0);
+    }
+  }
+}
+
+TEST(ProblemPool, PricedIffSomeOfferHasAPrice) {
+  const ProfileTable profiles = A100AndH100Profiles();
+  const GpuModel* a100 = &Gpu("a100-80gb");
+  const GpuModel* h100 = &Gpu("h100-80gb");
+  struct Case {
+    std::string name;
+    std::vector<GpuOffer> pool;
+    bool priced;
+  };
+  const std::vector<Case> cases = {
+      {"one unpriced", {{a100, 0, 0}}, false},
+      {"one priced", {{a100, 4.1, 0}}, true},
+      {"two unpriced, one capped", {{a100, 0, 0}, {h100, 0, 3}}, false},
+      {"only the second priced", {{a100, 0, 0}, {h100, 6.98, 0}}, true},
+      {"both priced", {{a100, 4.1, 2}, {h100, 6.98, 0}}, true},
+  };
+  for (const Case& c : cases) {
+    Result<Problem> p = Problem::BuildPool(TwoServices(), c.pool, profiles, LatencyRule{});
+    ASSERT_TRUE(p.ok()) << c.name << ": " << p.status().ToString();
+    EXPECT_EQ(p->priced(), c.priced) << c.name;
+  }
+}
+
+TEST(ProblemPool, NotFoundWhenAModelLacksProfilesOnOnePoolModel) {
+  // Profiles for A100 only: the H100 of the pool has none for resnet50.
+  const ProfileTable a100_only = DefaultProfiles(Gpu("a100-80gb"));
+  Result<Problem> p =
+      Problem::BuildPool(TwoServices(), {{&Gpu("a100-80gb"), 4.1, 0}, {&Gpu("h100-80gb"), 7, 0}},
+                         a100_only, LatencyRule{});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(p.status().message().find("h100-80gb"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("resnet50"), std::string::npos) << p.status().message();
+  // The same pool in the other order fails the same way.
+  Result<Problem> q =
+      Problem::BuildPool(TwoServices(), {{&Gpu("h100-80gb"), 7, 0}, {&Gpu("a100-80gb"), 4.1, 0}},
+                         a100_only, LatencyRule{});
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.status().code(), StatusCode::kNotFound);
+}
+
+TEST(ProblemPool, RejectsBadPools) {
+  const ProfileTable profiles = A100AndH100Profiles();
+  const GpuModel* a100 = &Gpu("a100-80gb");
+  const GpuModel* h100 = &Gpu("h100-80gb");
+  struct Case {
+    std::string name;
+    std::vector<GpuOffer> pool;
+  };
+  const std::vector<Case> cases = {
+      {"empty pool", {}},
+      {"negative price", {{a100, 4.1, 0}, {h100, -1, 0}}},
+      {"negative cap", {{a100, 4.1, -2}}},
+      {"null model", {{a100, 4.1, 0}, {nullptr, 6.98, 0}}},
+  };
+  for (const Case& c : cases) {
+    Result<Problem> p = Problem::BuildPool(TwoServices(), c.pool, profiles, LatencyRule{});
+    ASSERT_FALSE(p.ok()) << c.name;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
