@@ -182,12 +182,27 @@ TEST(DeploymentJson, AcceptsCompactAndCrlfText) {
 
 // Each bad input (an edit of the golden text) and its exact message: source,
 // JSON path, what is wrong.
+struct ErrorCase {
+  std::string name, text, message;
+};
+
+// Each case's text fails to parse, without throwing, with a message that
+// starts with the case's.
+void ExpectParseErrors(const std::vector<ErrorCase>& cases) {
+  for (const ErrorCase& c : cases) {
+    Result<Deployment> r(Status::Internal("not run"));
+    EXPECT_NO_THROW(r = ParseDeploymentJson(c.text, "d.json")) << c.name;
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
+    const std::string& got = r.status().message();
+    EXPECT_TRUE(got.starts_with(c.message))
+        << c.name << "\n  got:  " << got << "\n  want: " << c.message;
+  }
+}
+
 TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
   const std::string good = FormatDeploymentJson(SmallDeployment());
-  struct Case {
-    std::string name, text, message;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ErrorCase> cases = {
       {"not JSON", "plan",
        "d.json: invalid JSON: parse error at line 1, column 1: syntax error "
        "while parsing value - invalid literal; last read: 'p'"},
@@ -245,15 +260,7 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
       {"negative gpus", Replace(good, "\"gpus\": 2,", "\"gpus\": -2,"),
        "d.json: metrics.gpus: must be an integer in [0, 2147483647], got -2"},
   };
-  for (const Case& c : cases) {
-    Result<Deployment> r(Status::Internal("not run"));
-    EXPECT_NO_THROW(r = ParseDeploymentJson(c.text, "d.json")) << c.name;
-    ASSERT_FALSE(r.ok()) << c.name;
-    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
-    const std::string& got = r.status().message();
-    EXPECT_TRUE(got.starts_with(c.message))
-        << c.name << "\n  got:  " << got << "\n  want: " << c.message;
-  }
+  ExpectParseErrors(cases);
 }
 
 TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
@@ -383,10 +390,7 @@ TEST(DeploymentJson, PooledFormatParseFormatIsStable) {
 
 TEST(DeploymentJson, PoolErrorsNameThePath) {
   const std::string good = FormatDeploymentJson(PooledDeployment());
-  struct Case {
-    std::string name, text, message;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ErrorCase> cases = {
       {"typo in a pool entry", Replace(good, "\"price_per_hour\": 4.1", "\"prize\": 4.1"),
        "d.json: pool[0].prize: unknown key (expected: gpu, price_per_hour, max_count, used)"},
       {"pool entry missing used", Replace(good, ",\n      \"used\": 1\n    }\n  ]", "\n    }\n  ]"),
@@ -423,15 +427,7 @@ TEST(DeploymentJson, PoolErrorsNameThePath) {
        Replace(good, "\"used\": 1\n    }\n  ]", "\"used\": 1, \"used\": 2\n    }\n  ]"),
        "d.json: pool[1].used: duplicate key"},
   };
-  for (const Case& c : cases) {
-    Result<Deployment> r(Status::Internal("not run"));
-    EXPECT_NO_THROW(r = ParseDeploymentJson(c.text, "d.json")) << c.name;
-    ASSERT_FALSE(r.ok()) << c.name;
-    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
-    const std::string& got = r.status().message();
-    EXPECT_TRUE(got.starts_with(c.message))
-        << c.name << "\n  got:  " << got << "\n  want: " << c.message;
-  }
+  ExpectParseErrors(cases);
 }
 
 }  // namespace

@@ -33,12 +33,8 @@ class Milp {
  public:
   // Adds a column; returns its index. REQUIRES: lo <= hi.
   int AddColumn(double cost, double lo, double hi, bool integer);
-  // Changes a column's cost or bounds. REQUIRES: 0 <= col < columns().
+  // Changes a column's cost. REQUIRES: 0 <= col < columns().
   void SetCost(int col, double cost) { cost_[col] = cost; }
-  void SetBounds(int col, double lo, double hi) {
-    col_lo_[col] = lo;
-    col_hi_[col] = hi;
-  }
   double cost(int col) const { return cost_[col]; }
   // Adds the row lo <= sum coeff x_col <= hi over (col, coeff) pairs.
   void AddRow(std::vector<std::pair<int, double>> coeffs, double lo, double hi);
