@@ -129,8 +129,9 @@ Result<Inputs> LoadInputs(const InputFlags& flags) {
   TESSERA_RETURN_IF_ERROR(ChoosePool(flags, in));
   TESSERA_ASSIGN_OR_RETURN(in.rule, RuleFrom(flags));
   if (flags.profiles.empty()) {
-    for (const GpuOffer& offer : in.pool) {
-      TESSERA_RETURN_IF_ERROR(in.profiles.Merge(DefaultProfiles(*offer.gpu)));
+    in.profiles = DefaultProfiles(*in.pool.front().gpu);
+    for (size_t m = 1; m < in.pool.size(); ++m) {
+      TESSERA_RETURN_IF_ERROR(in.profiles.Merge(DefaultProfiles(*in.pool[m].gpu)));
     }
     in.profiles_source = "embedded (synthesized)";
   } else {
