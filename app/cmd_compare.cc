@@ -166,6 +166,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       "median plan_ms over --repeat runs, and whether the validator accepts the plan.\n\n"
       "Examples:\n"
       "  tessera compare --scenario examples/scenarios/s6.yaml\n"
+      "  tessera compare --scenario examples/scenarios/s5.yaml --replicate 10 --repeat 1\n"
       "  tessera compare --list");
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
