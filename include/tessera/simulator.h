@@ -64,7 +64,8 @@ struct ServingModel {
 // The serving model of `deployment` for `scenario`: every instance's batch
 // latencies from `profiles` (the planned batch's entry, and the smaller
 // profiled batches of the same model, GPU model, profile and procs;
-// interpolated between them, from the origin below the smallest).
+// interpolated linearly between them; below the smallest profiled batch,
+// that batch's latency, which errs on the slow side).
 // InvalidArgument when the deployment's services do not match the scenario's,
 // or an instance's planned batch has no profile entry.
 Result<ServingModel> BuildServingModel(const Deployment& deployment, const Scenario& scenario,
@@ -77,7 +78,7 @@ struct SimOptions {
   double duration_s = 60;  // arrivals stop after this; > 0
   std::uint64_t seed = 1;
   ArrivalKind arrivals = ArrivalKind::kPoisson;
-  BurstShape burst;                                   // for kBursty
+  BurstShape burst;                                  // for kBursty
   std::map<std::string, std::vector<double>> trace;  // for kTrace: per service
   RouterKind router = RouterKind::kWeighted;
   // A partial batch starts once its oldest request has waited this long.
@@ -97,13 +98,13 @@ struct ServiceReport {
   std::string name;
   double rate_rps = 0;
   double slo_ms = 0;
-  long requests = 0;          // arrived
+  long requests = 0;  // arrived
   long dropped = 0;
-  double offered_rps = 0;     // requests / duration
-  double achieved_rps = 0;    // served within the duration / duration
-  double mean_wait_ms = 0;    // queueing + batching, served requests
+  double offered_rps = 0;                                 // requests / duration
+  double achieved_rps = 0;                                // served within the duration / duration
+  double mean_wait_ms = 0;                                // queueing + batching, served requests
   double p50_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0;  // served requests
-  double compliance = 0;      // share of requests served within the SLO
+  double compliance = 0;                                  // share of requests served within the SLO
 };
 
 struct InstanceReport {

@@ -1,0 +1,83 @@
+// BuildServingModel: a Deployment's segments with the batch latencies the
+// simulator runs them at (simulator.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tessera/gpu_catalog.h"
+#include "tessera/metrics.h"
+#include "tessera/simulator.h"
+
+namespace tessera {
+namespace {
+
+// Profiled (batch, latency ms) of one model on one profile with `procs`
+// processes, by batch.
+std::map<int, double> ProfiledLatencies(const ProfileTable& profiles, const std::string& model,
+                                        const std::string& gpu, const std::string& profile,
+                                        int procs) {
+  std::map<int, double> by_batch;
+  for (const ProfileEntry* e : profiles.EntriesFor(model, gpu)) {
+    if (e->key.profile == profile && e->key.procs == procs) by_batch[e->key.batch] = e->latency_ms;
+  }
+  return by_batch;
+}
+
+// Latency of a batch of b = 1..batch: profiled, interpolated, or (below the
+// smallest profiled batch) the smallest's. REQUIRES: by_batch holds `batch`.
+std::vector<double> BatchLatencies(const std::map<int, double>& by_batch, int batch) {
+  std::vector<double> latency(batch);
+  for (int b = 1; b <= batch; ++b) {
+    auto above = by_batch.lower_bound(b);  // exists: `batch` is profiled
+    if (above->first == b || above == by_batch.begin()) {
+      latency[b - 1] = above->second;
+      continue;
+    }
+    auto below = std::prev(above);
+    const double share = static_cast<double>(b - below->first) / (above->first - below->first);
+    latency[b - 1] = below->second + share * (above->second - below->second);
+  }
+  return latency;
+}
+
+}  // namespace
+
+Result<ServingModel> BuildServingModel(const Deployment& deployment, const Scenario& scenario,
+                                       const ProfileTable& profiles) {
+  ServingModel model;
+  std::map<std::string, int> service_index;
+  for (const Service& s : scenario.services) {
+    service_index[s.name] = static_cast<int>(model.services.size());
+    model.services.push_back({s.name, s.rate_rps, s.slo_ms, {}});
+  }
+  Result<const GpuModel*> fallback = FindGpu(deployment.gpu);
+  if (!fallback.ok()) return fallback.status().WithContext("deployment gpu");
+  for (const GpuAssignment& g : deployment.gpus) {
+    const GpuModel& gpu = ModelOf(deployment, g, **fallback);
+    for (const Instance& inst : g.instances) {
+      const std::string where = fmt::format("gpu {} {}@{}", g.index, inst.profile, inst.start);
+      auto it = service_index.find(inst.service);
+      if (it == service_index.end()) {
+        return Status::InvalidArgument(where + ": service '" + inst.service +
+                                       "' is not in the scenario");
+      }
+      const std::map<int, double> by_batch =
+          ProfiledLatencies(profiles, inst.model, gpu.name, inst.profile, inst.procs);
+      if (!by_batch.count(inst.batch)) {
+        return Status::InvalidArgument(fmt::format("{}: no profile for {} batch {} procs {} on {}",
+                                                   where, inst.model, inst.batch, inst.procs,
+                                                   gpu.name));
+      }
+      const MigProfile* profile = gpu.FindProfile(inst.profile);
+      ServingInstance si{inst.service, it->second, g.index,
+                         inst.profile, inst.start, profile ? profile->compute_slices : 0,
+                         inst.procs,   inst.batch, BatchLatencies(by_batch, inst.batch)};
+      model.services[it->second].instances.push_back(static_cast<int>(model.instances.size()));
+      model.instances.push_back(std::move(si));
+    }
+  }
+  return model;
+}
+
+}  // namespace tessera

@@ -1,0 +1,330 @@
+// Simulate: the discrete-event serving simulation of simulator.h.
+//
+// Events are arrivals (one pending per service), batch completions (one per
+// busy process) and batch timeouts (one per idle process holding a partial
+// batch), in a binary heap ordered by (time, kind, id) so runs are
+// deterministic. Time is the simulated clock in seconds.
+#include "tessera/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <random>
+
+namespace tessera {
+namespace {
+
+constexpr double kMsPerS = 1000.0;
+
+// A well-mixed seed for stream `stream` of a run seeded `seed` (SplitMix64).
+std::uint64_t StreamSeed(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+enum EventKind : int { kCompletion = 0, kTimeout = 1, kArrival = 2 };
+
+struct Event {
+  double time;
+  int kind;
+  int id;  // process (completion, timeout) or service (arrival)
+  bool operator>(const Event& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return id > o.id;
+  }
+};
+
+struct Process {
+  int instance = 0;
+  int service = 0;
+  int batch = 1;
+  const std::vector<double>* latency_ms = nullptr;
+  double max_delay_s = 0;
+  double rate = 0;           // requests per second at the planned batch
+  std::deque<double> queue;  // arrival times, oldest first
+  bool busy = false;
+  double busy_until = 0;
+  double busy_s = 0;  // within [0, duration]
+  double timeout_at = -1;
+};
+
+struct ServiceStats {
+  long requests = 0, dropped = 0, served_in_time = 0, within_slo = 0;
+  double wait_s = 0;
+  std::vector<float> latency_ms;
+};
+
+class Simulation {
+ public:
+  Simulation(const ServingModel& model, const SimOptions& options)
+      : model_(model), options_(options), variability_rng_(StreamSeed(options.seed, ~0ULL)) {}
+
+  Result<SimReport> Run() {
+    TESSERA_RETURN_IF_ERROR(Setup());
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      switch (e.kind) {
+        case kArrival:
+          Arrive(e.id, e.time);
+          break;
+        case kCompletion:
+          processes_[e.id].busy = false;
+          TryStart(e.id, e.time);
+          break;
+        case kTimeout:
+          if (processes_[e.id].timeout_at == e.time && !processes_[e.id].busy)
+            TryStart(e.id, e.time);
+          break;
+      }
+    }
+    return Report();
+  }
+
+ private:
+  Status Setup() {
+    const size_t n = model_.services.size();
+    stats_.resize(n);
+    routes_.resize(n);
+    cumulative_.resize(n);
+    for (size_t s = 0; s < n; ++s) {
+      const ServingService& service = model_.services[s];
+      TESSERA_RETURN_IF_ERROR(AddStream(service, s));
+      for (int i : service.instances) AddProcesses(i, service);
+      double total = 0;
+      for (int p : routes_[s]) cumulative_[s].push_back(total += processes_[p].rate);
+      router_rngs_.emplace_back(StreamSeed(options_.seed, 2 * s + 1));
+      stats_[s].latency_ms.reserve(
+          static_cast<size_t>(std::min(1e8, service.rate_rps * options_.duration_s * 1.05)));
+    }
+    return Status::Ok();
+  }
+
+  Status AddStream(const ServingService& service, size_t s) {
+    if (options_.arrivals == ArrivalKind::kTrace) {
+      auto it = options_.trace.find(service.name);
+      if (it == options_.trace.end()) {
+        return Status::InvalidArgument("the arrival trace has no requests of service " +
+                                       service.name);
+      }
+      streams_.emplace_back(it->second);
+    } else {
+      streams_.emplace_back(options_.arrivals, service.rate_rps, options_.burst,
+                            StreamSeed(options_.seed, 2 * s));
+    }
+    ScheduleArrival(s);
+    return Status::Ok();
+  }
+
+  void AddProcesses(int i, const ServingService& service) {
+    const ServingInstance& inst = model_.instances[i];
+    const double planned_ms = inst.latency_ms[inst.batch - 1];
+    const double delay_ms = options_.max_queue_delay_ms >= 0
+                                ? options_.max_queue_delay_ms
+                                : std::max(0.0, service.slo_ms / 2 - planned_ms);
+    for (int k = 0; k < inst.procs; ++k) {
+      Process p;
+      p.instance = i;
+      p.service = inst.service_index;
+      p.batch = inst.batch;
+      p.latency_ms = &inst.latency_ms;
+      p.max_delay_s = delay_ms / kMsPerS;
+      p.rate = inst.batch * kMsPerS / planned_ms;
+      routes_[inst.service_index].push_back(static_cast<int>(processes_.size()));
+      processes_.push_back(std::move(p));
+    }
+  }
+
+  void ScheduleArrival(size_t s) {
+    const double t = streams_[s].Next();
+    if (t <= options_.duration_s) events_.push({t, kArrival, static_cast<int>(s)});
+  }
+
+  void Arrive(int s, double now) {
+    ScheduleArrival(s);
+    ServiceStats& stats = stats_[s];
+    ++stats.requests;
+    if (routes_[s].empty()) {
+      ++stats.dropped;
+      return;
+    }
+    const int p = Route(s, now);
+    processes_[p].queue.push_back(now);
+    if (!processes_[p].busy) TryStart(p, now);
+  }
+
+  int Route(int s, double now) {
+    const std::vector<int>& route = routes_[s];
+    if (options_.router == RouterKind::kShortestQueue) {
+      int best = route[0];
+      double best_drain = std::numeric_limits<double>::infinity();
+      for (int p : route) {
+        const Process& proc = processes_[p];
+        const double drain = (proc.queue.size() + 1) / proc.rate +
+                             (proc.busy ? std::max(0.0, proc.busy_until - now) : 0.0);
+        if (drain < best_drain) best_drain = drain, best = p;
+      }
+      return best;
+    }
+    const std::vector<double>& cumulative = cumulative_[s];
+    const double x = std::uniform_real_distribution<double>(0, cumulative.back())(router_rngs_[s]);
+    const size_t k = std::upper_bound(cumulative.begin(), cumulative.end(), x) - cumulative.begin();
+    return route[std::min(k, route.size() - 1)];
+  }
+
+  // Starts a batch on idle process `p` if one is due, else arms its timeout.
+  void TryStart(int p, double now) {
+    Process& proc = processes_[p];
+    DropExpired(proc, now);
+    if (proc.queue.empty()) return;
+    const int queued = static_cast<int>(proc.queue.size());
+    if (queued >= proc.batch) return StartBatch(p, proc.batch, now);
+    const double due = proc.queue.front() + proc.max_delay_s;
+    if (due <= now) return StartBatch(p, queued, now);
+    if (proc.timeout_at != due) {
+      proc.timeout_at = due;
+      events_.push({due, kTimeout, p});
+    }
+  }
+
+  void DropExpired(Process& proc, double now) {
+    if (options_.drop_after_ms <= 0) return;
+    const double limit = options_.drop_after_ms / kMsPerS;
+    while (!proc.queue.empty() && now - proc.queue.front() > limit) {
+      proc.queue.pop_front();
+      ++stats_[proc.service].dropped;
+    }
+  }
+
+  void StartBatch(int p, int size, double now) {
+    Process& proc = processes_[p];
+    const double exec_s = (*proc.latency_ms)[size - 1] * Factor() / kMsPerS;
+    const double done = now + exec_s;
+    ServiceStats& stats = stats_[proc.service];
+    const double slo_s = model_.services[proc.service].slo_ms / kMsPerS;
+    for (int k = 0; k < size; ++k) {
+      const double arrived = proc.queue.front();
+      proc.queue.pop_front();
+      const double latency = done - arrived;
+      stats.wait_s += now - arrived;
+      stats.latency_ms.push_back(static_cast<float>(latency * kMsPerS));
+      stats.within_slo += latency <= slo_s;
+      stats.served_in_time += done <= options_.duration_s;
+    }
+    proc.busy = true;
+    proc.busy_until = done;
+    proc.timeout_at = -1;
+    proc.busy_s += std::max(0.0, std::min(done, options_.duration_s) - now);
+    events_.push({done, kCompletion, p});
+  }
+
+  // The execution-time factor of one batch: mean 1.
+  double Factor() {
+    switch (options_.variability) {
+      case Variability::kNone:
+        return 1;
+      case Variability::kExponential:
+        return std::exponential_distribution<double>(1.0)(variability_rng_);
+      case Variability::kLognormal: {
+        const double sigma2 = std::log1p(options_.cv * options_.cv);
+        return std::lognormal_distribution<double>(-sigma2 / 2,
+                                                   std::sqrt(sigma2))(variability_rng_);
+      }
+    }
+    return 1;
+  }
+
+  SimReport Report();
+
+  const ServingModel& model_;
+  const SimOptions& options_;
+  std::vector<ArrivalStream> streams_;
+  std::vector<std::mt19937_64> router_rngs_;
+  std::mt19937_64 variability_rng_;
+  std::vector<Process> processes_;
+  std::vector<std::vector<int>> routes_;         // per service: its processes
+  std::vector<std::vector<double>> cumulative_;  // per service: cumulative rates
+  std::vector<ServiceStats> stats_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+};
+
+// The q-quantile by nearest rank. REQUIRES: !values.empty().
+double Quantile(std::vector<float>& values, double q) {
+  const size_t n = values.size();
+  const size_t rank = std::min(n - 1, static_cast<size_t>(std::ceil(q * n)) - (q > 0 ? 1 : 0));
+  std::nth_element(values.begin(), values.begin() + rank, values.end());
+  return values[rank];
+}
+
+SimReport Simulation::Report() {
+  SimReport r;
+  r.duration_s = options_.duration_s;
+  for (size_t s = 0; s < model_.services.size(); ++s) {
+    const ServingService& service = model_.services[s];
+    ServiceStats& st = stats_[s];
+    ServiceReport out;
+    out.name = service.name;
+    out.rate_rps = service.rate_rps;
+    out.slo_ms = service.slo_ms;
+    out.requests = st.requests;
+    out.dropped = st.dropped;
+    out.offered_rps = st.requests / options_.duration_s;
+    out.achieved_rps = st.served_in_time / options_.duration_s;
+    out.compliance = st.requests > 0 ? static_cast<double>(st.within_slo) / st.requests : 1;
+    if (!st.latency_ms.empty()) {
+      out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.size();
+      out.max_ms = *std::max_element(st.latency_ms.begin(), st.latency_ms.end());
+      out.p99_ms = Quantile(st.latency_ms, 0.99);
+      out.p95_ms = Quantile(st.latency_ms, 0.95);
+      out.p50_ms = Quantile(st.latency_ms, 0.50);
+    }
+    r.requests += st.requests;
+    r.services.push_back(std::move(out));
+  }
+  std::vector<double> busy(model_.instances.size(), 0.0);
+  for (const Process& p : processes_) busy[p.instance] += p.busy_s;
+  std::map<int, std::pair<double, double>> gpu_busy;  // gpu -> (weighted busy, slices)
+  for (size_t i = 0; i < model_.instances.size(); ++i) {
+    const ServingInstance& inst = model_.instances[i];
+    const double share = busy[i] / (inst.procs * options_.duration_s);
+    r.instances.push_back({inst.gpu, inst.profile, inst.start, inst.service, share});
+    auto& [weighted, slices] = gpu_busy[inst.gpu];
+    weighted += share * inst.compute_slices;
+    slices += inst.compute_slices;
+  }
+  for (const auto& [gpu, acc] : gpu_busy) {
+    r.gpus.push_back({gpu, acc.second > 0 ? acc.first / acc.second : 0});
+  }
+  return r;
+}
+
+}  // namespace
+
+Status SimOptions::Validate() const {
+  if (!(duration_s > 0 && std::isfinite(duration_s))) {
+    return Status::InvalidArgument("duration must be a finite number of seconds > 0");
+  }
+  if (arrivals == ArrivalKind::kBursty) TESSERA_RETURN_IF_ERROR(burst.Validate());
+  if (!std::isfinite(max_queue_delay_ms)) {
+    return Status::InvalidArgument("max queue delay must be finite (< 0: the default)");
+  }
+  if (variability == Variability::kLognormal && !(cv > 0 && std::isfinite(cv))) {
+    return Status::InvalidArgument("lognormal variability needs a coefficient of variation > 0");
+  }
+  if (!(drop_after_ms >= 0 && std::isfinite(drop_after_ms))) {
+    return Status::InvalidArgument("drop-after must be >= 0 ms (0 = never)");
+  }
+  return Status::Ok();
+}
+
+Result<SimReport> Simulate(const ServingModel& model, const SimOptions& options) {
+  TESSERA_RETURN_IF_ERROR(options.Validate());
+  return Simulation(model, options).Run();
+}
+
+}  // namespace tessera

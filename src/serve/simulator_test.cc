@@ -1,0 +1,47 @@
+#include "tessera/simulator.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+// One service at `rate_rps` on one process with batch 1 and a mean service
+// time of `service_ms`: a single-server queue.
+ServingModel SingleServer(double rate_rps, double service_ms) {
+  ServingModel model;
+  model.services.push_back({"s", rate_rps, 1000, {0}});
+  model.instances.push_back({"s", 0, 0, "7g.80gb", 0, 7, 1, 1, {service_ms}});
+  return model;
+}
+
+double MeanWaitMs(double rho, Variability variability, double duration_s) {
+  const double mu = 1000;  // per second: 1 ms of service
+  SimOptions options;
+  options.duration_s = duration_s;
+  options.seed = 7;
+  options.variability = variability;
+  Result<SimReport> r = Simulate(SingleServer(rho * mu, 1000 / mu), options);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? r->services[0].mean_wait_ms : 0;
+}
+
+// M/D/1: Wq = rho / (2 mu (1 - rho)) (Pollaczek-Khinchine).
+TEST(SimulatorQueueing, MD1MeanWaitMatchesTheClosedForm) {
+  for (double rho : {0.5, 0.8}) {
+    const double expected_ms = 1000 * rho / (2 * 1000 * (1 - rho));
+    EXPECT_NEAR(MeanWaitMs(rho, Variability::kNone, 2000), expected_ms, 0.02 * expected_ms)
+        << "rho " << rho;
+  }
+}
+
+// M/M/1: Wq = rho / (mu - lambda).
+TEST(SimulatorQueueing, MM1MeanWaitMatchesTheClosedForm) {
+  for (double rho : {0.5, 0.8}) {
+    const double expected_ms = 1000 * rho / (1000 - rho * 1000);
+    EXPECT_NEAR(MeanWaitMs(rho, Variability::kExponential, 4000), expected_ms, 0.02 * expected_ms)
+        << "rho " << rho;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
