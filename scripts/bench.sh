@@ -35,6 +35,17 @@ echo "   (ParvaGPU rows 1-6, S5 x 10, and 1,000 generated services with an 8 s l
 printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
 bench_medians '^BM_Exact'
 
+echo
+echo "== serving simulator: wall ms per run, simulated requests per wall second (median of 5)"
+printf '%-40s %12s %12s\n' benchmark wall_ms Mreq_per_s
+"$build/tessera_bench" --benchmark_filter='^BM_Simulate' --benchmark_repetitions=5 \
+  --benchmark_display_aggregates_only=true --benchmark_format=csv 2>/dev/null |
+  awk -F, '
+    /^name,/ { for (i = 1; i <= NF; ++i) { h = $i; gsub(/"/, "", h); col[h] = i }; next }
+    /_median"?,/ {
+      name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
+      printf "%-40s %12.1f %12.2f\n", name, $3, $col["Mreq_per_s"] }'
+
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift
   local times=()
