@@ -56,6 +56,13 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       ->check(CLI::IsMember({"parva-artifact"}))
       ->excludes(factor);
   command
+      .add_option("--capacity-rule", flags.capacity_rule,
+                  "queueing (default): a segment counts only the share of its throughput at "
+                  "which its queue still meets the SLO at p99.5 under Poisson arrivals; bare: "
+                  "its whole throughput, as the papers do (--compat parva-artifact implies "
+                  "bare)")
+      ->check(CLI::IsMember({"queueing", "bare"}));
+  command
       .add_option("--replicate", flags.replicate,
                   "Serve K copies of every service, named <name>#k (ParvaGPU's scalability "
                   "study grows S5 to 110 services with K = 10)")
@@ -91,6 +98,7 @@ Result<LatencyRule> RuleFrom(const InputFlags& flags) {
   LatencyRule rule;
   if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
   if (flags.latency_factor) rule.factor = *flags.latency_factor;
+  if (!flags.capacity_rule.empty()) rule.queueing_headroom = flags.capacity_rule == "queueing";
   TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
   return rule;
 }

@@ -150,7 +150,7 @@ std::vector<double> BestThroughputs(const ServiceSpec& spec, const std::vector<i
   std::vector<double> best(profiles.size(), 0);
   for (const Triplet& t : spec.feasible) {
     const size_t k = std::find(profiles.begin(), profiles.end(), t.profile) - profiles.begin();
-    best[k] = std::max(best[k], t.throughput_rps);
+    best[k] = std::max(best[k], t.capacity_rps);
   }
   return best;
 }
@@ -306,7 +306,7 @@ std::map<std::string, Planned> PlanWithEveryPlanner(const Problem& problem,
     EXPECT_TRUE(report.ok()) << name << ": " << report.status().ToString();
     if (!report.ok()) continue;
     const std::vector<Violation> violations =
-        ValidateDeployment(report->deployment, scenario, table, LatencyRule{});
+        ValidateDeployment(report->deployment, scenario, table, problem.rule());
     EXPECT_TRUE(violations.empty()) << name << " on " << Describe(scenario) << "\n"
                                     << FormatViolations(violations);
     const Metrics& m = report->deployment.metrics;
@@ -323,7 +323,11 @@ TEST(ExactCrosscheck, FewestGpusOfAllPlannersAndOfABruteForce) {
     const GpuModel& gpu = RandomGpu(rng);
     const Scenario scenario = RandomScenario(rng, gpu);
     const std::string where = "scenario " + std::to_string(i) + ": " + Describe(scenario);
-    Result<Problem> problem = Problem::Build(scenario, gpu, ProfilesOf(gpu), LatencyRule{});
+    // Every other scenario under the bare capacity rule, the rest under the
+    // default queueing-aware one.
+    LatencyRule rule;
+    rule.queueing_headroom = i % 2 == 1;
+    Result<Problem> problem = Problem::Build(scenario, gpu, ProfilesOf(gpu), rule);
     ASSERT_TRUE(problem.ok()) << problem.status().ToString();
     const std::map<std::string, Planned> planned =
         PlanWithEveryPlanner(*problem, scenario, ProfilesOf(gpu));
@@ -355,8 +359,9 @@ TEST(ExactCrosscheck, FewestGpusOfAllPlannersAndOfABruteForce) {
             << per_service_proven << " times\n";
   // The generator aims at 1 to about 4 GPUs; most scenarios must need some.
   EXPECT_GE(nonzero, kScenarios * 9 / 10);
-  // 198 of 200 when written; two exceed the limits above.
-  EXPECT_GE(brute_forced, kScenarios * 9 / 10);
+  // 180 of 200 when written: the queueing-aware half needs more segments,
+  // and 20 scenarios exceed the brute force's limits.
+  EXPECT_GE(brute_forced, kScenarios * 85 / 100);
 }
 
 }  // namespace

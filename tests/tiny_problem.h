@@ -45,8 +45,16 @@ inline Scenario TinyScenario(const std::vector<double>& rates, double slo_ms = 1
 
 inline const GpuModel& A100() { return **FindGpu("a100-80gb"); }
 
+// The default latency rule with the bare capacity rule: a segment counts its
+// whole profiled throughput, so tests can do the arithmetic by hand.
+inline LatencyRule BareRule() {
+  LatencyRule rule;
+  rule.queueing_headroom = false;
+  return rule;
+}
+
 inline Problem TinyProblem(const std::vector<double>& rates, double slo_ms = 1000) {
-  return *Problem::Build(TinyScenario(rates, slo_ms), A100(), TinyTable(), LatencyRule{});
+  return *Problem::Build(TinyScenario(rates, slo_ms), A100(), TinyTable(), BareRule());
 }
 
 }  // namespace tessera::testing

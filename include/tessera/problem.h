@@ -29,24 +29,46 @@ struct LatencyRule {
   bool truncate_slo = false;
   // Largest number of MPS processes per segment; 0 = no limit. Default: 0.
   int max_procs = 0;
+  // Queueing-aware capacity (the SLO-safe default): a segment counts only the
+  // share of its throughput at which its processes' queues still meet the
+  // SLO at `headroom_quantile` (UsableShare). false = the papers' bare rule:
+  // the whole throughput counts. Default: true.
+  bool queueing_headroom = true;
+  double headroom_quantile = 0.995;  // in (0, 1)
+  // Arrivals the headroom is sized for: Poisson when 1; an on/off burst that
+  // is "on" this share of the time (at rate / share) when < 1. Default: 1.
+  double burst_on_share = 1;
 
-  // InvalidArgument unless 0 < factor <= 1 and max_procs >= 0.
+  // InvalidArgument unless 0 < factor <= 1, max_procs >= 0, 0 <
+  // headroom_quantile < 1 and 0 < burst_on_share <= 1.
   Status Validate() const;
   // The latency budget (ms) of a batch for a service with `slo_ms`.
   double BudgetMs(double slo_ms) const;
   // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`.
   bool Allows(double latency_ms, int procs, double slo_ms) const;
+  // The share of a process's throughput (batches of `batch` taking
+  // `latency_ms`) that may be loaded while its requests' `headroom_quantile`
+  // latency stays within `slo_ms`; 1 without queueing_headroom. Model
+  // (docs/serving-simulator.md): requests arrive Poisson at the peak rate
+  // and are served B at a time; the request-level M/D/1 tail
+  // P(wait > t) ~ exp(-theta t), with lambda (e^(theta L / B) - 1) = theta,
+  // plus the request's own batch and a batch's worth of granularity,
+  // L (2 B - 1) / B, must fit the SLO. Solved in closed form:
+  // share = on_share x x / (e^x - 1), x = ln(1 / (1 - q)) (L / B) / slack,
+  // slack = SLO - L (2 B - 1) / B; 0 when slack <= 0.
+  double UsableShare(int batch, double latency_ms, double slo_ms) const;
 };
 
 // Relative tolerance of the capacity rule, so that sums of the same segment
 // throughputs taken in another order (or read back from rounded JSON) agree.
 inline constexpr double kCapacityTolerance = 1e-9;
 
-// The capacity rule of DESIGN.md: capacity >= rate, up to kCapacityTolerance.
+// The capacity rule of DESIGN.md: capacity >= rate, up to kCapacityTolerance
+// (capacity counted as Triplet::capacity_rps).
 bool CoversRate(double capacity_rps, double rate_rps);
 
 // ParvaGPU artifact compatibility: latency < 0.45 x trunc(SLO), up to 5
-// processes (`--compat parva-artifact`). Never the default.
+// processes, bare capacity (`--compat parva-artifact`). Never the default.
 LatencyRule ParvaArtifactRule();
 
 // One way to run a segment of a service.
@@ -54,9 +76,12 @@ struct Triplet {
   int profile = 0;  // index into GpuModel::profiles
   int batch = 1;
   int procs = 1;
-  double throughput_rps = 0;  // whole segment
+  double throughput_rps = 0;  // whole segment, as profiled
   double latency_ms = 0;      // per batch
   int pool = 0;               // which GPU model of Problem::pool() it runs on
+  // What the segment counts towards its service's rate under the rule:
+  // throughput_rps x LatencyRule::UsableShare. Planners cover rates with it.
+  double capacity_rps = 0;
 };
 
 // One GPU model a plan may use, with its price and an optional cap.

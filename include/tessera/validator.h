@@ -7,7 +7,8 @@
 //  * latency: every instance's (model, profile, batch, procs) is in the
 //    profile table with the throughput and latency the deployment claims,
 //    and the latency rule allows it for its service's SLO;
-//  * capacity: each service marked ok has segment throughput >= its rate;
+//  * capacity: each service marked ok has segment capacity >= its rate, a
+//    segment counting its profiled throughput x LatencyRule::UsableShare;
 //  * consistency: services match the scenario one to one, every instance
 //    serves a known service with its model, infeasible services have no
 //    instances, capacities and the gpus/gpcs metrics add up.

@@ -30,10 +30,10 @@ Needs NeedsOn(const ServiceSpec& spec, int pool, const GpuModel& gpu) {
   for (const Triplet& t : spec.feasible) {
     if (t.pool != pool) continue;
     const MigProfile& p = gpu.profiles[t.profile];
-    min_compute = std::min(min_compute, p.compute_slices / t.throughput_rps);
-    min_memory = std::min(min_memory, p.memory_slices / t.throughput_rps);
-    best_compute[p.compute_slices] = std::max(best_compute[p.compute_slices], t.throughput_rps);
-    best_memory[p.memory_slices] = std::max(best_memory[p.memory_slices], t.throughput_rps);
+    min_compute = std::min(min_compute, p.compute_slices / t.capacity_rps);
+    min_memory = std::min(min_memory, p.memory_slices / t.capacity_rps);
+    best_compute[p.compute_slices] = std::max(best_compute[p.compute_slices], t.capacity_rps);
+    best_memory[p.memory_slices] = std::max(best_memory[p.memory_slices], t.capacity_rps);
   }
   if (best_compute.empty()) {
     const double none = std::numeric_limits<double>::infinity();

@@ -81,7 +81,7 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
     cost_per_hour += offer.price_per_hour;
     for (const PlacedSegment& seg : segments) {
       g.instances.push_back(ToInstance(problem, seg));
-      capacity[seg.service] += seg.triplet.throughput_rps;
+      capacity[seg.service] += seg.triplet.capacity_rps;
     }
     std::stable_sort(g.instances.begin(), g.instances.end(),
                      [](const Instance& a, const Instance& b) { return a.start < b.start; });

@@ -26,6 +26,14 @@ Status LatencyRule::Validate() const {
     return Status::InvalidArgument("latency factor must be in (0, 1], got " +
                                    std::to_string(factor));
   }
+  if (!(headroom_quantile > 0 && headroom_quantile < 1)) {
+    return Status::InvalidArgument("headroom quantile must be in (0, 1), got " +
+                                   std::to_string(headroom_quantile));
+  }
+  if (!(burst_on_share > 0 && burst_on_share <= 1)) {
+    return Status::InvalidArgument("burst on-share must be in (0, 1], got " +
+                                   std::to_string(burst_on_share));
+  }
   if (max_procs < 0) {
     return Status::InvalidArgument("max procs must be >= 0 (0 = no limit), got " +
                                    std::to_string(max_procs));
@@ -47,7 +55,17 @@ LatencyRule ParvaArtifactRule() {
   rule.factor = 0.45;
   rule.truncate_slo = true;
   rule.max_procs = 5;
+  rule.queueing_headroom = false;
   return rule;
+}
+
+double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms) const {
+  if (!queueing_headroom) return 1;
+  const double b = std::max(1, batch);
+  const double slack_ms = slo_ms - latency_ms * (2 * b - 1) / b;
+  if (slack_ms <= 0) return 0;
+  const double x = std::log(1 / (1 - headroom_quantile)) * (latency_ms / b) / slack_ms;
+  return burst_on_share * x / std::expm1(x);
 }
 
 Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
@@ -97,10 +115,20 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
       return Status::InvalidArgument("profile entry for " + e->key.model + " names '" +
                                      e->key.profile + "', which " + gpu.name + " does not have");
     }
-    const Triplet t{profile, e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms, pool};
+    const double share = rule_.UsableShare(e->key.batch, e->latency_ms, service.slo_ms);
+    const Triplet t{profile,
+                    e->key.batch,
+                    e->key.procs,
+                    e->throughput_rps,
+                    e->latency_ms,
+                    pool,
+                    e->throughput_rps * share};
     if (rule_.max_procs > 0 && t.procs > rule_.max_procs) continue;
     if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) spec.fastest = t;
-    if (rule_.Allows(t.latency_ms, t.procs, service.slo_ms)) spec.feasible.push_back(t);
+    // A segment that counts for nothing under the rule cannot serve.
+    if (rule_.Allows(t.latency_ms, t.procs, service.slo_ms) && t.capacity_rps > 0) {
+      spec.feasible.push_back(t);
+    }
   }
   return Status::Ok();
 }

@@ -84,7 +84,8 @@ class Checker {
           fmt::format("no profile for {} batch {} procs {}", inst.model, inst.batch, inst.procs));
       return;
     }
-    capacity_[s.name] += e->throughput_rps;
+    // What the segment counts for under the rule (LatencyRule::UsableShare).
+    capacity_[s.name] += e->throughput_rps * rule_.UsableShare(inst.batch, e->latency_ms, s.slo_ms);
     if (!SameMeasurement(inst.throughput_rps, e->throughput_rps) ||
         !SameMeasurement(inst.latency_ms, e->latency_ms)) {
       Add("latency", where,

@@ -25,7 +25,7 @@ Deployment ValidDeployment() {
 }
 
 std::vector<Violation> Check(const Deployment& d, double slo_ms = 1000) {
-  return ValidateDeployment(d, TinyScenario({400, 50}, slo_ms), TinyTable(), LatencyRule{});
+  return ValidateDeployment(d, TinyScenario({400, 50}, slo_ms), TinyTable(), testing::BareRule());
 }
 
 TEST(Validator, AcceptsAValidDeployment) { EXPECT_TRUE(Check(ValidDeployment()).empty()); }
@@ -125,7 +125,7 @@ Deployment MixedDeployment() {
   const GpuModel& h100 = **FindGpu("h100-80gb");
   Result<Problem> p =
       Problem::BuildPool(TinyScenario({400, 50}), {{&testing::A100(), 4, 0}, {&h100, 7, 0}},
-                         TinyTableWithH100(), LatencyRule{});
+                         TinyTableWithH100(), testing::BareRule());
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   if (!p.ok()) return {};
   PlanResult r;
@@ -134,7 +134,7 @@ Deployment MixedDeployment() {
 }
 
 std::vector<Violation> CheckMixed(const Deployment& d) {
-  return ValidateDeployment(d, TinyScenario({400, 50}), TinyTableWithH100(), LatencyRule{});
+  return ValidateDeployment(d, TinyScenario({400, 50}), TinyTableWithH100(), testing::BareRule());
 }
 
 bool HasRule(const std::vector<Violation>& v, const std::string& rule,

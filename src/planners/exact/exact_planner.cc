@@ -163,7 +163,7 @@ class ModelBuilder {
         if (!c.best[r]) continue;
         columns[r] = model_.milp.AddColumn(0, 0, kMilpInfinity, true);
         resource_rows_[r].push_back({columns[r], -1});
-        rate_row.push_back({columns[r], c.best[r]->throughput_rps});
+        rate_row.push_back({columns[r], c.best[r]->capacity_rps});
       }
       model_.milp.AddRow(std::move(rate_row), c.rate_rps * (1 - kCapacityTolerance), kMilpInfinity);
       AddSliceCuts(c, columns);
@@ -184,7 +184,7 @@ class ModelBuilder {
         const Resource& res = set_.resources[r];
         const MigProfile& p = problem_.pool()[res.pool].gpu->profiles[res.profile];
         const int size = compute ? p.compute_slices : p.memory_slices;
-        best_by_size[size] = std::max(best_by_size[size], c.best[r]->throughput_rps);
+        best_by_size[size] = std::max(best_by_size[size], c.best[r]->capacity_rps);
         row.push_back({columns[r], size});
       }
       model_.milp.AddRow(std::move(row), MinCoveringSlices(best_by_size, c.rate_rps),
@@ -255,11 +255,11 @@ std::vector<std::pair<int, double>> RoundRelaxation(const Model& model, const Co
       int fastest = -1;
       for (size_t r = 0; r < columns.size(); ++r) {
         if (columns[r] < 0) continue;
-        const double tp = sc.best[r]->throughput_rps;
+        const double tp = sc.best[r]->capacity_rps;
         capacity += std::floor(lp[columns[r]] + 1e-9) * tp;
-        if (fastest < 0 || tp > sc.best[fastest]->throughput_rps) fastest = static_cast<int>(r);
+        if (fastest < 0 || tp > sc.best[fastest]->capacity_rps) fastest = static_cast<int>(r);
       }
-      const double tp = sc.best[fastest]->throughput_rps;
+      const double tp = sc.best[fastest]->capacity_rps;
       const double extra = std::max(0.0, std::ceil((sc.rate_rps - capacity) / tp));
       for (size_t r = 0; r < columns.size(); ++r) {
         if (columns[r] < 0) continue;

@@ -9,10 +9,10 @@
 namespace tessera {
 namespace {
 
-// True iff `a` is the better best triplet: more throughput, then the
+// True iff `a` is the better best triplet: more capacity, then the
 // smaller batch, then fewer processes.
 bool Better(const Triplet& a, const Triplet& b) {
-  if (a.throughput_rps != b.throughput_rps) return a.throughput_rps > b.throughput_rps;
+  if (a.capacity_rps != b.capacity_rps) return a.capacity_rps > b.capacity_rps;
   return std::tie(a.batch, a.procs) < std::tie(b.batch, b.procs);
 }
 
@@ -38,7 +38,7 @@ std::vector<std::optional<Triplet>> BestTriplets(const ServiceSpec& spec,
 }
 
 // Enumerates count vectors by depth-first search over the class's usable
-// resources, largest throughput first; the last resource takes the fewest
+// resources, largest capacity first; the last resource takes the fewest
 // segments that cover what is left.
 class CoverEnumerator {
  public:
@@ -47,7 +47,7 @@ class CoverEnumerator {
       if (c.best[r]) order_.push_back(static_cast<int>(r));
     }
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
-      return c.best[a]->throughput_rps > c.best[b]->throughput_rps;
+      return c.best[a]->capacity_rps > c.best[b]->capacity_rps;
     });
     counts_.assign(c.best.size(), 0);
   }
@@ -60,7 +60,7 @@ class CoverEnumerator {
   }
 
  private:
-  double Throughput(int r) const { return class_.best[r]->throughput_rps; }
+  double Throughput(int r) const { return class_.best[r]->capacity_rps; }
 
   // The fewest segments of resource `r` that bring `capacity` to the rate.
   int FewestToCover(int r, double capacity) const {
@@ -107,7 +107,8 @@ class CoverEnumerator {
 CoverSet BuildCoverSet(const Problem& problem, int max_covers) {
   CoverSet set;
   set.resources = ResourcesOf(problem);
-  // Key: (rate, best throughput, batch and procs per resource).
+  // Key: the rate, then per resource the best triplet's capacity,
+  // throughput, batch, procs and latency: all a placed segment claims.
   std::map<std::vector<double>, int> class_of;
   for (size_t i = 0; i < problem.services().size(); ++i) {
     const ServiceSpec& spec = problem.services()[i];
@@ -115,8 +116,9 @@ CoverSet BuildCoverSet(const Problem& problem, int max_covers) {
     std::vector<std::optional<Triplet>> best = BestTriplets(spec, set.resources);
     std::vector<double> key{spec.service.rate_rps};
     for (const std::optional<Triplet>& t : best) {
-      key.insert(key.end(), {t ? t->throughput_rps : -1, t ? double(t->batch) : 0,
-                             t ? double(t->procs) : 0, t ? t->latency_ms : 0});
+      key.insert(key.end(),
+                 {t ? t->capacity_rps : -1, t ? t->throughput_rps : 0, t ? double(t->batch) : 0,
+                  t ? double(t->procs) : 0, t ? t->latency_ms : 0});
     }
     auto [it, added] = class_of.try_emplace(std::move(key), static_cast<int>(set.classes.size()));
     if (added) set.classes.push_back({{}, std::move(best), spec.service.rate_rps, {}});

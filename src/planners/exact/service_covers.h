@@ -2,9 +2,10 @@
 //
 // A "resource" is one MIG profile of one GPU model of the problem's pool; a
 // service's best triplet on a resource is its feasible triplet with the most
-// throughput (ties: the smaller batch, then fewer processes). A cover of a
-// service is a count of segments per resource, each running that best
-// triplet, whose throughputs sum to at least the service's rate; it is
+// capacity (Triplet::capacity_rps: throughput under the latency rule; ties:
+// the smaller batch, then fewer processes). A cover of a service is a count
+// of segments per resource, each running that best triplet, whose
+// capacities sum to at least the service's rate; it is
 // minimal when dropping any one segment leaves the rate uncovered. Every
 // plan that uses best triplets contains a minimal cover of each service, so
 // choosing one minimal cover per service loses no optimal plan.

@@ -35,7 +35,7 @@ Counts CountsOf(const CoverSet& set, const std::map<std::string, int>& by_profil
 double Capacity(const ServiceClass& c, const Counts& counts) {
   double capacity = 0;
   for (size_t r = 0; r < counts.size(); ++r) {
-    if (counts[r] > 0) capacity += counts[r] * c.best[r]->throughput_rps;
+    if (counts[r] > 0) capacity += counts[r] * c.best[r]->capacity_rps;
   }
   return capacity;
 }
@@ -45,7 +45,7 @@ bool IsMinimalCover(const ServiceClass& c, const Counts& counts) {
   const double capacity = Capacity(c, counts);
   if (!CoversRate(capacity, c.rate_rps)) return false;
   for (size_t r = 0; r < counts.size(); ++r) {
-    if (counts[r] > 0 && CoversRate(capacity - c.best[r]->throughput_rps, c.rate_rps)) {
+    if (counts[r] > 0 && CoversRate(capacity - c.best[r]->capacity_rps, c.rate_rps)) {
       return false;
     }
   }
@@ -57,7 +57,7 @@ bool IsMinimalCover(const ServiceClass& c, const Counts& counts) {
 std::vector<Counts> MinimalCoversByGrid(const ServiceClass& c) {
   std::vector<int> most(c.best.size(), 0);
   for (size_t r = 0; r < c.best.size(); ++r) {
-    if (c.best[r]) most[r] = static_cast<int>(std::ceil(c.rate_rps / c.best[r]->throughput_rps));
+    if (c.best[r]) most[r] = static_cast<int>(std::ceil(c.rate_rps / c.best[r]->capacity_rps));
   }
   std::vector<Counts> covers;
   Counts counts(c.best.size(), 0);
@@ -131,7 +131,7 @@ TEST(ServiceCovers, SameRateButDifferentTripletsAreDifferentClasses) {
   // SLO 30 ms: budget 15 ms excludes the 7g (40 ms), so s1 has no 7g covers.
   Scenario s = TinyScenario({250, 250});
   s.services[1].slo_ms = 30;
-  const Problem problem = *Problem::Build(s, A100(), TinyTable(), LatencyRule{});
+  const Problem problem = *Problem::Build(s, A100(), TinyTable(), testing::BareRule());
   const CoverSet set = BuildCoverSet(problem, 20000);
   ASSERT_EQ(set.classes.size(), 2u);
   EXPECT_EQ(set.classes[1].services, (std::vector<int>{1}));
@@ -146,7 +146,7 @@ TEST(ServiceCovers, ServiceWithNoFeasibleTripletIsInNoClass) {
   // SLO 10 ms: budget 5 ms, below every latency of the table (8 to 40 ms).
   Scenario s = TinyScenario({250, 300, 250});
   s.services[1].slo_ms = 10;
-  const Problem problem = *Problem::Build(s, A100(), TinyTable(), LatencyRule{});
+  const Problem problem = *Problem::Build(s, A100(), TinyTable(), testing::BareRule());
   ASSERT_TRUE(problem.services()[1].feasible.empty());
   const CoverSet set = BuildCoverSet(problem, 20000);
   ASSERT_EQ(set.classes.size(), 1u);
@@ -165,7 +165,7 @@ TEST(ServiceCovers, BestTripletHasTheMostThroughputThenTheSmallerBatch) {
   ASSERT_TRUE(table.Add({{"m", "a100-80gb", "2g.20gb", 2, 1}, 220, 12, {}, {}}).ok());
   Scenario s = TinyScenario({250, 250});
   s.services[1].slo_ms = 40;  // budget 20 ms: the 1g batch 4 is too slow
-  const Problem problem = *Problem::Build(s, A100(), table, LatencyRule{});
+  const Problem problem = *Problem::Build(s, A100(), table, testing::BareRule());
   const CoverSet set = BuildCoverSet(problem, 20000);
   ASSERT_EQ(set.classes.size(), 2u);
   const auto r1 = std::find(set.resources.begin(), set.resources.end(),

@@ -83,7 +83,7 @@ class Configurator {
     c.small_1g = Find(c.best, primary_1g_);
     c.small_2g = Find(c.best, primary_2g_);
     const double rate = problem_.services()[index].service.rate_rps;
-    const double t_opt = c.optimal->throughput_rps;
+    const double t_opt = c.optimal->capacity_rps;
     long n = static_cast<long>(std::floor(rate / t_opt));
     if (n > 0 && n * t_opt >= rate) --n;  // exact multiple: the last segment covers one
     for (long k = 0; k < n; ++k) c.segments.push_back({index, *c.optimal});
@@ -102,7 +102,7 @@ class Configurator {
     for (const Triplet& t : scan) {
       if (!use_mps_ && t.procs > 1) continue;
       auto it = best.find(t.profile);
-      if (it == best.end() || t.throughput_rps > it->second.throughput_rps) best[t.profile] = t;
+      if (it == best.end() || t.capacity_rps > it->second.capacity_rps) best[t.profile] = t;
     }
     return best;
   }
@@ -112,7 +112,7 @@ class Configurator {
     const Triplet* optimal = nullptr;
     double optimal_ratio = 0;
     for (const auto& [profile, t] : Sorted(best)) {
-      const double ratio = t->throughput_rps / gpu.profiles[profile].compute_slices;
+      const double ratio = t->capacity_rps / gpu.profiles[profile].compute_slices;
       if (!optimal || ratio > optimal_ratio) {
         optimal = t;
         optimal_ratio = ratio;
@@ -125,7 +125,7 @@ class Configurator {
   Triplet LastSegment(const std::map<int, Triplet>& best, double remaining) const {
     const std::vector<std::pair<int, const Triplet*>> sorted = Sorted(best);
     for (const auto& [profile, t] : sorted) {
-      if (CoversRate(t->throughput_rps, remaining)) return *t;
+      if (CoversRate(t->capacity_rps, remaining)) return *t;
     }
     return *sorted.back().second;  // unreachable: the optimal one covers any remainder
   }
@@ -250,9 +250,9 @@ class ParvaPlanner : public Planner {
       const std::vector<PlacedSegment> removed = g.segments;
       for (const PlacedSegment& seg : removed) {
         allocator.Remove(i, seg);
-        freed[seg.service] += seg.triplet.throughput_rps;
+        freed[seg.service] += seg.triplet.capacity_rps;
         for (const Segment& small : SmallSegments(configs[seg.service], seg, freed[seg.service])) {
-          freed[seg.service] -= small.triplet.throughput_rps;
+          freed[seg.service] -= small.triplet.capacity_rps;
           allocator.Place(small);
         }
       }
@@ -276,14 +276,14 @@ class ParvaPlanner : public Planner {
       if (freed > 0) add(removed.triplet, 1);
       return out;
     }
-    if (t1 && t2 && t2->throughput_rps / 2 > t1->throughput_rps) {
-      const long twos = freed > 0 ? static_cast<long>(std::floor(freed / t2->throughput_rps)) : 0;
+    if (t1 && t2 && t2->capacity_rps / 2 > t1->capacity_rps) {
+      const long twos = freed > 0 ? static_cast<long>(std::floor(freed / t2->capacity_rps)) : 0;
       add(*t2, twos);
-      add(*t1, ceil_count(freed - twos * t2->throughput_rps, t1->throughput_rps));
+      add(*t1, ceil_count(freed - twos * t2->capacity_rps, t1->capacity_rps));
       return out;
     }
     const Triplet& only = t1 ? *t1 : *t2;
-    add(only, ceil_count(freed, only.throughput_rps));
+    add(only, ceil_count(freed, only.capacity_rps));
     return out;
   }
 

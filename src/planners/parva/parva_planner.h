@@ -1,10 +1,11 @@
 // The ParvaGPU planner (Lee et al., SC24, section III): a two-stage heuristic.
 //
 // Segment Configurator (Algorithm 1): for every service and MIG profile, the
-// feasible (batch, procs) with the highest segment throughput (ties: the
-// first found scanning batch, then procs, ascending); the optimal segment is
-// the one with the most throughput per compute slice (ties: the smaller
-// profile). Demand matching takes n = floor(R / t_opt) optimal segments (one
+// feasible (batch, procs) with the highest segment capacity (its throughput
+// under the latency rule's capacity rule, Triplet::capacity_rps; the paper's
+// bare rule makes it the throughput; ties: the first found scanning batch,
+// then procs, ascending); the optimal segment is the one with the most
+// capacity per compute slice (ties: the smaller profile). Demand matching takes n = floor(R / t_opt) optimal segments (one
 // fewer when R is an exact multiple) plus one last segment: the smallest
 // profile whose best segment covers the remainder.
 //

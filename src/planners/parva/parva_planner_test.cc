@@ -17,7 +17,7 @@ Deployment PlanWith(const ParvaOptions& options, const Problem& problem) {
   EXPECT_TRUE(report.ok());
   const Deployment& d = report->deployment;
   EXPECT_TRUE(
-      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), LatencyRule{}).empty());
+      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), testing::BareRule()).empty());
   return d;
 }
 
@@ -72,7 +72,8 @@ TEST(ParvaPlanner, BestFitFillsTheFullestGpuThatHasRoom) {
 TEST(ParvaPlanner, SingleVariantUsesOneProcessPerSegment) {
   ProfileTable t = testing::TinyTable();
   ASSERT_TRUE(t.Add({{"m", "a100-80gb", "1g.10gb", 1, 2}, 180, 11, {}, {}}).ok());
-  Problem p = *Problem::Build(testing::TinyScenario({150}), testing::A100(), t, LatencyRule{});
+  Problem p =
+      *Problem::Build(testing::TinyScenario({150}), testing::A100(), t, testing::BareRule());
   ParvaOptions single;
   single.use_mps = false;
   auto planner = NewParvaPlanner(single, "parva-single");
