@@ -4,6 +4,10 @@
 #define TESSERA_APP_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <string_view>
+
+#include "tessera/simulator.h"
+#include "tessera/status.h"
 
 namespace tessera::cli {
 
@@ -12,6 +16,17 @@ void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddGpusCommand(CLI::App& app, int& exit_code);
 void AddProfilesCommand(CLI::App& app, int& exit_code);
 void AddValidateCommand(CLI::App& app, int& exit_code);
+void AddSimulateCommand(CLI::App& app, int& exit_code);
+
+// ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
+
+// A duration flag's value in seconds: "60" or "60s", "500ms", "2m", "1h".
+// InvalidArgument naming `flag` unless it is a finite time > 0.
+Result<double> ParseDuration(std::string_view flag, std::string_view text);
+
+// Prints "tessera: note: service ..." on stderr for every service the
+// simulation served below 99% within its SLO: findings, not errors.
+void NoteSloMisses(const SimReport& report);
 
 }  // namespace tessera::cli
 

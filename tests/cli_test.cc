@@ -360,5 +360,223 @@ TEST_F(CliTest, PoolHeaderListsOnlyTheModelsUsed) {
   EXPECT_EQ(header.find("a100-80gb"), std::string::npos) << header;
 }
 
+// ---- simulate and plan --verify ---------------------------------------------
+
+std::string S1Scenario() { return testing::SourcePath("examples/scenarios/s1.yaml"); }
+
+// The six services of S1, in scenario order.
+const std::vector<std::string> kS1Services = {"bert",        "densenet121", "inceptionv3",
+                                              "mobilenetv2", "resnet50",    "vgg19"};
+
+class SimulateCliTest : public CliTest {
+ protected:
+  // Plans S1 to plan.json in the test's directory.
+  fs::path PlanS1() {
+    const fs::path plan = dir_ / "plan.json";
+    Outcome o = Tessera("plan --scenario " + S1Scenario() + " --format json -o " + plan.string());
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    return plan;
+  }
+
+  Outcome Simulate(const fs::path& plan, const std::string& flags) {
+    return Tessera("simulate --scenario " + S1Scenario() + " --deployment " + plan.string() + " " +
+                   flags);
+  }
+};
+
+TEST_F(SimulateCliTest, ReportsEveryServiceAsTableAndJson) {
+  const fs::path plan = PlanS1();
+  Outcome table = Simulate(plan, "--duration 3s");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_TRUE(table.out.starts_with("Simulation: 3 s simulated, ")) << table.out;
+  for (const char* section : {"\nServices\n", "\nLatency ms", "\nGPUs\n", "\nInstances\n"}) {
+    EXPECT_NE(table.out.find(section), std::string::npos) << section << "\n" << table.out;
+  }
+  for (const std::string& name : kS1Services) {
+    EXPECT_NE(table.out.find("\n  " + name + " "), std::string::npos) << name;
+  }
+
+  Outcome json = Simulate(plan, "--duration 3s --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::ordered_json r = nlohmann::ordered_json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << json.out;
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : r.items()) keys.push_back(key);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"duration_s", "requests", "services", "gpus", "instances"}));
+  EXPECT_EQ(r["duration_s"], 3);
+  ASSERT_EQ(r["services"].size(), kS1Services.size());
+  long requests = 0;
+  for (size_t i = 0; i < kS1Services.size(); ++i) {
+    const auto& s = r["services"][i];
+    SCOPED_TRACE(s.dump());
+    EXPECT_EQ(s["name"], kS1Services[i]);
+    requests += s["requests"].get<long>();
+    EXPECT_GT(s["requests"].get<long>(), 0);
+    EXPECT_GE(s["compliance"].get<double>(), 0);
+    EXPECT_LE(s["compliance"].get<double>(), 1);
+    EXPECT_LE(s["p50_ms"].get<double>(), s["p95_ms"].get<double>());
+    EXPECT_LE(s["p95_ms"].get<double>(), s["p99_ms"].get<double>());
+    EXPECT_LE(s["p99_ms"].get<double>(), s["max_ms"].get<double>());
+  }
+  EXPECT_EQ(r["requests"].get<long>(), requests);
+  // One row per instance of the plan, one per GPU it uses.
+  const nlohmann::json d = nlohmann::json::parse(ReadAll(plan), nullptr, false);
+  size_t instances = 0;
+  for (const auto& g : d["gpus"]) instances += g["instances"].size();
+  EXPECT_EQ(r["instances"].size(), instances);
+  EXPECT_EQ(r["gpus"].size(), d["metrics"]["gpus"].get<size_t>());
+}
+
+TEST_F(SimulateCliTest, SameSeedSameReport) {
+  const fs::path plan = PlanS1();
+  const std::string flags =
+      "--duration 2s --format json --arrivals bursty --router jsq "
+      "--variability lognormal:0.2 --seed ";
+  Outcome a = Simulate(plan, flags + "7"), b = Simulate(plan, flags + "7");
+  Outcome c = Simulate(plan, flags + "8");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);  // thousands of random arrivals: another seed, another run
+}
+
+// A plan replayed at ten times its rate cannot keep up: the service is
+// marked and noted, and the run still succeeds (a finding, not an error).
+TEST_F(SimulateCliTest, OverloadIsAFindingNotAnError) {
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  const fs::path plan = dir_ / "plan.json";
+  ASSERT_EQ(Tessera("plan --scenario " + scenario.string() + " --format json -o " + plan.string())
+                .exit_code,
+            0);
+  std::string heavier = kGoodScenario;
+  heavier.replace(heavier.find("rate_rps: 500"), 13, "rate_rps: 5000");
+  Outcome o = Tessera("simulate --scenario " + Write("x10.yaml", heavier).string() +
+                      " --deployment " + plan.string() + " --duration 2s");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const size_t web = o.out.find("\n  web ");
+  ASSERT_NE(web, std::string::npos) << o.out;
+  const std::string row = o.out.substr(web + 1, o.out.find('\n', web + 1) - web - 1);
+  EXPECT_TRUE(row.ends_with("MISS")) << row;
+  EXPECT_NE(o.err.find("tessera: note: service web "), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("service qa"), std::string::npos) << o.err;
+}
+
+// A trace sets every request's arrival: the counts are the trace's, and its
+// last request sets the default duration.
+TEST_F(SimulateCliTest, TraceArrivalsAreReplayedExactly) {
+  const fs::path plan = PlanS1();
+  std::string trace = "service,time_s\r\n";
+  for (const std::string& name : kS1Services) {
+    for (int i = 9; i >= 0; --i) trace += name + "," + std::to_string(0.05 + 0.1 * i) + "\r\n";
+  }
+  trace += "vgg19,7.5\r\n";  // after a 2 s run; sets the default duration to 8 s
+  const fs::path file = Write("trace.csv", trace);
+  Outcome all = Simulate(plan, "--arrivals trace:" + file.string() + " --format json");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const nlohmann::json r = nlohmann::json::parse(all.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << all.out;
+  EXPECT_EQ(r["duration_s"], 8);
+  EXPECT_EQ(r["requests"], 61);
+  EXPECT_EQ(r["services"][5]["requests"], 11);
+
+  Outcome cut = Simulate(plan, "--arrivals trace:" + file.string() + " --format json --duration 2");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  const nlohmann::json c = nlohmann::json::parse(cut.out, nullptr, false);
+  ASSERT_TRUE(c.is_object()) << cut.out;
+  for (const auto& s : c["services"]) EXPECT_EQ(s["requests"], 10) << s.dump();
+  EXPECT_NE(cut.err.find("1 request(s) of the trace arrive after --duration"), std::string::npos)
+      << cut.err;
+}
+
+// Every kind of bad input: exit 2, a message naming the flag or the file
+// (and line and field), nothing on stdout and no output file.
+TEST_F(SimulateCliTest, BadInputExitsTwoNamingFlagOrFile) {
+  const fs::path plan = PlanS1();
+  const fs::path bad_trace = Write("bad.csv", "service,time_s\nbert,0.5\nbert,-1\n");
+  const fs::path web_trace = Write("web.csv", "service,time_s\nweb,0.5\n");
+  const fs::path out = dir_ / "sim.txt";
+  const std::string good = "--scenario " + S1Scenario() + " --deployment " + plan.string();
+  struct Case {
+    std::string args;
+    std::vector<std::string> expected;  // substrings of stderr
+  };
+  const std::vector<Case> cases = {
+      {good + " --duration abc", {"--duration", "'abc'"}},
+      {good + " --duration 0s", {"--duration"}},
+      {good + " --duration 5 min", {}},  // a stray argument
+      {good + " --arrivals uniform", {"--arrivals", "'uniform'"}},
+      {good + " --arrivals trace:", {"--arrivals", "trace:"}},
+      {good + " --arrivals trace:" + bad_trace.string(), {"bad.csv:3", "time_s", "'-1'"}},
+      {good + " --arrivals trace:" + web_trace.string(), {"web.csv", "bert"}},
+      {good + " --arrivals trace:/nonexistent/t.csv", {"/nonexistent/t.csv"}},
+      {good + " --variability lognormal:0", {"--variability"}},
+      {good + " --variability gamma", {"--variability", "'gamma'"}},
+      {good + " --arrivals bursty --burst-on-share 1.5", {"--burst-on-share"}},
+      {good + " --burst-on-s 2", {"--burst-on-s", "bursty"}},
+      {good + " --drop-after-ms -1", {"--drop-after-ms"}},
+      {good + " --router random", {"--router"}},
+      {"--scenario " + S1Scenario(), {"--deployment"}},
+      {"--scenario " + S1Scenario() + " --deployment /nonexistent/p.json", {"/nonexistent/p.json"}},
+      {"--deployment " + plan.string(), {"--scenario"}},
+      {"--scenario " + testing::SourcePath("examples/scenarios/s2.yaml") + " --deployment " +
+           plan.string(),
+       {"plan.json", "s2.yaml", "not in the deployment"}},
+  };
+  for (const Case& c : cases) {
+    Outcome o = Tessera("simulate -o " + out.string() + " " + c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args << ": " << o.err;
+    for (const std::string& s : c.expected) {
+      EXPECT_NE(o.err.find(s), std::string::npos) << c.args << ": expected '" << s << "' in\n"
+                                                  << o.err;
+    }
+    EXPECT_TRUE(o.out.empty()) << c.args;
+    EXPECT_FALSE(fs::exists(out)) << c.args << " left an output file";
+  }
+}
+
+TEST_F(SimulateCliTest, PlanVerifyAppendsTheSimulation) {
+  Outcome table = Tessera("plan --scenario " + S1Scenario() + " --verify --verify-duration 2s");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const size_t metrics = table.out.find("\nMetrics\n");
+  const size_t simulation = table.out.find("\nSimulation: 2 s simulated");
+  ASSERT_NE(metrics, std::string::npos) << table.out;
+  ASSERT_NE(simulation, std::string::npos) << table.out;
+  EXPECT_LT(metrics, simulation);
+
+  // JSON stays the deployment alone, as without --verify; the simulation
+  // goes to stderr.
+  Outcome json = Tessera("plan --scenario " + S1Scenario() +
+                         " --format json --verify "
+                         "--verify-duration 2s");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  Outcome plain = Tessera("plan --scenario " + S1Scenario() + " --format json");
+  nlohmann::json verified = nlohmann::json::parse(json.out, nullptr, false);
+  nlohmann::json unverified = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(verified.is_object()) << json.out;
+  ASSERT_TRUE(unverified.is_object()) << plain.out;
+  verified["metrics"].erase("plan_ms");  // a wall time
+  unverified["metrics"].erase("plan_ms");
+  EXPECT_EQ(verified, unverified);
+  EXPECT_NE(json.err.find("Simulation: 2 s simulated"), std::string::npos) << json.err;
+
+  for (const char* bad : {"--verify --verify-duration 5x", "--verify-duration 5s"}) {
+    Outcome o = Tessera("plan --scenario " + S1Scenario() + " " + bad);
+    EXPECT_EQ(o.exit_code, 2) << bad;
+    EXPECT_NE(o.err.find("--verify-duration"), std::string::npos) << bad << ": " << o.err;
+  }
+}
+
+TEST_F(CliTest, SimulateHelpTeaches) {
+  Outcome o = Tessera("simulate --help");
+  EXPECT_EQ(o.exit_code, 0);
+  for (const char* s : {"Examples:", "--arrivals", "trace:FILE", "--router", "--variability",
+                        "MISS", "service,time_s"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s;
+  }
+  Outcome plan = Tessera("plan --help");
+  EXPECT_NE(plan.out.find("--verify"), std::string::npos);
+  EXPECT_NE(Tessera("--help").out.find("simulate"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera
