@@ -24,9 +24,6 @@
 namespace tessera::cli {
 namespace {
 
-// The share of requests within the SLO below which a service is noted; the
-// table's MISS mark uses the same target (src/serve/sim_report_format.cc).
-constexpr double kComplianceTarget = 0.99;
 constexpr std::string_view kDefaultDuration = "60s";
 
 // Numbers >= 0 for flags. CLI11's NonNegativeNumber would print DBL_MAX in

@@ -94,6 +94,10 @@ struct SimOptions {
   Status Validate() const;
 };
 
+// A service meets its SLO when at least this share of its requests is
+// served within it: the "p99 latency <= SLO" reading of a latency objective.
+inline constexpr double kComplianceTarget = 0.99;
+
 struct ServiceReport {
   std::string name;
   double rate_rps = 0;

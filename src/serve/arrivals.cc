@@ -1,5 +1,7 @@
 #include "tessera/arrivals.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
@@ -17,11 +19,11 @@ double Exponential(std::mt19937_64& rng, double rate) {
 
 Status BurstShape::Validate() const {
   if (!(on_share > 0 && on_share <= 1)) {
-    return Status::InvalidArgument("burst on-share must be in (0, 1], got " +
-                                   std::to_string(on_share));
+    return Status::InvalidArgument(
+        fmt::format("burst on-share must be in (0, 1], got {:g}", on_share));
   }
   if (!(on_s > 0 && std::isfinite(on_s))) {
-    return Status::InvalidArgument("burst on-period must be > 0 s, got " + std::to_string(on_s));
+    return Status::InvalidArgument(fmt::format("burst on-period must be > 0 s, got {:g}", on_s));
   }
   return Status::Ok();
 }

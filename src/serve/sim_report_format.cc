@@ -20,11 +20,6 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Out = std::back_insert_iterator<std::string>;
 
-// A service is marked when fewer than this share of its requests are served
-// within the SLO: the "p99 latency <= SLO" reading of a latency objective.
-// `tessera simulate` notes the same services on stderr (app/cmd_simulate.cc).
-constexpr double kComplianceTarget = 0.99;
-
 // ---- Table ----------------------------------------------------------------
 
 // Cuts `s` to `width` characters, marking the cut with "..." so columns stay

@@ -6,6 +6,8 @@
 // deterministic. Time is the simulated clock in seconds.
 #include "tessera/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -307,17 +309,20 @@ SimReport Simulation::Report() {
 
 Status SimOptions::Validate() const {
   if (!(duration_s > 0 && std::isfinite(duration_s))) {
-    return Status::InvalidArgument("duration must be a finite number of seconds > 0");
+    return Status::InvalidArgument(
+        fmt::format("duration: must be a finite number of seconds > 0, got {:g}", duration_s));
   }
   if (arrivals == ArrivalKind::kBursty) TESSERA_RETURN_IF_ERROR(burst.Validate());
   if (!std::isfinite(max_queue_delay_ms)) {
-    return Status::InvalidArgument("max queue delay must be finite (< 0: the default)");
+    return Status::InvalidArgument("max queue delay: must be finite (< 0: the default)");
   }
   if (variability == Variability::kLognormal && !(cv > 0 && std::isfinite(cv))) {
-    return Status::InvalidArgument("lognormal variability needs a coefficient of variation > 0");
+    return Status::InvalidArgument(fmt::format(
+        "cv: lognormal variability needs a coefficient of variation > 0, got {:g}", cv));
   }
   if (!(drop_after_ms >= 0 && std::isfinite(drop_after_ms))) {
-    return Status::InvalidArgument("drop-after must be >= 0 ms (0 = never)");
+    return Status::InvalidArgument(
+        fmt::format("drop after: must be >= 0 ms (0 = never), got {:g}", drop_after_ms));
   }
   return Status::Ok();
 }
