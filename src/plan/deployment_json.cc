@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tessera/deployment_format.h"
+#include "util/json_numbers.h"
 
 namespace tessera {
 namespace {
@@ -48,23 +49,9 @@ constexpr std::array<std::string_view, 3> kMetricOptionalKeys = {"proven_optimal
 
 // ---- Format ---------------------------------------------------------------
 
-// A double as JSON: integral values as integers (829, not 829.0), so that
-// hand-written and generated files read alike. JSON has no NaN or infinity:
-// those become null, which the parser rejects.
-OrderedJson Number(double v) {
-  constexpr double kExactInt = 9007199254740992.0;  // 2^53
-  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < kExactInt) {
-    return static_cast<int64_t>(v);
-  }
-  return v;
-}
-
-// A measurement, rounded to 4 decimal places so that float noise does not
-// reach diffs (1288.8999999999 prints as 1288.9).
-OrderedJson Measurement(double v) {
-  if (std::isfinite(v) && std::fabs(v) < 1e15) v = std::round(v * 1e4) / 1e4;
-  return Number(v == 0 ? 0.0 : v);  // no "-0"
-}
+// JSON numbers as every Tessera JSON writes them (util/json_numbers.h).
+OrderedJson Number(double v) { return JsonNumber(v); }
+OrderedJson Measurement(double v) { return JsonMeasurement(v); }
 
 OrderedJson InstanceJson(const Instance& in) {
   OrderedJson j;

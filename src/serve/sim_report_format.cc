@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "tessera/simulator.h"
+#include "util/json_numbers.h"
 
 namespace tessera {
 namespace {
@@ -97,22 +98,9 @@ void AppendInstances(const SimReport& r, std::string& out) {
 
 // ---- JSON -----------------------------------------------------------------
 
-// A double as JSON: integral values as integers, NaN and infinity as null
-// (FormatDeploymentJson's rule, so both files read alike).
-OrderedJson Number(double v) {
-  constexpr double kExactInt = 9007199254740992.0;  // 2^53
-  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < kExactInt) {
-    return static_cast<int64_t>(v);
-  }
-  return v;
-}
-
-// A measurement, rounded to 4 decimal places so that float noise does not
-// reach diffs; no "-0".
-OrderedJson Measurement(double v) {
-  if (std::isfinite(v) && std::fabs(v) < 1e15) v = std::round(v * 1e4) / 1e4;
-  return Number(v == 0 ? 0.0 : v);
-}
+// JSON numbers as every Tessera JSON writes them (util/json_numbers.h).
+OrderedJson Number(double v) { return JsonNumber(v); }
+OrderedJson Measurement(double v) { return JsonMeasurement(v); }
 
 OrderedJson ServiceJson(const ServiceReport& s) {
   OrderedJson j;
