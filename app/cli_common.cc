@@ -9,6 +9,7 @@
 
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
+#include "util/text_io.h"
 
 namespace tessera::cli {
 
@@ -55,13 +56,12 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                   "at most 5 processes)")
       ->check(CLI::IsMember({"parva-artifact"}))
       ->excludes(factor);
-  command
-      .add_option("--capacity-rule", flags.capacity_rule,
-                  "queueing (default): a segment counts only the share of its throughput at "
-                  "which its queue still meets the SLO at p99.5 under Poisson arrivals; bare: "
-                  "its whole throughput, as the papers do (--compat parva-artifact implies "
-                  "bare)")
-      ->check(CLI::IsMember({"queueing", "bare"}));
+  command.add_option("--capacity-rule", flags.capacity_rule,
+                     "queueing (default): a segment counts only the share of its throughput at "
+                     "which its queue still meets the SLO at p99.5 under Poisson arrivals; "
+                     "bursty:SHARE: the same for on/off bursts that are on SHARE of the time; "
+                     "bare: its whole throughput, as the papers do (--compat parva-artifact "
+                     "implies bare)");
   command
       .add_option("--replicate", flags.replicate,
                   "Serve K copies of every service, named <name>#k (ParvaGPU's scalability "
@@ -94,12 +94,31 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
   return Status::InvalidArgument("give a scenario: --scenario FILE or --parva-slo DIR --row N");
 }
 
+// --capacity-rule: "queueing", "bursty:SHARE" or "bare" (empty: keep `rule`'s).
+Status ApplyCapacityRule(const std::string& text, LatencyRule& rule) {
+  if (text.empty()) return Status::Ok();
+  rule.queueing_headroom = text != "bare";
+  rule.burst_on_share = 1;
+  if (text == "bare" || text == "queueing") return Status::Ok();
+  constexpr std::string_view kBursty = "bursty:";
+  const std::optional<double> share = text.starts_with(kBursty)
+                                          ? ToDouble(std::string_view(text).substr(kBursty.size()))
+                                          : std::nullopt;
+  if (!share || !(*share > 0 && *share <= 1)) {
+    return Status::InvalidArgument(
+        "--capacity-rule: expected queueing, bursty:SHARE (0 < SHARE <= 1) or bare, got " +
+        QuoteForMessage(text));
+  }
+  rule.burst_on_share = *share;
+  return Status::Ok();
+}
+
 Result<LatencyRule> RuleFrom(const InputFlags& flags) {
   LatencyRule rule;
   if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
   if (flags.latency_factor) rule.factor = *flags.latency_factor;
-  if (!flags.capacity_rule.empty()) rule.queueing_headroom = flags.capacity_rule == "queueing";
   TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
+  TESSERA_RETURN_IF_ERROR(ApplyCapacityRule(flags.capacity_rule, rule));
   return rule;
 }
 

@@ -37,7 +37,7 @@ struct InputFlags {
   std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
   std::string compat;                    // --compat parva-artifact
-  std::string capacity_rule;             // --capacity-rule queueing|bare (default queueing)
+  std::string capacity_rule;             // --capacity-rule queueing|bursty:SHARE|bare
   int replicate = 1;                     // --replicate K: K copies of every service
 };
 
