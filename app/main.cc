@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       "  tessera plan --scenario examples/scenarios/s3.yaml --svg plan.svg\n"
       "  tessera compare --scenario examples/scenarios/s6.yaml\n"
       "  tessera gpus --gpu a100-80gb --layouts\n"
-      "  tessera simulate --scenario examples/scenarios/s3.yaml --deployment plan.json\n\n"
+      "  tessera simulate --scenario examples/scenarios/s3.yaml --deployment plan.json\n"
+      "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddProfilesCommand(app, exit_code);
   tessera::cli::AddValidateCommand(app, exit_code);
   tessera::cli::AddSimulateCommand(app, exit_code);
+  tessera::cli::AddGsliceCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

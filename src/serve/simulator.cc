@@ -15,18 +15,12 @@
 #include <queue>
 #include <random>
 
+#include "serve/sampling.h"
+
 namespace tessera {
 namespace {
 
 constexpr double kMsPerS = 1000.0;
-
-// A well-mixed seed for stream `stream` of a run seeded `seed` (SplitMix64).
-std::uint64_t StreamSeed(std::uint64_t seed, std::uint64_t stream) {
-  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 enum EventKind : int { kCompletion = 0, kTimeout = 1, kArrival = 2 };
 
@@ -255,14 +249,6 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
 };
 
-// The q-quantile by nearest rank. REQUIRES: !values.empty().
-double Quantile(std::vector<float>& values, double q) {
-  const size_t n = values.size();
-  const size_t rank = std::min(n - 1, static_cast<size_t>(std::ceil(q * n)) - (q > 0 ? 1 : 0));
-  std::nth_element(values.begin(), values.begin() + rank, values.end());
-  return values[rank];
-}
-
 SimReport Simulation::Report() {
   SimReport r;
   r.duration_s = options_.duration_s;
@@ -281,9 +267,9 @@ SimReport Simulation::Report() {
     if (!st.latency_ms.empty()) {
       out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.size();
       out.max_ms = *std::max_element(st.latency_ms.begin(), st.latency_ms.end());
-      out.p99_ms = Quantile(st.latency_ms, 0.99);
-      out.p95_ms = Quantile(st.latency_ms, 0.95);
-      out.p50_ms = Quantile(st.latency_ms, 0.50);
+      out.p99_ms = NearestRankQuantile(st.latency_ms, 0.99);
+      out.p95_ms = NearestRankQuantile(st.latency_ms, 0.95);
+      out.p50_ms = NearestRankQuantile(st.latency_ms, 0.50);
     }
     r.requests += st.requests;
     r.services.push_back(std::move(out));

@@ -1,0 +1,888 @@
+// The GSLICE runtime of gslice.h: the performance model at a GPU%, Algorithm
+// 1, the max-min fair allocation, the discrete-event run and its reports.
+//
+// Events are arrivals (one pending per service), batch completions, switch-
+// overs and their resumes, and tuning ticks, in a binary heap ordered by
+// (time, kind, sequence) so runs are deterministic. Time is the simulated
+// clock in seconds.
+#include "tessera/gslice.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <queue>
+
+#include "serve/sampling.h"
+#include "util/json_numbers.h"
+
+namespace tessera {
+namespace {
+
+// The q-quantile of a copy of `values` (they stay in arrival order).
+double CopyQuantile(std::vector<float> values, double q) { return NearestRankQuantile(values, q); }
+
+constexpr double kMsPerS = 1000.0;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Slack for comparing simulated times and shares that went through sums.
+constexpr double kEpsilon = 1e-9;
+// Weight of the newest period in Algorithm 1's avgL and avgT (an EWMA over
+// tuning periods; restarted when a new GPU% takes effect, since older periods
+// measured another process).
+constexpr double kTuningEwmaWeight = 0.5;
+// Weight of the newest batch in SLAB's latency average.
+constexpr double kSlabEwmaWeight = 0.3;
+
+double Lerp(double x0, double y0, double x1, double y1, double x) {
+  return y0 + (x - x0) / (x1 - x0) * (y1 - y0);
+}
+
+}  // namespace
+
+// ---- ShareLatencyModel --------------------------------------------------
+
+Result<ShareLatencyModel> ShareLatencyModel::Build(const ProfileTable& profiles,
+                                                   const GpuModel& gpu, std::string_view model) {
+  // Per compute size: the profile the column is read from (the primary one
+  // when it is profiled, else the first seen), then its points.
+  std::map<int, std::string> chosen;
+  for (const ProfileEntry* e : profiles.EntriesFor(model, gpu.name)) {
+    const MigProfile* p = gpu.FindProfile(e->key.profile);
+    if (e->key.procs != 1 || p == nullptr) continue;
+    const int primary = gpu.PrimaryProfileWithComputeSlices(p->compute_slices);
+    const bool is_primary = primary >= 0 && gpu.profiles[primary].name == p->name;
+    auto [it, inserted] = chosen.emplace(p->compute_slices, p->name);
+    if (!inserted && is_primary) it->second = p->name;
+  }
+  if (chosen.empty()) {
+    return Status::NotFound(fmt::format(
+        "no profile of model '{}' on {} with one process (procs = 1)", model, gpu.name));
+  }
+  ShareLatencyModel m;
+  for (const auto& [slices, name] : chosen) {
+    Column column{static_cast<double>(slices) / gpu.compute_slices, {}};
+    for (const ProfileEntry* e : profiles.EntriesFor(model, gpu.name)) {
+      if (e->key.procs == 1 && e->key.profile == name)
+        column.points.emplace_back(e->key.batch, e->latency_ms);
+    }
+    std::sort(column.points.begin(), column.points.end());
+    m.columns_.push_back(std::move(column));
+  }
+  return m;
+}
+
+double ShareLatencyModel::AtBatch(const Column& column, int batch) {
+  const auto& pts = column.points;
+  if (batch <= pts.front().first) return pts.front().second;
+  if (batch >= pts.back().first) return pts.back().second * batch / pts.back().first;
+  auto above = std::lower_bound(pts.begin(), pts.end(), std::make_pair(batch, 0.0));
+  if (above->first == batch) return above->second;
+  auto below = std::prev(above);
+  return Lerp(below->first, below->second, above->first, above->second, batch);
+}
+
+double ShareLatencyModel::LatencyMs(int batch, double share) const {
+  share = std::min(share, 1.0);
+  const Column& first = columns_.front();
+  if (share <= first.share) return AtBatch(first, batch) * first.share / share;
+  const Column& last = columns_.back();
+  if (share >= last.share) return AtBatch(last, batch);
+  auto above = std::lower_bound(columns_.begin(), columns_.end(), share,
+                                [](const Column& c, double s) { return c.share < s; });
+  auto below = std::prev(above);
+  return Lerp(below->share, AtBatch(*below, batch), above->share, AtBatch(*above, batch), share);
+}
+
+std::vector<double> ShareLatencyModel::Shares() const {
+  std::vector<double> shares;
+  for (const Column& c : columns_) shares.push_back(c.share);
+  return shares;
+}
+
+// ---- Policies and options ---------------------------------------------------
+
+std::string_view GslicePolicyName(GslicePolicy policy) {
+  switch (policy) {
+    case GslicePolicy::kStatic:
+      return "static";
+    case GslicePolicy::kGslice:
+      return "gslice";
+    case GslicePolicy::kIgniterGuard:
+      return "igniter-guard";
+  }
+  return "?";
+}
+
+Result<GslicePolicy> ParseGslicePolicy(std::string_view name) {
+  for (GslicePolicy p : {GslicePolicy::kStatic, GslicePolicy::kGslice, GslicePolicy::kIgniterGuard})
+    if (GslicePolicyName(p) == name) return p;
+  return Status::InvalidArgument(
+      fmt::format("policy: expected gslice, static or igniter-guard, got '{}'", name));
+}
+
+namespace {
+
+// InvalidArgument "<field>: must be <rule>, got <value>" unless `ok`.
+Status Check(bool ok, std::string_view field, std::string_view rule, double value) {
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument(fmt::format("{}: must be {}, got {:g}", field, rule, value));
+}
+
+bool Finite(double v) { return std::isfinite(v); }
+
+}  // namespace
+
+Status GsliceOptions::Validate() const {
+  TESSERA_RETURN_IF_ERROR(
+      Check(Finite(duration_s) && duration_s > 0, "duration_s", "a time > 0 s", duration_s));
+  TESSERA_RETURN_IF_ERROR(Check(Finite(period_s) && period_s > 0 && period_s <= duration_s,
+                                "period_s", "> 0 s and at most the duration", period_s));
+  TESSERA_RETURN_IF_ERROR(
+      Check(initial_share > 0 && initial_share <= 1, "initial_share", "in (0, 1]", initial_share));
+  TESSERA_RETURN_IF_ERROR(Check(max_batch >= 1 && max_batch <= 4096, "max_batch",
+                                "an integer in [1, 4096]", max_batch));
+  TESSERA_RETURN_IF_ERROR(Check(tuning_threshold >= 0 && tuning_threshold < 1, "tuning_threshold",
+                                "in [0, 1)", tuning_threshold));
+  TESSERA_RETURN_IF_ERROR(Check(apply_threshold >= 0 && apply_threshold < 1, "apply_threshold",
+                                "in [0, 1)", apply_threshold));
+  TESSERA_RETURN_IF_ERROR(
+      Check(min_share > 0 && min_share <= 1, "min_share", "in (0, 1]", min_share));
+  TESSERA_RETURN_IF_ERROR(
+      Check(max_decrease > 0 && max_decrease < 1, "max_decrease", "in (0, 1)", max_decrease));
+  TESSERA_RETURN_IF_ERROR(Check(Finite(reload_delay_s) && reload_delay_s >= 0, "reload_delay_s",
+                                "a time >= 0 s", reload_delay_s));
+  TESSERA_RETURN_IF_ERROR(Check(Finite(switch_downtime_s) && switch_downtime_s >= 0,
+                                "switch_downtime_s", "a time >= 0 s", switch_downtime_s));
+  TESSERA_RETURN_IF_ERROR(
+      Check(Finite(hold_down_s) && hold_down_s >= 0, "hold_down_s", "a time >= 0 s", hold_down_s));
+  TESSERA_RETURN_IF_ERROR(Check(shadow_extra_share > 0 && shadow_extra_share <= 1,
+                                "shadow_extra_share", "in (0, 1]", shadow_extra_share));
+  TESSERA_RETURN_IF_ERROR(Check(underprovision_batches >= 1, "underprovision_batches",
+                                "an integer >= 1", underprovision_batches));
+  if (arrivals == ArrivalKind::kBursty) {
+    TESSERA_RETURN_IF_ERROR(burst.Validate().WithContext("burst"));
+  }
+  return Status::Ok();
+}
+
+// ---- Algorithm 1 and the allocation -------------------------------------
+
+TuningDecision ComputeNewShare(const TuningInput& in, const GsliceOptions& options) {
+  TuningDecision d;
+  d.new_share = in.current_share;
+  const double residual_l = in.slo_ms - in.avg_latency_ms;
+  const double residual_t = in.avg_throughput_rps - in.arrival_rps;
+  d.diff_latency = residual_l / in.slo_ms;
+  d.diff_throughput = residual_t / in.arrival_rps;
+  if (std::fabs(d.diff_latency) < options.tuning_threshold &&
+      std::fabs(d.diff_throughput) < options.tuning_threshold) {
+    return d;
+  }
+  d.change_factor = std::max(std::fabs(residual_l) / in.avg_latency_ms,
+                             std::fabs(residual_t) / in.avg_throughput_rps);
+  if (residual_l < 0 || residual_t < 0) {
+    d.action = TuningAction::kIncrease;
+    d.new_share = std::min(1.0, in.current_share * (1 + d.change_factor));
+  } else if (residual_l > 0 && residual_t > 0) {
+    d.action = TuningAction::kDecrease;
+    const double cut = std::min(d.change_factor, options.max_decrease);
+    d.new_share = std::max(options.min_share, in.current_share * (1 - cut));
+  }
+  return d;
+}
+
+std::vector<double> MaxMinFairShares(std::span<const double> demands, double capacity,
+                                     bool distribute_spare) {
+  const size_t n = demands.size();
+  std::vector<double> shares(n, 0.0);
+  std::vector<size_t> open;  // unsatisfied, demand > 0
+  for (size_t i = 0; i < n; ++i)
+    if (demands[i] > 0) open.push_back(i);
+  double left = std::max(0.0, capacity);
+  // Progressive filling: whoever fits in an equal split of what is left is
+  // satisfied (the smallest demands first); repeat until nobody fits.
+  for (bool satisfied_some = true; satisfied_some && !open.empty();) {
+    satisfied_some = false;
+    const double equal = left / open.size();
+    std::vector<size_t> still_open;
+    for (size_t i : open) {
+      if (demands[i] <= equal + kEpsilon) {
+        shares[i] = demands[i];
+        left -= demands[i];
+        satisfied_some = true;
+      } else {
+        still_open.push_back(i);
+      }
+    }
+    open = std::move(still_open);
+  }
+  double open_demand = 0;
+  for (size_t i : open) open_demand += demands[i];
+  for (size_t i : open) shares[i] = left * demands[i] / open_demand;
+  if (open.empty() && distribute_spare && left > kEpsilon) {
+    const double total = std::accumulate(demands.begin(), demands.end(), 0.0);
+    if (total > 0)
+      for (size_t i = 0; i < n; ++i) shares[i] += left * demands[i] / total;
+  }
+  return shares;
+}
+
+// ---- The workload -------------------------------------------------------
+
+Result<GsliceWorkload> BuildGsliceWorkload(const Scenario& scenario, const GpuModel& gpu,
+                                           const ProfileTable& profiles) {
+  GsliceWorkload w;
+  w.gpu = gpu.name;
+  for (const Service& s : scenario.services) {
+    Result<ShareLatencyModel> perf = ShareLatencyModel::Build(profiles, gpu, s.model);
+    if (!perf.ok()) {
+      return perf.status().WithContext(
+          fmt::format("{}: field 'model'", ServiceLocation(scenario, s.line)));
+    }
+    w.services.push_back({s.name, s.model, s.rate_rps, s.slo_ms, std::move(perf).value()});
+  }
+  return w;
+}
+
+std::string_view GsliceEventKindName(GsliceEventKind kind) {
+  switch (kind) {
+    case GsliceEventKind::kShareRequested:
+      return "share-requested";
+    case GsliceEventKind::kSwitchOver:
+      return "switch-over";
+    case GsliceEventKind::kUnderprovisioned:
+      return "underprovisioned";
+  }
+  return "?";
+}
+
+namespace {
+
+// ---- The run ------------------------------------------------------------
+
+// Ties at one time: a finished batch frees its process before anything else
+// looks at it; ticks measure before new arrivals join.
+enum EventKind : int { kCompletion = 0, kResume = 1, kSwitch = 2, kTick = 3, kArrival = 4 };
+
+struct Event {
+  double time;
+  int kind;
+  long seq;  // insertion order: the last tie-break
+  int id;    // service
+  bool operator>(const Event& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+// Running totals of one service; a window is the difference of two.
+struct Counters {
+  long arrivals = 0, completed = 0, within = 0;
+  double latency_ms = 0;  // sum over completed requests
+  double busy_s = 0;
+  Counters operator-(const Counters& o) const {
+    return {arrivals - o.arrivals, completed - o.completed, within - o.within,
+            latency_ms - o.latency_ms, busy_s - o.busy_s};
+  }
+};
+
+struct ServiceState {
+  explicit ServiceState(ArrivalStream s) : stream(std::move(s)) {}
+
+  ArrivalStream stream;
+  std::deque<double> queue;  // arrival times, oldest first
+  double share = 0;
+  int max_batch = 1;
+  std::vector<double> latency_ms;  // batch b at index b - 1, at `share`
+  // The process.
+  bool busy = false;
+  double batch_start = 0;
+  double prev_batch_start = -1;   // start of the batch before the running one
+  std::vector<double> in_flight;  // arrival times of the running batch
+  double batch_latency_ms = 0;    // the running batch's, as SLAB sees it
+  double resume_at = 0;           // no batch starts before (switch-over)
+  // Measurements.
+  Counters total;
+  std::vector<float> all_latencies_ms;
+  std::vector<float> period_latencies_ms;
+  Counters period_base;
+  bool period_late = false;  // a request past its SLO queued at the period's start
+  // Algorithm 1's EWMAs over the periods spent wholly at the current GPU%.
+  bool have_avg = false;
+  double avg_latency_ms = 0, avg_throughput_rps = 0, avg_arrival_rps = 0;
+  bool have_slab = false;
+  double slab_avg_ms = 0;
+  int miss_streak = 0;  // successive one-request batches missing the SLO
+  // GPU% changes.
+  bool pending = false;    // a shadow is loading `target`
+  bool switching = false;  // the shadow is ready; waiting for the batch to end
+  double target = 0;
+  long requested_in_round = -1;  // tuning round of the pending request
+  double last_switch_s = -1;
+  bool shadow_used = false;  // igniter-guard: switched once
+  std::string pending_note;
+  GsliceServiceSummary summary;
+};
+
+class GsliceRun {
+ public:
+  GsliceRun(const GsliceWorkload& workload, const GsliceOptions& options)
+      : workload_(workload), options_(options) {}
+
+  Result<GsliceReport> Run() {
+    TESSERA_RETURN_IF_ERROR(Setup());
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      Dispatch(e);
+    }
+    return Finish();
+  }
+
+ private:
+  const GsliceService& Spec(int s) const { return workload_.services[s]; }
+  bool Adaptive() const { return options_.policy == GslicePolicy::kGslice; }
+
+  void Push(double time, int kind, int id) { events_.push({time, kind, seq_++, id}); }
+
+  Status Setup() {
+    for (size_t s = 0; s < workload_.services.size(); ++s) {
+      TESSERA_ASSIGN_OR_RETURN(ArrivalStream stream, StreamFor(s));
+      ServiceState st(std::move(stream));
+      st.share = options_.initial_share;
+      st.max_batch = options_.max_batch;
+      st.summary.initial_share = st.share;
+      states_.push_back(std::move(st));
+      RefreshLatencies(static_cast<int>(s));
+      ScheduleArrival(static_cast<int>(s));
+    }
+    Push(NextTick(0), kTick, 0);
+    return Status::Ok();
+  }
+
+  Result<ArrivalStream> StreamFor(size_t s) const {
+    const GsliceService& spec = workload_.services[s];
+    if (options_.arrivals != ArrivalKind::kTrace) {
+      return ArrivalStream(options_.arrivals, spec.rate_rps, options_.burst,
+                           StreamSeed(options_.seed, s));
+    }
+    auto it = options_.trace.find(spec.name);
+    if (it == options_.trace.end())
+      return Status::InvalidArgument("trace: no request of service '" + spec.name + "'");
+    return ArrivalStream(it->second);
+  }
+
+  // Ticks at every whole period and at the end of the arrivals.
+  double NextTick(double now) const {
+    const double next = (std::floor(now / options_.period_s + kEpsilon) + 1) * options_.period_s;
+    return std::min(next, options_.duration_s);
+  }
+
+  void RefreshLatencies(int s) {
+    ServiceState& st = states_[s];
+    st.latency_ms.resize(options_.max_batch);
+    for (int b = 1; b <= options_.max_batch; ++b)
+      st.latency_ms[b - 1] = Spec(s).performance.LatencyMs(b, st.share);
+  }
+
+  void ScheduleArrival(int s) {
+    const double t = states_[s].stream.Next();
+    if (t <= options_.duration_s) Push(t, kArrival, s);
+  }
+
+  void Dispatch(const Event& e) {
+    switch (e.kind) {
+      case kArrival:
+        Arrive(e.id, e.time);
+        break;
+      case kCompletion:
+        Complete(e.id, e.time);
+        break;
+      case kSwitch:
+        states_[e.id].switching = true;
+        if (!states_[e.id].busy) SwitchOver(e.id, e.time);
+        break;
+      case kResume:
+        TryStart(e.id, e.time);
+        break;
+      case kTick:
+        Tick(e.time);
+        break;
+    }
+  }
+
+  void Arrive(int s, double now) {
+    ScheduleArrival(s);
+    ServiceState& st = states_[s];
+    ++st.total.arrivals;
+    st.queue.push_back(now);
+    TryStart(s, now);
+  }
+
+  // GSLICE batches what is queued, at once, capped by the current maximum.
+  void TryStart(int s, double now) {
+    ServiceState& st = states_[s];
+    if (st.busy || st.switching || st.queue.empty() || now < st.resume_at) return;
+    const int size = std::min(static_cast<int>(st.queue.size()), st.max_batch);
+    st.in_flight.assign(st.queue.begin(), st.queue.begin() + size);
+    st.queue.erase(st.queue.begin(), st.queue.begin() + size);
+    const double done = now + st.latency_ms[size - 1] / kMsPerS;
+    // The batch latency SLAB reads: from the oldest request's arrival, but
+    // not before the previous batch started. A backlog older than that is no
+    // batch size's doing (it is the GPU%'s); counted, it would pin SLAB at
+    // batch 1 while the queue grows, and slow the drain once it may shrink.
+    st.batch_latency_ms = (done - std::max(st.in_flight.front(), st.prev_batch_start)) * kMsPerS;
+    st.prev_batch_start = now;
+    st.busy = true;
+    st.batch_start = now;
+    Push(done, kCompletion, s);
+  }
+
+  void Complete(int s, double now) {
+    ServiceState& st = states_[s];
+    st.busy = false;
+    st.total.busy_s += now - st.batch_start;
+    const double slo = Spec(s).slo_ms;
+    for (double arrived : st.in_flight) {
+      const double ms = (now - arrived) * kMsPerS;
+      ++st.total.completed;
+      st.total.within += ms <= slo;
+      st.total.latency_ms += ms;
+      st.all_latencies_ms.push_back(static_cast<float>(ms));
+      st.period_latencies_ms.push_back(static_cast<float>(ms));
+    }
+    WatchUnderprovisioning(s, now);
+    if (Adaptive()) Slab(st, slo);
+    if (st.switching) return SwitchOver(s, now);
+    TryStart(s, now);
+  }
+
+  // The paper: an IF that misses its SLO even with a batch of one, for that
+  // many successive batches, is underprovisioned.
+  void WatchUnderprovisioning(int s, double now) {
+    ServiceState& st = states_[s];
+    if (st.in_flight.size() != 1) return;
+    const bool missed = (now - st.in_flight.front()) * kMsPerS > Spec(s).slo_ms;
+    st.miss_streak = missed ? st.miss_streak + 1 : 0;
+    if (st.miss_streak < options_.underprovision_batches) return;
+    st.miss_streak = 0;
+    ++st.summary.underprovisioned;
+    events_out_.push_back({now, s, GsliceEventKind::kUnderprovisioned, st.share, st.share,
+                           fmt::format("{} successive batches of one missed the SLO",
+                                       options_.underprovision_batches)});
+  }
+
+  // SLAB: the next maximum batch in proportion to the latency headroom.
+  void Slab(ServiceState& st, double slo_ms) {
+    st.slab_avg_ms = st.have_slab ? kSlabEwmaWeight * st.batch_latency_ms +
+                                        (1 - kSlabEwmaWeight) * st.slab_avg_ms
+                                  : st.batch_latency_ms;
+    st.have_slab = true;
+    const double next = std::round(st.max_batch * (1 + (slo_ms - st.slab_avg_ms) / slo_ms));
+    st.max_batch = static_cast<int>(std::clamp(next, 1.0, static_cast<double>(options_.max_batch)));
+  }
+
+  // The shadow takes over once the old process is idle; after the downtime
+  // the service serves at its new GPU%.
+  void SwitchOver(int s, double now) {
+    ServiceState& st = states_[s];
+    const double from = st.share;
+    st.share = st.target;
+    st.pending = st.switching = false;
+    st.resume_at = now + options_.switch_downtime_s;
+    st.last_switch_s = now;
+    RefreshLatencies(s);
+    // Measurements of the old process do not describe the new one.
+    st.have_avg = false;
+    ++st.summary.switch_overs;
+    events_out_.push_back(
+        {now, s, GsliceEventKind::kSwitchOver, from, st.share, std::move(st.pending_note)});
+    Push(st.resume_at, kResume, s);
+  }
+
+  // Totals at `now`, with the running batch's busy time so far.
+  static Counters CountersAt(const ServiceState& st, double now) {
+    Counters c = st.total;
+    if (st.busy) c.busy_s += now - st.batch_start;
+    return c;
+  }
+
+  void Tick(double now) {
+    RecordPeriod(now);
+    for (ServiceState& st : states_) Measure(st, now);
+    const bool last = now >= options_.duration_s - kEpsilon;
+    if (!last && options_.policy == GslicePolicy::kGslice) Tune(now);
+    if (!last && options_.policy == GslicePolicy::kIgniterGuard) Guard(now);
+    for (size_t s = 0; s < states_.size(); ++s) {
+      ServiceState& st = states_[s];
+      st.period_base = CountersAt(st, now);
+      st.period_latencies_ms.clear();
+      st.period_late = !st.queue.empty() &&
+                       (now - st.queue.front()) * kMsPerS > Spec(static_cast<int>(s)).slo_ms;
+    }
+    last_tick_ = now;
+    if (!last) Push(NextTick(now), kTick, 0);
+  }
+
+  void RecordPeriod(double now) {
+    GslicePeriod period{last_tick_, now, {}};
+    const double span = now - last_tick_;
+    for (size_t s = 0; s < states_.size(); ++s) {
+      const ServiceState& st = states_[s];
+      const Counters w = CountersAt(st, now) - st.period_base;
+      GsliceWindow row;
+      row.share = st.share;
+      row.max_batch = st.max_batch;
+      row.arrivals = w.arrivals;
+      row.completed = w.completed;
+      row.arrival_rps = span > 0 ? w.arrivals / span : 0;
+      row.throughput_rps = span > 0 ? w.completed / span : 0;
+      const bool any = w.completed > 0;
+      row.mean_ms = any ? w.latency_ms / w.completed : kNaN;
+      row.p99_ms = any ? CopyQuantile(st.period_latencies_ms, 0.99) : kNaN;
+      row.compliance = any ? static_cast<double>(w.within) / w.completed : kNaN;
+      period.services.push_back(row);
+    }
+    periods_.push_back(std::move(period));
+  }
+
+  // ---- gslice: Algorithm 1, the allocation, shadow reloads -------------
+
+  // Folds the period ending `now` into Algorithm 1's EWMAs, if the service
+  // ran at its current GPU% all along (a period with a switch-over, or with
+  // no request served, says nothing about the new GPU%).
+  void Measure(ServiceState& st, double now) const {
+    if (st.last_switch_s > last_tick_ - kEpsilon) return;
+    const Counters w = CountersAt(st, now) - st.period_base;
+    if (w.arrivals == 0 || w.completed == 0 || w.busy_s <= 0) return;
+    // Working off a backlog (typically just after an increase took effect)
+    // fast enough to be gone before another GPU% could take effect: its
+    // latency is history. A slower drain counts, so that a barely
+    // sufficient GPU% still gets more.
+    const double drain_rps = (w.completed - w.arrivals) / (now - last_tick_);
+    if (st.period_late && drain_rps > 0 && st.queue.size() <= drain_rps * options_.reload_delay_s) {
+      return;
+    }
+    const double weight = st.have_avg ? kTuningEwmaWeight : 1.0;
+    auto fold = [weight](double& avg, double sample) {
+      avg = weight * sample + (1 - weight) * avg;
+    };
+    fold(st.avg_latency_ms, w.latency_ms / w.completed);
+    fold(st.avg_throughput_rps, w.completed / w.busy_s);
+    fold(st.avg_arrival_rps, w.arrivals / (now - last_tick_));
+    st.have_avg = true;
+  }
+
+  // Whether a service may be retuned now: no shadow loading or waiting, a
+  // measurement at its current GPU%, and past the hold-down.
+  bool Tunable(const ServiceState& st, double now) const {
+    if (st.pending || st.switching || !st.have_avg) return false;
+    return st.last_switch_s < 0 || now - st.last_switch_s >= options_.hold_down_s - kEpsilon;
+  }
+
+  // Algorithm 1's newGPU% for service `s` from its EWMAs.
+  double Demand(int s) {
+    ServiceState& st = states_[s];
+    const TuningDecision d = ComputeNewShare(
+        {st.share, Spec(s).slo_ms, st.avg_arrival_rps, st.avg_latency_ms, st.avg_throughput_rps},
+        options_);
+    const char* action = d.action == TuningAction::kIncrease   ? "increase"
+                         : d.action == TuningAction::kDecrease ? "decrease"
+                                                               : "keep";
+    st.pending_note =
+        fmt::format("avgL {:.1f} ms, avgT {:.0f}/s, arrivals {:.0f}/s: {} x {:.2f}, demand {:.1f}%",
+                    st.avg_latency_ms, st.avg_throughput_rps, st.avg_arrival_rps, action,
+                    d.change_factor, 100 * d.new_share);
+    return d.new_share;
+  }
+
+  void Tune(double now) {
+    ++round_;
+    std::vector<int> free;
+    std::vector<double> demands;
+    double reserved = 0;  // GPU% of services that cannot change now, once switched
+    for (size_t s = 0; s < states_.size(); ++s) {
+      const ServiceState& st = states_[s];
+      if (!Tunable(st, now)) {
+        reserved += st.pending ? st.target : st.share;
+        continue;
+      }
+      free.push_back(static_cast<int>(s));
+      demands.push_back(Demand(static_cast<int>(s)));
+    }
+    if (free.empty()) return;
+    const std::vector<double> alloc =
+        MaxMinFairShares(demands, 1 - reserved, options_.distribute_spare);
+    // Decreases first, so that increases may count on what they free.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t k = 0; k < free.size(); ++k) {
+        const bool decrease = alloc[k] < states_[free[k]].share;
+        if (decrease == (pass == 0)) Request(free[k], alloc[k], now);
+      }
+    }
+  }
+
+  // The GPU% others hold or will hold: the larger of old and new while a
+  // shadow loads (both moments must fit), the new one when it was asked for
+  // in this round (its switch-over comes with this one's, decreases first).
+  double HeldByOthers(int s) const {
+    double held = 0;
+    for (size_t o = 0; o < states_.size(); ++o) {
+      if (static_cast<int>(o) == s) continue;
+      const ServiceState& st = states_[o];
+      if (!st.pending)
+        held += st.share;
+      else if (st.requested_in_round == round_)
+        held += st.target;
+      else
+        held += std::max(st.share, st.target);
+    }
+    return held;
+  }
+
+  // Asks for `share` for service `s` if it moves by more than the threshold;
+  // the shadow loads for the reload delay while the old process serves.
+  void Request(int s, double share, double now) {
+    ServiceState& st = states_[s];
+    // An increase waits for what others still hold; it never becomes a cut.
+    if (share > st.share) share = std::max(st.share, std::min(share, 1 - HeldByOthers(s)));
+    if (std::fabs(share - st.share) <= options_.apply_threshold + kEpsilon) return;
+    st.pending = true;
+    st.target = share;
+    st.requested_in_round = round_;
+    events_out_.push_back(
+        {now, s, GsliceEventKind::kShareRequested, st.share, share, st.pending_note});
+    Push(now + options_.reload_delay_s, kSwitch, s);
+  }
+
+  // ---- igniter-guard: the pre-launched shadow -------------------------
+
+  void Guard(double now) {
+    for (size_t s = 0; s < states_.size(); ++s) {
+      ServiceState& st = states_[s];
+      if (st.shadow_used || st.period_latencies_ms.empty()) continue;
+      const double p99 = CopyQuantile(st.period_latencies_ms, 0.99);
+      if (p99 <= Spec(s).slo_ms) continue;
+      st.shadow_used = true;
+      const double extra = std::min(options_.shadow_extra_share, 1 - HeldByOthers(s) - st.share);
+      if (extra <= kEpsilon) continue;  // the GPU has nothing left to give
+      st.pending = true;
+      st.target = st.share + extra;
+      st.pending_note = fmt::format("iGniter shadow (+{:.0f}%): p99 {:.1f} ms > SLO {:g} ms",
+                                    100 * extra, p99, Spec(s).slo_ms);
+      Push(now, kSwitch, static_cast<int>(s));
+    }
+  }
+
+  // ---- The report -------------------------------------------------------
+
+  Result<GsliceReport> Finish() {
+    GsliceReport r;
+    r.policy = options_.policy;
+    r.gpu = workload_.gpu;
+    r.duration_s = options_.duration_s;
+    r.period_s = options_.period_s;
+    r.seed = options_.seed;
+    for (size_t s = 0; s < states_.size(); ++s) r.services.push_back(Summary(static_cast<int>(s)));
+    r.periods = std::move(periods_);
+    std::stable_sort(
+        events_out_.begin(), events_out_.end(),
+        [](const GsliceEvent& a, const GsliceEvent& b) { return a.time_s < b.time_s; });
+    for (const GsliceEvent& e : events_out_)
+      if (e.kind == GsliceEventKind::kSwitchOver) r.last_switch_s = e.time_s;
+    r.events = std::move(events_out_);
+    return r;
+  }
+
+  GsliceServiceSummary Summary(int s) {
+    ServiceState& st = states_[s];
+    GsliceServiceSummary out = st.summary;
+    const GsliceService& spec = Spec(s);
+    out.name = spec.name;
+    out.model = spec.model;
+    out.rate_rps = spec.rate_rps;
+    out.slo_ms = spec.slo_ms;
+    out.requests = st.total.arrivals;
+    out.compliance =
+        st.total.arrivals > 0 ? static_cast<double>(st.total.within) / st.total.arrivals : kNaN;
+    const bool any = st.total.completed > 0;
+    out.mean_ms = any ? st.total.latency_ms / st.total.completed : kNaN;
+    out.p99_ms = any ? CopyQuantile(st.all_latencies_ms, 0.99) : kNaN;
+    out.final_share = st.share;
+    out.final_max_batch = st.max_batch;
+    return out;
+  }
+
+  const GsliceWorkload& workload_;
+  const GsliceOptions& options_;
+  std::vector<ServiceState> states_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  long seq_ = 0;
+  long round_ = 0;  // tuning rounds so far
+  double last_tick_ = 0;
+  std::vector<GslicePeriod> periods_;
+  std::vector<GsliceEvent> events_out_;
+};
+
+// The services must fit in the GPU at their initial GPU%.
+Status CheckWorkload(const GsliceWorkload& w, const GsliceOptions& options) {
+  if (w.services.empty()) return Status::InvalidArgument("workload: no service to run");
+  const double total = options.initial_share * w.services.size();
+  if (total > 1 + kEpsilon) {
+    return Status::InvalidArgument(fmt::format(
+        "initial_share: {} services x {:g} need {:g}% of the GPU; at most {:g} each fits",
+        w.services.size(), options.initial_share, 100 * total, 1.0 / w.services.size()));
+  }
+  for (const GsliceService& s : w.services) {
+    if (!(s.rate_rps > 0 && s.slo_ms > 0)) {
+      return Status::InvalidArgument("service " + s.name + ": rate and SLO must be > 0");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<GsliceReport> RunGslice(const GsliceWorkload& workload, const GsliceOptions& options) {
+  TESSERA_RETURN_IF_ERROR(options.Validate());
+  TESSERA_RETURN_IF_ERROR(CheckWorkload(workload, options));
+  return GsliceRun(workload, options).Run();
+}
+
+// ---- Formats ------------------------------------------------------------
+
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+using OrderedJson = nlohmann::ordered_json;
+
+// "-" for a window without completed requests.
+std::string Ms(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}", v); }
+// Percent rounded down, so 98.996% does not print as a compliant "99.00".
+std::string Percent(double v) {
+  return std::isnan(v) ? "-" : fmt::format("{:.2f}", std::floor(v * 1e4 + 1e-6) / 100);
+}
+
+void AppendSummary(const GsliceReport& r, std::string& out) {
+  fmt::format_to(Out(out),
+                 "GSLICE runtime: policy {}, {} (MPS, whole GPU), {:g} s, period {:g} s, seed {}\n",
+                 GslicePolicyName(r.policy), r.gpu, r.duration_s, r.period_s, r.seed);
+  if (r.last_switch_s >= 0)
+    fmt::format_to(Out(out), "Last switch-over at {:.3f} s\n", r.last_switch_s);
+  out += "\nServices\n";
+  fmt::format_to(Out(out), "  {:<16} {:<12} {:>7} {:>6} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6}\n",
+                 "name", "model", "rate/s", "SLO", "in SLO %", "p99 ms", "GPU% 0", "GPU% end",
+                 "batch", "under");
+  for (const GsliceServiceSummary& s : r.services) {
+    fmt::format_to(
+        Out(out), "  {:<16} {:<12} {:>7g} {:>6g} {:>8} {:>8} {:>8.1f} {:>9.1f} {:>6} {:>6}\n",
+        s.name, s.model, s.rate_rps, s.slo_ms, Percent(s.compliance), Ms(s.p99_ms),
+        100 * s.initial_share, 100 * s.final_share, s.final_max_batch, s.underprovisioned);
+  }
+}
+
+void AppendTimeline(const GsliceReport& r, std::string& out) {
+  out += "\nTimeline (per period; latency of the requests completed in it)\n";
+  fmt::format_to(Out(out), "  {:>7} {:<16} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "time s",
+                 "service", "GPU%", "batch", "arr/s", "thr/s", "mean ms", "p99 ms", "in SLO %");
+  for (const GslicePeriod& p : r.periods) {
+    for (size_t s = 0; s < p.services.size(); ++s) {
+      const GsliceWindow& w = p.services[s];
+      fmt::format_to(Out(out),
+                     "  {:>7.1f} {:<16} {:>6.1f} {:>6} {:>8.0f} {:>8.0f} {:>8} {:>8} {:>8}\n",
+                     p.end_s, r.services[s].name, 100 * w.share, w.max_batch, w.arrival_rps,
+                     w.throughput_rps, Ms(w.mean_ms), Ms(w.p99_ms), Percent(w.compliance));
+    }
+  }
+}
+
+void AppendEvents(const GsliceReport& r, std::string& out) {
+  out += "\nEvents\n";
+  if (r.events.empty()) out += "  (none)\n";
+  for (const GsliceEvent& e : r.events) {
+    fmt::format_to(Out(out), "  {:>8.3f} {:<16} {:<17} {:>5.1f}% -> {:>5.1f}%  {}\n", e.time_s,
+                   r.services[e.service].name, GsliceEventKindName(e.kind), 100 * e.from_share,
+                   100 * e.to_share, e.note);
+  }
+}
+
+OrderedJson SummaryJson(const GsliceServiceSummary& s) {
+  OrderedJson j;
+  j["name"] = s.name;
+  j["model"] = s.model;
+  j["rate_rps"] = JsonNumber(s.rate_rps);
+  j["slo_ms"] = JsonNumber(s.slo_ms);
+  j["requests"] = s.requests;
+  j["compliance"] = JsonMeasurement(s.compliance);
+  j["mean_ms"] = JsonMeasurement(s.mean_ms);
+  j["p99_ms"] = JsonMeasurement(s.p99_ms);
+  j["initial_share"] = JsonMeasurement(s.initial_share);
+  j["final_share"] = JsonMeasurement(s.final_share);
+  j["final_max_batch"] = s.final_max_batch;
+  j["switch_overs"] = s.switch_overs;
+  j["underprovisioned"] = s.underprovisioned;
+  return j;
+}
+
+OrderedJson PeriodJson(const GslicePeriod& p, const GsliceReport& r) {
+  OrderedJson services = OrderedJson::array();
+  for (size_t s = 0; s < p.services.size(); ++s) {
+    const GsliceWindow& w = p.services[s];
+    OrderedJson j;
+    j["name"] = r.services[s].name;
+    j["share"] = JsonMeasurement(w.share);
+    j["max_batch"] = w.max_batch;
+    j["arrivals"] = w.arrivals;
+    j["completed"] = w.completed;
+    j["arrival_rps"] = JsonMeasurement(w.arrival_rps);
+    j["throughput_rps"] = JsonMeasurement(w.throughput_rps);
+    j["mean_ms"] = JsonMeasurement(w.mean_ms);
+    j["p99_ms"] = JsonMeasurement(w.p99_ms);
+    j["compliance"] = JsonMeasurement(w.compliance);
+    services.push_back(std::move(j));
+  }
+  return {{"start_s", JsonMeasurement(p.start_s)},
+          {"end_s", JsonMeasurement(p.end_s)},
+          {"services", std::move(services)}};
+}
+
+OrderedJson EventJson(const GsliceEvent& e, const GsliceReport& r) {
+  return {{"time_s", JsonMeasurement(e.time_s)},     {"service", r.services[e.service].name},
+          {"kind", GsliceEventKindName(e.kind)},     {"from_share", JsonMeasurement(e.from_share)},
+          {"to_share", JsonMeasurement(e.to_share)}, {"note", e.note}};
+}
+
+}  // namespace
+
+std::string FormatGsliceReportTable(const GsliceReport& report) {
+  std::string out;
+  AppendSummary(report, out);
+  AppendTimeline(report, out);
+  AppendEvents(report, out);
+  return out;
+}
+
+std::string FormatGsliceReportJson(const GsliceReport& report) {
+  OrderedJson j;
+  j["policy"] = GslicePolicyName(report.policy);
+  j["gpu"] = report.gpu;
+  j["duration_s"] = JsonNumber(report.duration_s);
+  j["period_s"] = JsonNumber(report.period_s);
+  j["seed"] = report.seed;
+  j["last_switch_s"] = JsonMeasurement(report.last_switch_s);
+  j["services"] = OrderedJson::array();
+  for (const GsliceServiceSummary& s : report.services) j["services"].push_back(SummaryJson(s));
+  j["periods"] = OrderedJson::array();
+  for (const GslicePeriod& p : report.periods) j["periods"].push_back(PeriodJson(p, report));
+  j["events"] = OrderedJson::array();
+  for (const GsliceEvent& e : report.events) j["events"].push_back(EventJson(e, report));
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tessera
