@@ -5,9 +5,9 @@
 // under the latency rule's capacity rule, Triplet::capacity_rps; the paper's
 // bare rule makes it the throughput; ties: the first found scanning batch,
 // then procs, ascending); the optimal segment is the one with the most
-// capacity per compute slice (ties: the smaller profile). Demand matching takes n = floor(R / t_opt) optimal segments (one
-// fewer when R is an exact multiple) plus one last segment: the smallest
-// profile whose best segment covers the remainder.
+// capacity per compute slice (ties: the smaller profile). Demand matching takes n = floor(R /
+// t_opt) optimal segments (one fewer when R is an exact multiple) plus one last segment: the
+// smallest profile whose best segment covers the remainder.
 //
 // Segment Allocator (Algorithm 2): segments are queued by size (services in
 // scenario order, optimal ones then the last) and placed largest first on
