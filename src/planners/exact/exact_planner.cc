@@ -34,14 +34,12 @@ struct PoolMixes {
 };
 
 PoolMixes MixesOf(const GpuModel& gpu, const std::vector<int>& profiles) {
-  PoolMixes out;
   const std::vector<Layout> layouts = EnumerateMaximalLayouts(gpu, profiles);
-  std::map<std::vector<int>, bool> seen;
-  for (const Layout& layout : layouts) {
-    std::vector<int> mix = ProfileMix(gpu, layout);
-    if (!seen.try_emplace(mix, true).second) continue;
-    out.mixes.push_back(std::move(mix));
-    out.layouts.push_back(layout);
+  PoolMixes out{DistinctMixes(gpu, layouts), {}};
+  for (const std::vector<int>& mix : out.mixes) {
+    out.layouts.push_back(*std::find_if(layouts.begin(), layouts.end(), [&](const Layout& l) {
+      return ProfileMix(gpu, l) == mix;
+    }));
   }
   return out;
 }
@@ -93,15 +91,8 @@ class ModelBuilder {
   }
 
  private:
-  bool Priced() const {
-    for (const GpuOffer& offer : problem_.pool()) {
-      if (offer.price_per_hour > 0) return true;
-    }
-    return false;
-  }
-
   void AddMixColumns() {
-    const bool priced = Priced();
+    const bool priced = problem_.priced();
     model_.integral_objective = !priced;
     for (size_t m = 0; m < problem_.pool().size(); ++m) {
       const GpuOffer& offer = problem_.pool()[m];
@@ -226,7 +217,7 @@ Counts ReadCounts(const Model& model, const CoverSet& set, const std::vector<dou
 
 // Rounds the LP relaxation to integer cover choices (largest fractions
 // first) and per-service segment counts (rounded down, then topped up with
-// the highest-throughput segments), leaving the mix columns to the solver.
+// the highest-capacity segments), leaving the mix columns to the solver.
 std::vector<std::pair<int, double>> RoundRelaxation(const Model& model, const CoverSet& set,
                                                     const std::vector<double>& lp) {
   std::vector<std::pair<int, double>> fixed;
@@ -252,19 +243,19 @@ std::vector<std::pair<int, double>> RoundRelaxation(const Model& model, const Co
     }
     for (const std::vector<int>& columns : model.segment_columns[c]) {
       double capacity = 0;
-      int fastest = -1;
+      int largest = -1;
       for (size_t r = 0; r < columns.size(); ++r) {
         if (columns[r] < 0) continue;
-        const double tp = sc.best[r]->capacity_rps;
-        capacity += std::floor(lp[columns[r]] + 1e-9) * tp;
-        if (fastest < 0 || tp > sc.best[fastest]->capacity_rps) fastest = static_cast<int>(r);
+        const double cap = sc.best[r]->capacity_rps;
+        capacity += std::floor(lp[columns[r]] + 1e-9) * cap;
+        if (largest < 0 || cap > sc.best[largest]->capacity_rps) largest = static_cast<int>(r);
       }
-      const double tp = sc.best[fastest]->capacity_rps;
-      const double extra = std::max(0.0, std::ceil((sc.rate_rps - capacity) / tp));
+      const double cap = sc.best[largest]->capacity_rps;
+      const double extra = std::max(0.0, std::ceil((sc.rate_rps - capacity) / cap));
       for (size_t r = 0; r < columns.size(); ++r) {
         if (columns[r] < 0) continue;
         const double n = std::floor(lp[columns[r]] + 1e-9);
-        fixed.push_back({columns[r], n + (static_cast<int>(r) == fastest ? extra : 0)});
+        fixed.push_back({columns[r], n + (static_cast<int>(r) == largest ? extra : 0)});
       }
     }
   }
