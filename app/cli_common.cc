@@ -138,16 +138,26 @@ Status ChoosePool(const InputFlags& flags, Inputs& in) {
     in.gpu = in.pool.front().gpu;
     return Status::Ok();
   }
-  const std::string gpu_name =
-      !flags.gpu.empty() ? flags.gpu : (!in.scenario.gpu.empty() ? in.scenario.gpu : "a100-80gb");
-  Result<const GpuModel*> gpu = FindGpu(gpu_name);
-  if (!gpu.ok()) return gpu.status().WithContext(flags.gpu.empty() ? in.scenario.source : "--gpu");
-  in.gpu = *gpu;
+  TESSERA_ASSIGN_OR_RETURN(in.gpu, ChooseGpu(flags.gpu, in.scenario));
   in.pool = {{in.gpu, 0, 0}};
   return Status::Ok();
 }
 
 }  // namespace
+
+Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario) {
+  const std::string name =
+      !gpu_flag.empty() ? gpu_flag : (!scenario.gpu.empty() ? scenario.gpu : "a100-80gb");
+  Result<const GpuModel*> gpu = FindGpu(name);
+  if (!gpu.ok()) return gpu.status().WithContext(gpu_flag.empty() ? scenario.source : "--gpu");
+  return gpu;
+}
+
+Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {
+  ProfileTable table;
+  for (const GpuModel* gpu : gpus) TESSERA_RETURN_IF_ERROR(table.Merge(DefaultProfiles(*gpu)));
+  return table;
+}
 
 Result<Inputs> LoadInputs(const InputFlags& flags) {
   Inputs in;
@@ -156,10 +166,9 @@ Result<Inputs> LoadInputs(const InputFlags& flags) {
   TESSERA_RETURN_IF_ERROR(ChoosePool(flags, in));
   TESSERA_ASSIGN_OR_RETURN(in.rule, RuleFrom(flags));
   if (flags.profiles.empty()) {
-    in.profiles = DefaultProfiles(*in.pool.front().gpu);
-    for (size_t m = 1; m < in.pool.size(); ++m) {
-      TESSERA_RETURN_IF_ERROR(in.profiles.Merge(DefaultProfiles(*in.pool[m].gpu)));
-    }
+    std::vector<const GpuModel*> gpus;
+    for (const GpuOffer& offer : in.pool) gpus.push_back(offer.gpu);
+    TESSERA_ASSIGN_OR_RETURN(in.profiles, EmbeddedProfiles(gpus));
     in.profiles_source = "embedded (synthesized)";
   } else {
     TESSERA_ASSIGN_OR_RETURN(in.profiles, LoadProfiles(flags.profiles));

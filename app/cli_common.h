@@ -65,6 +65,13 @@ struct Inputs {
 
 // Loads and validates the inputs; errors name file, line and field.
 Result<Inputs> LoadInputs(const InputFlags& flags);
+
+// The one GPU model of a run: `gpu_flag` (--gpu) if given, else the
+// scenario's `gpu`, else a100-80gb. NotFound names --gpu or the scenario file.
+Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario);
+
+// The embedded (synthesized) profiles of every model in `gpus`, one table.
+Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus);
 // The planning problem of `in` (over its pool).
 Result<Problem> BuildProblem(const Inputs& in);
 

@@ -92,10 +92,8 @@ Result<GsliceWorkload> LoadWorkload(const GsliceFlags& flags) {
         ServiceLocation(scenario, scenario.pool.front().line) +
         ": field 'pool': gslice shares one GPU; give the scenario a `gpu` instead of a pool");
   }
-  const std::string name =
-      !flags.gpu.empty() ? flags.gpu : (!scenario.gpu.empty() ? scenario.gpu : "a100-80gb");
-  Result<const GpuModel*> gpu = FindGpu(name);
-  if (!gpu.ok()) return gpu.status().WithContext(flags.gpu.empty() ? flags.scenario : "--gpu");
+  Result<const GpuModel*> gpu = ChooseGpu(flags.gpu, scenario);
+  if (!gpu.ok()) return gpu.status();
   ProfileTable profiles;
   if (flags.profiles.empty()) {
     profiles = DefaultProfiles(**gpu);

@@ -17,7 +17,6 @@
 #include "commands.h"
 #include "tessera/deployment_format.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
 #include "tessera/simulator.h"
 #include "util/text_io.h"
 
@@ -182,13 +181,13 @@ Result<ProfileTable> LoadProfilesFor(const Deployment& d, const std::string& pat
   if (!path.empty()) return LoadProfiles(path, d.gpu);
   std::set<std::string> models = {d.gpu};
   for (const GpuAssignment& g : d.gpus) models.insert(GpuModelName(d, g));
-  ProfileTable table;
+  std::vector<const GpuModel*> gpus;
   for (const std::string& name : models) {
     Result<const GpuModel*> gpu = FindGpu(name);
     if (!gpu.ok()) return gpu.status().WithContext(source + ": field 'gpu'");
-    TESSERA_RETURN_IF_ERROR(table.Merge(DefaultProfiles(**gpu)));
+    gpus.push_back(*gpu);
   }
-  return table;
+  return EmbeddedProfiles(gpus);
 }
 
 // The simulation replays the scenario's rates against the deployment's
