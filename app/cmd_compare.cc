@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -35,9 +36,15 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-Result<Row> RunOne(const std::string& name, const Problem& problem, const Inputs& in, int repeat,
-                   const PlanContext& context) {
+// One planner's row; nullopt when it plans for one GPU model and the pool
+// has several (a note says so on stderr).
+Result<std::optional<Row>> RunOne(const std::string& name, const Problem& problem, const Inputs& in,
+                                  int repeat, const PlanContext& context) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, BuiltinPlanners().Create(name));
+  if (problem.pool().size() > 1 && !planner->SupportsPools()) {
+    std::cerr << "tessera: note: " << name << " plans one GPU model; skipped for this pool\n";
+    return std::optional<Row>();
+  }
   Row row{name, {}, 0, 0};
   std::vector<double> times;
   for (int k = 0; k < repeat; ++k) {
@@ -52,7 +59,7 @@ Result<Row> RunOne(const std::string& name, const Problem& problem, const Inputs
         [](const ServiceOutcome& s) { return s.status == ServiceStatus::kInfeasible; });
   }
   row.metrics.plan_ms = Median(times);
-  return row;
+  return std::optional<Row>(std::move(row));
 }
 
 // Every row's gap against the strongest bound any planner found (the exact
@@ -135,13 +142,10 @@ int RunCompare(const CompareFlags& flags) {
   if (!problem.ok()) return ReportError(problem.status());
   std::vector<Row> rows;
   for (const std::string& name : BuiltinPlanners().Names()) {
-    if (problem->pool().size() > 1 && !BuiltinPlanners().Create(name).value()->SupportsPools()) {
-      std::cerr << "tessera: note: " << name << " plans one GPU model; skipped for this pool\n";
-      continue;
-    }
-    Result<Row> row = RunOne(name, *problem, *in, flags.repeat, ContextFrom(flags.search));
+    Result<std::optional<Row>> row =
+        RunOne(name, *problem, *in, flags.repeat, ContextFrom(flags.search));
     if (!row.ok()) return ReportError(row.status());
-    rows.push_back(*row);
+    if (*row) rows.push_back(**row);
   }
   MeasureAgainstStrongestBound(rows);
   const std::string text = flags.format == "json"  ? FormatJson(rows)

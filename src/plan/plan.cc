@@ -70,15 +70,13 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   d.gpu = problem.gpu().name;
   d.planner = std::string(planner_name);
   std::vector<double> capacity(problem.services().size(), 0.0);
-  double cost_per_hour = 0;
   for (const std::vector<PlacedSegment>& segments : result.gpus) {
     if (segments.empty()) continue;
     GpuAssignment g;
     g.index = static_cast<int>(d.gpus.size());
     g.node = g.index / problem.gpus_per_node();
-    const GpuOffer& offer = problem.pool()[segments.front().triplet.pool];
-    if (offer.gpu != &problem.gpu()) g.gpu = offer.gpu->name;
-    cost_per_hour += offer.price_per_hour;
+    const GpuModel* model = problem.pool()[segments.front().triplet.pool].gpu;
+    if (model != &problem.gpu()) g.gpu = model->name;
     for (const PlacedSegment& seg : segments) {
       g.instances.push_back(ToInstance(problem, seg));
       capacity[seg.service] += seg.triplet.capacity_rps;
@@ -103,8 +101,11 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
     d.services.push_back(std::move(out));
   }
   d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
-  d.metrics.cost_per_hour = cost_per_hour;
-  if (problem.priced()) d.pool = PoolUses(problem, d);
+  // The hourly cost follows from the GPUs used of each model; the cost table
+  // is shown for priced pools only.
+  std::vector<PoolUse> uses = PoolUses(problem, d);
+  for (const PoolUse& use : uses) d.metrics.cost_per_hour += use.used * use.price_per_hour;
+  if (problem.priced()) d.pool = std::move(uses);
   return d;
 }
 
