@@ -339,9 +339,9 @@ class ExactPlanner final : public Planner {
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const double limit =
         context.time_limit_s > 0 ? context.time_limit_s : options_.default_time_limit_s;
-    const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
-                                                   std::chrono::duration<double>(limit));
     const auto start = SteadyClock::now();
+    const auto deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
+                                      std::chrono::duration<double>(limit));
     const CoverSet set = BuildCoverSet(problem, options_.max_covers);
     if (set.classes.empty()) return PlanResult{};
     Model model = ModelBuilder(problem, set).Build();
