@@ -11,8 +11,6 @@
 #define TESSERA_PLANNER_H_
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include "tessera/problem.h"
+#include "tessera/registry.h"
 #include "tessera/status.h"
 
 namespace tessera {
@@ -69,26 +68,9 @@ class Planner {
   virtual Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const = 0;
 };
 
-using PlannerFactory = std::function<std::unique_ptr<Planner>()>;
-
-class PlannerRegistry {
- public:
-  // InvalidArgument if `name` is empty or already registered.
-  Status Register(std::string name, std::string description, PlannerFactory factory);
-  // NotFound listing the registered names when `name` is unknown.
-  Result<std::unique_ptr<Planner>> Create(std::string_view name) const;
-  // Registered names, sorted.
-  std::vector<std::string> Names() const;
-  // One-line description of `name` (empty if unknown).
-  std::string Description(std::string_view name) const;
-
- private:
-  struct Entry {
-    std::string description;
-    PlannerFactory factory;
-  };
-  std::map<std::string, Entry, std::less<>> entries_;
-};
+// Planners by name ("parva", "exact", ...); factories take no arguments.
+using PlannerRegistry = NamedRegistry<Planner>;
+using PlannerFactory = PlannerRegistry::Factory;
 
 // Every built-in planner, registered once.
 const PlannerRegistry& BuiltinPlanners();

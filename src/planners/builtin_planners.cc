@@ -19,7 +19,7 @@ void MustRegister(PlannerRegistry& registry, std::string name, std::string descr
 }
 
 PlannerRegistry MakeBuiltins() {
-  PlannerRegistry r;
+  PlannerRegistry r("planner");
   MustRegister(r, "exact",
                "optimal MIG + MPS plan: fewest GPUs (or lowest cost of a priced pool), "
                "proven by branch and bound (COIN-OR CBC)",

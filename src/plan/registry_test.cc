@@ -14,7 +14,7 @@ class NullPlanner : public Planner {
 };
 
 TEST(PlannerRegistry, RegistersCreatesAndRejectsDuplicates) {
-  PlannerRegistry r;
+  PlannerRegistry r("planner");
   EXPECT_TRUE(
       r.Register("null", "does nothing", [] { return std::make_unique<NullPlanner>(); }).ok());
   EXPECT_FALSE(r.Register("null", "again", [] { return std::make_unique<NullPlanner>(); }).ok());
