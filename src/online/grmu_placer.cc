@@ -1,0 +1,189 @@
+// GRMU (Siavashi and Momtazpour): dual-basket pooling, intra-GPU
+// defragmentation and inter-GPU consolidation (Algorithms 2-5).
+//
+// Choices the paper leaves open, made here (docs/online-placement.md):
+//  - basket capacities: heavy = round(heavy_share x GPUs), light = the rest;
+//    a basket takes a pool GPU only while it holds fewer than its capacity
+//    (Algorithm 3 writes |basket| <= capacity, which lets each basket exceed
+//    its cap by one);
+//  - the pool GPU taken is the lowest-index one whose host has the VM's CPU
+//    and RAM free;
+//  - a GPU that empties returns to the pool, so the caps bound the GPUs each
+//    class holds rather than every GPU it ever touched;
+//  - defragmentation re-creates the most fragmented non-empty light GPU's
+//    instances on an empty mock GPU with the driver's placement, in arrival
+//    order and in largest-first order, keeps the arrangement with the higher
+//    CC and migrates only if it beats the current CC;
+//  - consolidation pairs single-VM half-GPU light GPUs: from the highest
+//    index down, each source moves into the lowest-index partner its instance
+//    fits, and the emptied source returns to the pool.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "online/placers.h"
+
+namespace tessera {
+namespace {
+
+class GrmuPlacer : public OnlinePlacer {
+ public:
+  explicit GrmuPlacer(const PlacerOptions& options) : options_(options) {}
+
+  std::string_view Name() const override { return "grmu"; }
+
+  void Start(const OnlineCluster& cluster) override {
+    const int gpus = cluster.num_gpus();
+    heavy_capacity_ = static_cast<int>(std::lround(options_.heavy_share * gpus));
+    light_capacity_ = gpus - heavy_capacity_;
+    for (int g = 0; g < gpus; ++g) pool_.insert(g);
+    // Algorithm 2: each basket starts with one empty GPU from the pool.
+    if (heavy_capacity_ > 0) MoveFromPool(*pool_.begin(), heavy_);
+    if (light_capacity_ > 0 && !pool_.empty()) MoveFromPool(*pool_.begin(), light_);
+    const GpuModel& model = cluster.gpu_model();
+    for (size_t p = 0; p < model.profiles.size(); ++p) {
+      if (model.profiles[p].memory_slices == model.memory_slices) full_profiles_.push_back(p);
+    }
+  }
+
+  bool Place(const VmRequest& vm, OnlineCluster& cluster) override {
+    if (PlaceInBasket(vm, cluster)) return true;
+    if (IsHeavy(vm) || !options_.defragment) return false;
+    Defragment(vm.arrival_s, cluster);
+    return PlaceInBasket(vm, cluster);  // one retry
+  }
+
+  void Released(int, int gpu, const OnlineCluster& cluster) override {
+    if (!cluster.GpuEmpty(gpu)) return;
+    if (heavy_.erase(gpu) + light_.erase(gpu) > 0) pool_.insert(gpu);
+  }
+
+  double MaintenanceIntervalS() const override { return options_.consolidate_every_s; }
+
+  void Maintain(double now_s, OnlineCluster& cluster) override { Consolidate(now_s, cluster); }
+
+ private:
+  bool IsHeavy(const VmRequest& vm) const {
+    return std::find(full_profiles_.begin(), full_profiles_.end(), vm.profile) !=
+           full_profiles_.end();
+  }
+
+  void MoveFromPool(int gpu, std::set<int>& basket) {
+    pool_.erase(gpu);
+    basket.insert(gpu);
+  }
+
+  // Algorithm 3: first fit in the VM's basket, else a new GPU from the pool
+  // while the basket is under its cap.
+  bool PlaceInBasket(const VmRequest& vm, OnlineCluster& cluster) {
+    std::set<int>& basket = IsHeavy(vm) ? heavy_ : light_;
+    const int capacity = IsHeavy(vm) ? heavy_capacity_ : light_capacity_;
+    for (int gpu : basket) {
+      const int start = cluster.StartFor(vm, gpu);
+      if (start >= 0) return cluster.Place(vm.id, gpu, start).ok();
+    }
+    if (static_cast<int>(basket.size()) >= capacity) return false;
+    for (int gpu : pool_) {
+      const int start = cluster.StartFor(vm, gpu);
+      if (start < 0) continue;
+      MoveFromPool(gpu, basket);
+      return cluster.Place(vm.id, gpu, start).ok();
+    }
+    return false;
+  }
+
+  // Algorithm 4: rearrange the most fragmented light GPU to raise its CC.
+  void Defragment(double now_s, OnlineCluster& cluster) {
+    const CapabilityTable& table = cluster.capability();
+    int worst = -1;
+    for (int gpu : light_) {
+      if (cluster.GpuEmpty(gpu)) continue;
+      if (worst < 0 || table.Fragmentation(cluster.UsedMask(gpu)) >
+                           table.Fragmentation(cluster.UsedMask(worst))) {
+        worst = gpu;
+      }
+    }
+    if (worst < 0) return;
+    std::vector<int> starts = BestMockArrangement(cluster, worst);
+    if (!starts.empty()) (void)cluster.Rearrange(worst, starts, now_s);
+  }
+
+  // The starts the driver gives the GPU's VMs when re-created on an empty GPU,
+  // in arrival order or largest first, whichever leaves the higher CC; empty
+  // when neither beats the current CC.
+  static std::vector<int> BestMockArrangement(const OnlineCluster& cluster, int gpu) {
+    const std::vector<int>& vms = cluster.VmsOn(gpu);
+    std::vector<int> arrival(vms.size()), largest_first;
+    for (size_t i = 0; i < vms.size(); ++i) arrival[i] = static_cast<int>(i);
+    largest_first = arrival;
+    const GpuModel& model = cluster.gpu_model();
+    std::stable_sort(largest_first.begin(), largest_first.end(), [&](int a, int b) {
+      return model.profiles[cluster.vm(vms[a]).profile].memory_slices >
+             model.profiles[cluster.vm(vms[b]).profile].memory_slices;
+    });
+    int best_cc = cluster.capability().Capability(cluster.UsedMask(gpu));
+    std::vector<int> best;
+    for (const std::vector<int>& order : {arrival, largest_first}) {
+      SliceMask mock = 0;
+      std::vector<int> starts(vms.size(), -1);
+      for (int i : order) {
+        const int profile = cluster.vm(vms[i]).profile;
+        starts[i] = cluster.capability().AssignStart(mock, profile);
+        if (starts[i] < 0) break;
+        mock |= MaskOf(model, {profile, starts[i]});
+      }
+      if (std::find(starts.begin(), starts.end(), -1) != starts.end()) continue;
+      const int cc = cluster.capability().Capability(mock);
+      if (cc > best_cc) best_cc = cc, best = starts;
+    }
+    return best;
+  }
+
+  // Algorithm 5: light GPUs holding one VM in exactly one half of their
+  // memory are paired; the source's VM moves to its partner.
+  void Consolidate(double now_s, OnlineCluster& cluster) {
+    std::vector<int> candidates;
+    for (int gpu : light_) {
+      if (IsHalfFullSingle(cluster, gpu)) candidates.push_back(gpu);
+    }
+    std::vector<bool> used(candidates.size(), false);
+    for (size_t s = candidates.size(); s-- > 0;) {
+      if (used[s]) continue;
+      const int source = candidates[s];
+      const int vm = cluster.VmsOn(source).front();
+      for (size_t t = 0; t < s; ++t) {
+        if (used[t]) continue;
+        const int start = cluster.capability().AssignStart(cluster.UsedMask(candidates[t]),
+                                                           cluster.vm(vm).profile);
+        if (start < 0 || !cluster.Migrate(vm, candidates[t], start, now_s).ok()) continue;
+        used[s] = used[t] = true;
+        light_.erase(source);
+        pool_.insert(source);
+        break;
+      }
+    }
+  }
+
+  static bool IsHalfFullSingle(const OnlineCluster& cluster, int gpu) {
+    if (cluster.VmsOn(gpu).size() != 1) return false;
+    const int slices = cluster.gpu_model().memory_slices;
+    const SliceMask lower = (SliceMask{1} << (slices / 2)) - 1;
+    const SliceMask used = cluster.UsedMask(gpu);
+    return used == lower || used == (lower << (slices / 2));
+  }
+
+  PlacerOptions options_;
+  int heavy_capacity_ = 0;
+  int light_capacity_ = 0;
+  std::vector<int> full_profiles_;
+  std::set<int> pool_, heavy_, light_;  // GPU global indices, ascending
+};
+
+}  // namespace
+
+std::unique_ptr<OnlinePlacer> NewGrmuPlacer(const PlacerOptions& options) {
+  return std::make_unique<GrmuPlacer>(options);
+}
+
+}  // namespace tessera

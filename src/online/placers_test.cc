@@ -1,0 +1,211 @@
+// Behaviour of each built-in policy on small hand-made clusters.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tessera/online_placer.h"
+#include "tessera/replay.h"
+#include "vm_trace_builder.h"
+
+namespace tessera {
+namespace {
+
+using testing::VmTraceBuilder;
+
+std::unique_ptr<OnlinePlacer> Make(std::string_view name, const PlacerOptions& options = {}) {
+  return BuiltinPlacers().Create(name, options).value();
+}
+
+// Runs `policy` over every VM of `trace` (no departures) and returns the GPU
+// each landed on (-1 = rejected).
+std::vector<int> PlaceAll(const VmTrace& trace, OnlinePlacer& placer, OnlineCluster& cluster) {
+  placer.Start(cluster);
+  std::vector<int> gpus;
+  for (const VmRequest& vm : trace.vms) {
+    const bool placed = placer.Place(vm, cluster);
+    gpus.push_back(placed ? cluster.LocationOf(vm.id).gpu : -1);
+    EXPECT_TRUE(cluster.CheckInvariants().ok()) << cluster.CheckInvariants().ToString();
+  }
+  return gpus;
+}
+
+TEST(OnlinePlacers, RegistryHasTheFivePoliciesAndNamesUnknownOnes) {
+  EXPECT_EQ(BuiltinPlacers().Names(),
+            (std::vector<std::string>{"bf", "ff", "grmu", "mcc", "mecc"}));
+  for (const std::string& name : BuiltinPlacers().Names()) EXPECT_EQ(Make(name)->Name(), name);
+  auto missing = BuiltinPlacers().Create("worst-fit", PlacerOptions{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("unknown policy 'worst-fit' (known: bf, ff"),
+            std::string::npos);
+}
+
+TEST(OnlinePlacers, OptionsAreValidated) {
+  EXPECT_TRUE(PlacerOptions{}.Validate().ok());
+  PlacerOptions o;
+  o.heavy_share = 1.5;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  o.consolidate_every_s = -1;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  o.mecc_window_s = 0;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+TEST(OnlinePlacers, FirstFitFillsTheFirstGpuAndMccSpreads) {
+  const VmTrace t = VmTraceBuilder("a100-40gb").Hosts(2, 1).Vm("1g.5gb", 0).Vm("1g.5gb", 1).Build();
+  {
+    OnlineCluster c(t);
+    EXPECT_EQ(PlaceAll(t, *Make("ff"), c), (std::vector<int>{0, 0}));
+    EXPECT_EQ(c.LocationOf(0).start, 6);  // the driver's choice, for every policy
+    EXPECT_EQ(c.LocationOf(1).start, 4);
+  }
+  OnlineCluster c(t);
+  EXPECT_EQ(PlaceAll(t, *Make("mcc"), c), (std::vector<int>{0, 1}));
+}
+
+TEST(OnlinePlacers, BestFitTakesTheTightestGpu) {
+  // GPU 0: 3g.20gb (4 slices free); GPU 1: 4g.20gb + 2g.10gb (2 free); GPU 2 empty.
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(3, 1)
+                        .Vm("3g.20gb", 0)
+                        .Vm("4g.20gb", 0)
+                        .Vm("2g.10gb", 0)
+                        .Vm("1g.5gb", 1)
+                        .Build();
+  for (const auto& [policy, expected] :
+       std::vector<std::pair<std::string, int>>{{"ff", 0}, {"bf", 1}, {"mcc", 2}}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 0, 4).ok());
+    ASSERT_TRUE(c.Place(1, 1, 0).ok());
+    ASSERT_TRUE(c.Place(2, 1, 4).ok());
+    auto placer = Make(policy);
+    placer->Start(c);
+    ASSERT_TRUE(placer->Place(t.vms[3], c)) << policy;
+    EXPECT_EQ(c.LocationOf(3).gpu, expected) << policy;
+  }
+}
+
+TEST(OnlinePlacers, EveryPolicyRespectsHostCpuAndRam) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Host(1, /*cpu_milli=*/2000, /*memory_mib=*/65536)
+                        .Host(1, /*cpu_milli=*/2000, /*memory_mib=*/65536)
+                        .Resources(1500, 1024)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 1)
+                        .Build();
+  PlacerOptions no_heavy_basket;  // GRMU: both GPUs may serve light VMs
+  no_heavy_basket.heavy_share = 0;
+  for (const std::string& policy : BuiltinPlacers().Names()) {
+    OnlineCluster c(t);
+    const std::vector<int> gpus = PlaceAll(t, *Make(policy, no_heavy_basket), c);
+    EXPECT_NE(gpus[0], gpus[1]) << policy;
+    EXPECT_NE(gpus[0], -1) << policy;
+    EXPECT_NE(gpus[1], -1) << policy;
+  }
+}
+
+// MECC weighs CC by the recent profile mix: after three 1g.5gb arrivals a
+// 1g.10gb goes where more 1g.5gb instances still fit, unlike MCC.
+TEST(OnlinePlacers, MeccFollowsTheRecentProfileMix) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(5, 1)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 1)
+                        .Vm("1g.5gb", 2)
+                        .Vm("1g.5gb", 3)
+                        .Vm("1g.10gb", 4)
+                        .Build();
+  std::map<std::string, int> landed;
+  for (const char* policy : {"mcc", "mecc"}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 0, 6).ok());  // GPU 0: 1g.5gb on block 6
+    ASSERT_TRUE(c.Place(1, 1, 0).ok());  // GPU 1: 1g.5gb on block 0
+    auto placer = Make(policy);
+    placer->Start(c);
+    for (int v = 2; v < 6; ++v) ASSERT_TRUE(placer->Place(t.vms[v], c)) << policy << v;
+    landed[policy] = c.LocationOf(5).gpu;
+  }
+  EXPECT_EQ(landed["mcc"], 0);
+  EXPECT_EQ(landed["mecc"], 1);
+}
+
+TEST(OnlinePlacers, GrmuCapsTheHeavyBasket) {
+  VmTraceBuilder b("a100-40gb");
+  b.Hosts(10, 1);
+  for (int i = 0; i < 5; ++i) b.Vm("7g.40gb", i);
+  b.Vm("1g.5gb", 5);
+  const VmTrace t = b.Build();
+  OnlineCluster c(t);
+  // 30% of 10 GPUs: GPU 0 (the heavy basket's first) and two from the pool;
+  // GPU 1 is the light basket's first.
+  EXPECT_EQ(PlaceAll(t, *Make("grmu"), c), (std::vector<int>{0, 2, 3, -1, -1, 1}));
+}
+
+// Three small VMs arrive, the first leaves: the driver's starts leave no half
+// of the GPU free, so a 3g.20gb is rejected until defragmentation re-creates
+// the two survivors where a fresh GPU would have put them.
+VmTrace FragmentedLightGpu() {
+  return VmTraceBuilder("a100-40gb")
+      .Hosts(2, 1)
+      .Vm("1g.5gb", 0, 3)  // block 6
+      .Vm("1g.5gb", 1)     // block 4
+      .Vm("1g.10gb", 2)    // block 0
+      .Vm("3g.20gb", 4)
+      .Build();
+}
+
+TEST(OnlinePlacers, GrmuDefragmentsAfterALightRejectionAndRetries) {
+  const VmTrace t = FragmentedLightGpu();
+  PlacerOptions o;
+  o.heavy_share = 0.5;  // one heavy GPU, one light GPU
+  auto grmu = Make("grmu", o);
+  ReplayReport r = Replay(t, *grmu).value();
+  EXPECT_EQ(r.accepted, 4);
+  EXPECT_GE(r.intra_migrations, 1);
+  EXPECT_EQ(r.inter_migrations, 0);
+  for (const MigrationEvent& m : r.migrations) EXPECT_EQ(m.time_s, 4);
+
+  o.defragment = false;
+  auto plain = Make("grmu", o);
+  r = Replay(t, *plain).value();
+  EXPECT_EQ(r.accepted, 3);
+  EXPECT_EQ(r.intra_migrations, 0);
+}
+
+TEST(OnlinePlacers, GrmuConsolidatesHalfFullGpusAtItsInterval) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(3, 1)
+                        .Vm("3g.20gb", 0)     // GPU 0, upper half
+                        .Vm("3g.20gb", 1, 3)  // GPU 0, lower half; leaves at 3
+                        .Vm("3g.20gb", 2)     // GPU 1, upper half
+                        .Vm("1g.5gb", 15)     // keeps the replay going past 10 s
+                        .Build();
+  PlacerOptions o;
+  o.heavy_share = 0;
+  o.consolidate_every_s = 10;
+  auto grmu = Make("grmu", o);
+  std::vector<int> gpus_in_use;
+  ReplayOptions ro;
+  ro.after_event = [&](const OnlineCluster& c) {
+    ASSERT_TRUE(c.CheckInvariants().ok());
+    int used = 0;
+    for (int g = 0; g < c.num_gpus(); ++g) used += !c.GpuEmpty(g);
+    gpus_in_use.push_back(used);
+  };
+  const ReplayReport r = Replay(t, *grmu, ro).value();
+  EXPECT_EQ(r.inter_migrations, 1);
+  ASSERT_EQ(r.migrations.size(), 1u);
+  EXPECT_EQ(r.migrations[0].from_gpu, 1);
+  EXPECT_EQ(r.migrations[0].to_gpu, 0);
+  EXPECT_EQ(r.migrations[0].time_s, 10);
+  // After the consolidation GPU 0 is full and GPU 1 empty; the last VM then
+  // needs a GPU of its own.
+  EXPECT_EQ(gpus_in_use, (std::vector<int>{1, 1, 2, 2, 1, 2}));
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,94 @@
+// Online placement on the real Alibaba GPU cluster trace 2023: as recorded
+// every policy accepts every VM; stressed (one GPU per host, VMs never leave)
+// GRMU shows the paper's effects. Skips when ../shared/data is absent.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "tessera/alibaba_trace.h"
+#include "tessera/online_placer.h"
+#include "tessera/replay.h"
+#include "test_paths.h"
+
+namespace tessera {
+namespace {
+
+constexpr const char* kTraceDir = "alibaba-gpu-2023/csv/";
+
+VmTrace LoadShaped(const TraceShaping& shaping) {
+  const std::string dir = testing::SharedDataPath(kTraceDir);
+  VmTrace trace = LoadAlibabaTrace(dir + "openb_node_list_gpu_node.csv",
+                                   dir + "openb_pod_list_default.csv", **FindGpu("a100-40gb"))
+                      .value();
+  return ShapeTrace(std::move(trace), shaping).value();
+}
+
+// Every policy's report; the cluster's invariants are checked every 64 events.
+std::map<std::string, ReplayReport> ReplayEveryPolicy(const VmTrace& trace) {
+  std::map<std::string, ReplayReport> reports;
+  for (const std::string& policy : BuiltinPlacers().Names()) {
+    auto placer = BuiltinPlacers().Create(policy, PlacerOptions{}).value();
+    int events = 0;
+    ReplayOptions options;
+    options.after_event = [&](const OnlineCluster& c) {
+      if (++events % 64 == 0) {
+        ASSERT_TRUE(c.CheckInvariants().ok()) << policy;
+      }
+    };
+    reports[policy] = Replay(trace, *placer, options).value();
+  }
+  return reports;
+}
+
+double ProfileAcceptance(const ReplayReport& r, const GpuModel& gpu, std::string_view profile) {
+  for (const ProfileTally& p : r.per_profile) {
+    if (gpu.profiles[p.profile].name == profile)
+      return static_cast<double>(p.accepted) / p.requests;
+  }
+  return -1;
+}
+
+class OnlineConformance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::SharedDataPresent(kTraceDir)) {
+      GTEST_SKIP() << "../shared/data/alibaba-gpu-2023 is absent: the real-trace checks need it";
+    }
+  }
+};
+
+TEST_F(OnlineConformance, AsRecordedTheTraceBarelyLoadsItsClusterAndEveryPolicyAcceptsAll) {
+  const VmTrace trace = LoadShaped({});
+  for (const auto& [policy, r] : ReplayEveryPolicy(trace)) {
+    EXPECT_EQ(r.requests, 8063) << policy;
+    EXPECT_EQ(r.accepted, 8063) << policy;
+    EXPECT_LT(r.peak_resident_vms, 100) << policy;  // a few dozen on 6,212 GPUs
+  }
+}
+
+TEST_F(OnlineConformance, StressedGrmuAcceptsMostWithTheLeastActiveHardware) {
+  TraceShaping shaping;
+  shaping.gpus_per_host = 1;
+  shaping.lifetime.mode = Lifetime::Mode::kNone;
+  const VmTrace trace = LoadShaped(shaping);
+  const std::map<std::string, ReplayReport> r = ReplayEveryPolicy(trace);
+  const ReplayReport& grmu = r.at("grmu");
+  for (const auto& [policy, report] : r) {
+    if (policy == "grmu") continue;
+    EXPECT_GT(grmu.accepted, report.accepted) << policy;
+    EXPECT_LT(grmu.active_hw_auc, report.active_hw_auc) << policy;
+    EXPECT_EQ(report.intra_migrations + report.inter_migrations, 0) << policy;
+  }
+  EXPECT_LE(grmu.migration_share, 0.01);
+  // The paper's per-profile shape against MCC: more 3g and 4g, fewer 7g.
+  const GpuModel& gpu = *trace.gpu;
+  const ReplayReport& mcc = r.at("mcc");
+  for (const char* gains : {"3g.20gb", "4g.20gb"}) {
+    EXPECT_GT(ProfileAcceptance(grmu, gpu, gains), ProfileAcceptance(mcc, gpu, gains)) << gains;
+  }
+  EXPECT_LT(ProfileAcceptance(grmu, gpu, "7g.40gb"), ProfileAcceptance(mcc, gpu, "7g.40gb"));
+}
+
+}  // namespace
+}  // namespace tessera
