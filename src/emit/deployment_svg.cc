@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "emit/svg_text.h"
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
 #include "tessera/metrics.h"
@@ -37,43 +38,6 @@ constexpr int kInset = 2;  // gap between neighbouring instances
 // Plans taller than this many rows repeat the slice numbers below the last
 // row, so the numbers are on screen wherever one scrolls to an end.
 constexpr int kRowsForBottomAxis = 8;
-
-// Okabe-Ito (without black), then Paul Tol's muted colours: the first seven
-// stay distinguishable under the common colour-vision deficiencies; past
-// twelve services the colours repeat and only the legend tells them apart.
-constexpr std::string_view kPalette[] = {
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-    "#F0E442", "#332288", "#882255", "#44AA99", "#999933", "#DDCC77",
-};
-constexpr int kPaletteSize = static_cast<int>(std::size(kPalette));
-
-// XML-escapes `s` for text and attribute values. Control characters other
-// than tab and newline are not allowed in XML 1.0, so they are dropped.
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
 
 // Code points in UTF-8 `s` (continuation bytes do not count).
 size_t Length(std::string_view s) {
@@ -132,7 +96,7 @@ std::map<std::string, int> ColourIndices(const Deployment& d) {
 
 std::string_view Colour(const std::map<std::string, int>& colours, const std::string& service) {
   auto it = colours.find(service);
-  return kPalette[(it == colours.end() ? 0 : it->second) % kPaletteSize];
+  return PaletteColour(it == colours.end() ? 0 : it->second);
 }
 
 // Services the legend lists: the declared ones, then undeclared ones seen on GPUs.
@@ -204,8 +168,8 @@ void AppendTitle(const Deployment& d, const GpuModel& gpu, std::string& out) {
                  "<text x=\"{0}\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
                  "fill=\"#222222\">{1}</text>\n"
                  "<text x=\"{0}\" y=\"50\" font-size=\"12\" fill=\"#555555\">{2}</text>\n",
-                 kMargin, Escape(Shorten(title, CharsThatFit(kWidth - 2 * kMargin, 17))),
-                 Escape(Shorten(subtitle, CharsThatFit(kWidth - 2 * kMargin, 12))));
+                 kMargin, XmlEscape(Shorten(title, CharsThatFit(kWidth - 2 * kMargin, 17))),
+                 XmlEscape(Shorten(subtitle, CharsThatFit(kWidth - 2 * kMargin, 12))));
 }
 
 const ServiceOutcome* FindService(const Deployment& d, const std::string& name) {
@@ -252,8 +216,8 @@ void AppendLegend(const Deployment& d, const std::vector<std::string>& services,
     AppendSwatch(x, y, Colour(colours, services[i]), infeasible, out);
     fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\"{}>{}</text>\n", x + 20, y + 11,
                    infeasible ? " fill=\"#777777\" font-style=\"italic\"" : "",
-                   Escape(Shorten(LegendLabel(service, services[i]),
-                                  CharsThatFit(kLegendItemWidth - 28, 12))));
+                   XmlEscape(Shorten(LegendLabel(service, services[i]),
+                                     CharsThatFit(kLegendItemWidth - 28, 12))));
   }
   out += "</g>\n";
 }
@@ -309,7 +273,7 @@ void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::str
                  "<text x=\"{0}\" y=\"{4}\" font-size=\"11\" fill=\"#777777\">{5}/{6} GPCs"
                  "</text>\n",
                  kMargin, y + kRowHeight / 2 - 2, g.index, g.node, y + kRowHeight / 2 + 14, gpcs,
-                 gpu.compute_slices, g.gpu.empty() ? "" : ", " + Escape(g.gpu));
+                 gpu.compute_slices, g.gpu.empty() ? "" : ", " + XmlEscape(g.gpu));
 }
 
 // One instance: a tooltip, the rectangle, and up to three centred label lines
@@ -329,8 +293,8 @@ void AppendInstance(const Instance& i, const GpuModel& gpu, std::string_view fil
                  "{:.1f} ms</title>\n"
                  "<rect class=\"instance\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" "
                  "fill=\"{}\" stroke=\"#000000\" stroke-opacity=\"0.3\"/>\n",
-                 Escape(i.service), Escape(i.profile), i.start, i.batch, i.procs, i.throughput_rps,
-                 i.latency_ms, x, y, width, height, fill);
+                 XmlEscape(i.service), XmlEscape(i.profile), i.start, i.batch, i.procs,
+                 i.throughput_rps, i.latency_ms, x, y, width, height, fill);
   int text_width = width - 8;
   fmt::format_to(Out(out),
                  "<svg x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">"
@@ -342,9 +306,9 @@ void AppendInstance(const Instance& i, const GpuModel& gpu, std::string_view fil
       "<text x=\"{}\" y=\"18\" font-size=\"12\" font-weight=\"bold\">{}</text>\n"
       "<text x=\"{}\" y=\"35\" font-size=\"11\">{}</text>\n"
       "<text x=\"{}\" y=\"51\" font-size=\"11\">{}</text>\n",
-      cx, Escape(Shorten(i.service, CharsThatFit(text_width, 12.5))), cx,
-      Escape(Shorten(i.profile, CharsThatFit(text_width, 11))), cx,
-      Escape(Shorten(fmt::format("{}x{}", i.batch, i.procs), CharsThatFit(text_width, 11))));
+      cx, XmlEscape(Shorten(i.service, CharsThatFit(text_width, 12.5))), cx,
+      XmlEscape(Shorten(i.profile, CharsThatFit(text_width, 11))), cx,
+      XmlEscape(Shorten(fmt::format("{}x{}", i.batch, i.procs), CharsThatFit(text_width, 11))));
   out += "</g></svg></g>\n";
 }
 
