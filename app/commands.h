@@ -18,6 +18,7 @@ void AddProfilesCommand(CLI::App& app, int& exit_code);
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddSimulateCommand(CLI::App& app, int& exit_code);
 void AddGsliceCommand(CLI::App& app, int& exit_code);
+void AddReplayCommand(CLI::App& app, int& exit_code);
 
 // ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
 

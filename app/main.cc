@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       "  tessera compare --scenario examples/scenarios/s6.yaml\n"
       "  tessera gpus --gpu a100-80gb --layouts\n"
       "  tessera simulate --scenario examples/scenarios/s3.yaml --deployment plan.json\n"
-      "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n\n"
+      "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n"
+      "  tessera replay --nodes NODES.csv --pods PODS.csv --compare\n\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddValidateCommand(app, exit_code);
   tessera::cli::AddSimulateCommand(app, exit_code);
   tessera::cli::AddGsliceCommand(app, exit_code);
+  tessera::cli::AddReplayCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,47 +10,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_fixture.h"
 #include "test_paths.h"
 
 namespace tessera {
 namespace {
 
+using testing::CliTest;
+using testing::Outcome;
+using testing::ReadAll;
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing::FreshTestDir(); }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    testing::WriteTextFile(p, text);
-    return p;
-  }
-
-  Outcome Tessera(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd =
-        std::string(TESSERA_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadAll(out), ReadAll(err)};
-  }
-
-  fs::path dir_;
-};
 
 constexpr const char* kGoodScenario =
     "name: tiny\n"

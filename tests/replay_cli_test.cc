@@ -1,0 +1,116 @@
+// `tessera replay` end to end: a small trace in the Alibaba format through
+// every output format, and errors that name the file, line and field.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_fixture.h"
+
+namespace tessera {
+namespace {
+
+class ReplayCliTest : public testing::CliTest {
+ protected:
+  // Two hosts with one GPU each and four pods: a whole-GPU pod, two small
+  // ones and a CPU-only one (mapped to the smallest profile).
+  std::string TraceFlags() {
+    const auto nodes = Write("nodes.csv",
+                             "sn,cpu_milli,memory_mib,gpu,model\n"
+                             "n0,32000,131072,1,T4\n"
+                             "n1,32000,131072,1,V100M16\n");
+    const auto pods =
+        Write("pods.csv",
+              "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+              "deletion_time,scheduled_time\n"
+              "p0,4000,8192,1,1000,,LS,Running,0,7200,0\n"
+              "p1,4000,8192,1,470,,LS,Running,600,9000,600\n"
+              "p2,4000,8192,1,230,,BE,Running,1200,3000,1200\n"
+              "p3,2000,4096,0,0,,BE,Running,1800,5000,1800\n");
+    return "replay --nodes " + nodes.string() + " --pods " + pods.string();
+  }
+};
+
+TEST_F(ReplayCliTest, HelpTeachesWithExamples) {
+  const testing::Outcome o = Tessera("replay --help");
+  EXPECT_EQ(o.exit_code, 0);
+  for (const char* text : {"Example", "--compare", "--gpus-per-host", "--lifetime", "grmu"}) {
+    EXPECT_NE(o.out.find(text), std::string::npos) << text;
+  }
+}
+
+TEST_F(ReplayCliTest, TablePrintsTheTraceCountsAndThePolicy) {
+  const testing::Outcome o = Tessera(TraceFlags());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("replaying 4 VMs on 2 hosts with 2 a100-40gb GPUs"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("grmu"), std::string::npos);
+  EXPECT_NE(o.out.find("7g.40gb"), std::string::npos);
+}
+
+TEST_F(ReplayCliTest, CompareAsJsonIsOneRowPerPolicy) {
+  const testing::Outcome o = Tessera(TraceFlags() + " --compare --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json rows = nlohmann::json::parse(o.out);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 5u);
+  for (const auto& row : rows) {
+    for (const char* key :
+         {"policy", "requests", "accepted", "acceptance", "active_hw_auc", "migrations"}) {
+      EXPECT_TRUE(row.contains(key)) << key;
+    }
+    EXPECT_EQ(row["requests"], 4);
+    // 7g.40gb fills one GPU, 4g.20gb + 3g.20gb the other: no room is left
+    // for the CPU-only pod's 1g.5gb while they run, whatever the policy.
+    EXPECT_EQ(row["accepted"], 3);
+  }
+  EXPECT_NE(o.err.find("replaying 4 VMs"), std::string::npos);  // the summary, off stdout
+}
+
+TEST_F(ReplayCliTest, CsvAndSvgCarryTheHourlySeries) {
+  const auto svg = dir_ / "replay.svg";
+  const testing::Outcome o =
+      Tessera(TraceFlags() + " --compare --format csv --svg " + svg.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("policy,hour,", 0), 0u);
+  // 5 policies x 3 hours (0 s to the last departure at 9,000 s) + header.
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 16);
+  EXPECT_EQ(testing::ReadAll(svg).rfind("<svg", 0), 0u);
+}
+
+TEST_F(ReplayCliTest, StressKnobsShapeTheCluster) {
+  const testing::Outcome o =
+      Tessera(TraceFlags() + " --hosts 1 --gpus-per-host 1 --lifetime none --policy ff");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("replaying 4 VMs on 1 hosts with 1 a100-40gb GPUs"), std::string::npos)
+      << o.out;
+}
+
+TEST_F(ReplayCliTest, BadInputExitsTwoNamingTheProblem) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string trace = TraceFlags();
+  const auto bad_pods = Write("bad.csv",
+                              "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,"
+                              "deletion_time\n"
+                              "p0,4000,8192,1,lots,0,10\n");
+  const std::vector<Case> cases = {
+      {trace + " --policy worst", "unknown policy 'worst'"},
+      {trace + " --lifetime forever", "--lifetime"},
+      {trace + " --consolidate-every soon", "--consolidate-every"},
+      {trace + " --gpu a200", "--gpu"},
+      {"replay --nodes " + (dir_ / "nodes.csv").string() + " --pods " + bad_pods.string(),
+       "bad.csv:2: field 'gpu_milli'"},
+      {"replay --nodes " + (dir_ / "missing.csv").string() + " --pods " + bad_pods.string(),
+       "missing.csv"},
+  };
+  for (const Case& c : cases) {
+    const testing::Outcome o = Tessera(c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args;
+    EXPECT_NE(o.err.find(c.expected), std::string::npos) << c.args << "\n" << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
