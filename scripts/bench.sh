@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: planner hot paths with Google Benchmark (medians of 5
 # repetitions; the exact planner's with its GPUs, proven bound and gap), then
-# the whole-process time of `tessera plan` on S6 (median of 21 runs, output
-# to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# the serving simulator and online replays, and the whole-process times of
+# `tessera plan` on S6 and `tessera replay --compare` (medians of 21 runs,
+# output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -26,6 +27,29 @@ bench_medians() {
         print line }'
 }
 
+# Medians of the benchmarks matching $1 with their wall time (the unit the
+# benchmark reports, printed with format $2) and counters: pairs of a
+# counter name and its printf format. Prints a header line first.
+wall_and_counters() {
+  local filter=$1 wall_format=$2; shift 2
+  local names=() formats=()
+  while [ $# -gt 0 ]; do names+=("$1"); formats+=("$2"); shift 2; done
+  printf '%-40s %12s' benchmark wall_ms
+  printf ' %10s' "${names[@]}"
+  printf '\n'
+  "$build/tessera_bench" --benchmark_filter="$filter" --benchmark_repetitions=5 \
+    --benchmark_display_aggregates_only=true --benchmark_format=csv 2>/dev/null |
+    awk -F, -v wall="$wall_format" -v names="${names[*]}" -v formats="${formats[*]}" '
+      BEGIN { n = split(names, name, " "); split(formats, format, " ") }
+      /^name,/ { for (i = 1; i <= NF; ++i) { h = $i; gsub(/"/, "", h); col[h] = i }; next }
+      $9 == "true" { b = $1; gsub(/"/, "", b); msg = $10; gsub(/"/, "", msg); printf "%-40s skipped: %s\n", b, msg; next }
+      /_median"?,/ {
+        b = $1; gsub(/"/, "", b); sub(/_median$/, "", b)
+        line = sprintf("%-40s " wall, b, $3)
+        for (i = 1; i <= n; ++i) line = line sprintf(" " format[i], $col[name[i]])
+        print line }'
+}
+
 echo "== plan_ms: planner wall time, inputs already loaded (median of 5 repetitions)"
 printf '%-40s %12s\n' benchmark plan_ms
 bench_medians '^BM_Parva'
@@ -37,14 +61,13 @@ bench_medians '^BM_Exact'
 
 echo
 echo "== serving simulator: wall ms per run, simulated requests per wall second (median of 5)"
-printf '%-40s %12s %12s\n' benchmark wall_ms Mreq_per_s
-"$build/tessera_bench" --benchmark_filter='^BM_Simulate' --benchmark_repetitions=5 \
-  --benchmark_display_aggregates_only=true --benchmark_format=csv 2>/dev/null |
-  awk -F, '
-    /^name,/ { for (i = 1; i <= NF; ++i) { h = $i; gsub(/"/, "", h); col[h] = i }; next }
-    /_median"?,/ {
-      name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
-      printf "%-40s %12.1f %12.2f\n", name, $3, $col["Mreq_per_s"] }'
+wall_and_counters '^BM_Simulate' '%12.1f' Mreq_per_s '%12.2f'
+
+echo
+echo "== online placement: replay of the Alibaba GPU trace 2023 (8,063 VMs), wall ms per replay"
+echo "   (median of 5), accepted share, active-hardware AUC in percent-hours;"
+echo "   Recorded = 6,212 GPUs as in the trace, Stressed = --gpus-per-host 1 --lifetime none"
+wall_and_counters '^BM_Replay' '%12.2f' acceptance '%10.4f' hw_auc '%10.0f'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift
@@ -63,4 +86,13 @@ echo "embedded profiles:        $(run_median 21 "$build/tessera" plan --scenario
 if [ -d ../shared/data/parvagpu/prof_data ]; then
   echo "ParvaGPU data, row 6:     $(run_median 21 "$build/tessera" plan --profiles ../shared/data/parvagpu/prof_data \
     --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --format json)"
+fi
+D=../shared/data/alibaba-gpu-2023/csv
+if [ -d "$D" ]; then
+  echo
+  echo "== whole process: tessera replay --compare on the Alibaba trace (median of 21 runs, ms)"
+  echo "as recorded:              $(run_median 21 "$build/tessera" replay --nodes $D/openb_node_list_gpu_node.csv \
+    --pods $D/openb_pod_list_default.csv --compare --format json)"
+  echo "stressed:                 $(run_median 21 "$build/tessera" replay --nodes $D/openb_node_list_gpu_node.csv \
+    --pods $D/openb_pod_list_default.csv --compare --format json --gpus-per-host 1 --lifetime none)"
 fi
