@@ -296,8 +296,9 @@ Status LoadVms(const std::string& path, VmTrace& trace) {
     return vm.departure_s == vm.arrival_s;
   });
   if (at_once > 0) {
-    trace.notes.push_back(fmt::format(
-        "{} pods deleted at their creation time depart at once after arriving", Grouped(at_once)));
+    trace.notes.push_back(
+        fmt::format("pods deleted at their creation time, departing at once after arriving: {}",
+                    Grouped(at_once)));
   }
   trace.notes.push_back(ProfileCountsNote(trace));
   return Status::Ok();

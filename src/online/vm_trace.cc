@@ -34,7 +34,7 @@ void KeepFirstHosts(VmTrace& trace, int max_hosts) {
 void SetGpusPerHost(VmTrace& trace, int gpus) {
   const int before = trace.TotalGpus();
   for (HostSpec& host : trace.hosts) host.gpus = gpus;
-  trace.notes.push_back(fmt::format("shaping: every host now has {} GPUs ({} GPUs in all, was {})",
+  trace.notes.push_back(fmt::format("shaping: GPUs per host set to {} ({} GPUs in all, was {})",
                                     gpus, trace.TotalGpus(), before));
 }
 

@@ -99,7 +99,7 @@ TEST(TraceShaping, GpusPerHostMakesGpulessHostsUsable) {
   ASSERT_EQ(shaped->hosts.size(), 3u);
   for (const HostSpec& host : shaped->hosts) EXPECT_EQ(host.gpus, 4);
   EXPECT_EQ(shaped->TotalGpus(), 12);
-  EXPECT_TRUE(Mentions(shaped->notes, "every host now has 4 GPUs"));
+  EXPECT_TRUE(Mentions(shaped->notes, "GPUs per host set to 4"));
 }
 
 TEST(TraceShaping, LifetimeNoneNeverDeparts) {
