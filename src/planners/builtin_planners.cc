@@ -4,6 +4,7 @@
 
 #include "planners/exact/exact_planner.h"
 #include "planners/parva/parva_planner.h"
+#include "planners/static/static_planner.h"
 #include "tessera/planner.h"
 
 namespace tessera {
@@ -38,6 +39,17 @@ PlannerRegistry MakeBuiltins() {
     o.optimize = false;
     return NewParvaPlanner(o, "parva-unopt");
   });
+  MustRegister(r, "static-7",
+               "MIG-serving's A100-7/7 baseline: whole GPUs, one service each, no MPS",
+               [] { return NewStaticPlanner(StaticPartition::kWhole, "static-7"); });
+  MustRegister(r, "static-7x1",
+               "MIG-serving's A100-7x1/7 baseline: every GPU cut into 1g instances, "
+               "shared by all services, no MPS",
+               [] { return NewStaticPlanner(StaticPartition::kSingles, "static-7x1"); });
+  MustRegister(r, "static-mix",
+               "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on A30), "
+               "one service each, no MPS",
+               [] { return NewStaticPlanner(StaticPartition::kMix, "static-mix"); });
   return r;
 }
 
