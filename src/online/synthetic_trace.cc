@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/random_draws.h"
+
 namespace tessera {
 namespace {
 
@@ -71,17 +73,8 @@ std::vector<double> EffectiveWeights(const GpuModel& gpu, const std::vector<doub
   return equal;
 }
 
-// Uniform on [0, 1) from the top 53 bits of one draw.
-double Uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
 // Inverse CDF of the exponential law with mean 1 / rate; 1 - U is in (0, 1].
 double Exponential(std::mt19937_64& rng, double rate) { return -std::log(1 - Uniform(rng)) / rate; }
-
-// Box-Muller, one of the pair per call (simple, and the stream stays aligned).
-double StandardNormal(std::mt19937_64& rng) {
-  const double radius = std::sqrt(-2 * std::log(1 - Uniform(rng)));
-  return radius * std::cos(2 * std::numbers::pi * Uniform(rng));
-}
 
 // Index k drawn with probability weights[k] / sum. REQUIRES: some weight > 0.
 int Categorical(std::mt19937_64& rng, const std::vector<double>& weights, double total) {
