@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddSimulateCommand(app, exit_code);
   tessera::cli::AddGsliceCommand(app, exit_code);
   tessera::cli::AddReplayCommand(app, exit_code);
+  tessera::cli::AddGenCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

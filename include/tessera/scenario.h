@@ -65,6 +65,16 @@ Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view sourc
 // Reads and parses a YAML file (NotFound / IoError when unreadable).
 Result<Scenario> LoadScenarioYaml(const std::string& path);
 
+// The scenario as YAML in the form above: `name` and `gpu` when not empty,
+// `pool` when not empty (max_count when > 0), then `services`, one flow
+// mapping per line. Numbers are written in their shortest form that reads
+// back exactly, strings (UTF-8) plain unless YAML needs quotes. For a
+// scenario that ValidateScenario accepts, with canonical model names and GPU
+// names as the catalog spells them (as ParseScenarioYaml stores them),
+// ParseScenarioYaml(FormatScenarioYaml(s), src) gives back every field but
+// `source` and the lines.
+std::string FormatScenarioYaml(const Scenario& scenario);
+
 // Imports row `row` (1-based) of ParvaGPU's SLO directory `dir` (holding
 // SLO_req_rate.csv and SLO_latency.csv, 11 columns in the order of
 // ParvaModelColumns(), no header). Service names are the artifact's model

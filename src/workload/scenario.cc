@@ -301,6 +301,35 @@ Status CheckSingleDocument(std::string_view text, std::string_view source) {
                     "a second YAML document; a scenario file holds exactly one");
 }
 
+// ---- YAML writer ----------------------------------------------------------
+
+// A number in its shortest form that reads back exactly ("1463", "138.5").
+// Emitted as a string, which yaml-cpp writes plain when it needs no quotes: a
+// double it would write with 17 digits ("0.10000000000000001").
+std::string Number(double value) { return fmt::format("{}", value); }
+
+void EmitPool(const std::vector<PoolEntry>& pool, YAML::Emitter& out) {
+  out << YAML::Key << "pool" << YAML::Value << YAML::BeginSeq;
+  for (const PoolEntry& entry : pool) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "gpu" << YAML::Value << entry.gpu
+        << YAML::Key << "price_per_hour" << YAML::Value << Number(entry.price_per_hour);
+    if (entry.max_count > 0) out << YAML::Key << "max_count" << YAML::Value << entry.max_count;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void EmitServices(const std::vector<Service>& services, YAML::Emitter& out) {
+  out << YAML::Key << "services" << YAML::Value << YAML::BeginSeq;
+  for (const Service& s : services) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key
+        << "model" << YAML::Value << s.model << YAML::Key << "rate_rps" << YAML::Value
+        << Number(s.rate_rps) << YAML::Key << "slo_ms" << YAML::Value << Number(s.slo_ms)
+        << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
 // ---- ParvaGPU SLO files ---------------------------------------------------
 
 // One SLO file: per row, per model column, the value or nullopt when absent.
@@ -399,6 +428,17 @@ Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view sourc
 Result<Scenario> LoadScenarioYaml(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   return ParseScenarioYaml(text, path);
+}
+
+std::string FormatScenarioYaml(const Scenario& scenario) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (!scenario.name.empty()) out << YAML::Key << "name" << YAML::Value << scenario.name;
+  if (!scenario.gpu.empty()) out << YAML::Key << "gpu" << YAML::Value << scenario.gpu;
+  if (!scenario.pool.empty()) EmitPool(scenario.pool, out);
+  EmitServices(scenario.services, out);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 const std::vector<std::string>& ParvaModelColumns() {
