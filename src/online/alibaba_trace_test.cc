@@ -139,7 +139,8 @@ TEST(AlibabaTrace, LoadsHostsAndPodsInArrivalOrder) {
   EXPECT_TRUE(Mentions(trace->notes, "dropped 1 nodes without GPUs")) << AllNotes(*trace);
   EXPECT_TRUE(Mentions(trace->notes, "dropped 1 pods asking for more than one GPU"));
   EXPECT_TRUE(Mentions(trace->notes, "dropped 0 pods created outside"));
-  EXPECT_TRUE(Mentions(trace->notes, "pods deleted at their creation time, departing at once after arriving: 1"));
+  EXPECT_TRUE(Mentions(trace->notes,
+                       "pods deleted at their creation time, departing at once after arriving: 1"));
   EXPECT_TRUE(Mentions(trace->notes,
                        "1g.5gb 1, 1g.10gb 1, 2g.10gb 0, 3g.20gb 0, 4g.20gb 1, "
                        "7g.40gb 1"));
@@ -313,7 +314,8 @@ TEST(AlibabaTraceConformance, DefaultPodListGivesThePapers8063Vms) {
       << AllNotes(*trace);
   EXPECT_TRUE(Mentions(trace->notes, "dropped 14 pods created outside [8224291, 14914011] s"))
       << AllNotes(*trace);
-  EXPECT_TRUE(Mentions(trace->notes, "pods deleted at their creation time, departing at once after arriving: 1"));
+  EXPECT_TRUE(Mentions(trace->notes,
+                       "pods deleted at their creation time, departing at once after arriving: 1"));
   EXPECT_TRUE(Mentions(trace->notes, "mapped 8,063 pods to a100-40gb profiles: 1g.5gb 1,087"));
 }
 
