@@ -36,11 +36,7 @@ constexpr int kMaxGpusPerNode = 65536;
 constexpr double kMaxGpuMilli = 1000;
 
 // `n` with thousands separators ("8,063"), as counts are quoted in the papers.
-std::string Grouped(size_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
-}
+std::string Grouped(size_t n) { return GroupThousands(static_cast<long long>(n)); }
 
 std::string ColumnList(std::span<const std::string_view> columns) {
   std::string out;

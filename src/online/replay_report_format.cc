@@ -22,6 +22,7 @@
 #include "emit/svg_text.h"
 #include "tessera/gpu_catalog.h"
 #include "util/json_numbers.h"
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -73,14 +74,7 @@ std::string Fixed(double v, int decimals) {
 // `v` rounded to an integer with thousands separators: AUCs reach 100,000s.
 std::string Grouped(double v) {
   if (!std::isfinite(v) || std::fabs(v) >= 1e18) return Fixed(v, 0);
-  const long long n = std::llround(v);
-  const std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out = n < 0 ? "-" : "";
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
+  return GroupThousands(std::llround(v));
 }
 
 void AppendHeader(const ReplayReport& r, std::string& out) {

@@ -82,6 +82,13 @@ std::string EscapeForMessage(std::string_view value) {
 
 std::string QuoteForMessage(std::string_view value) { return "'" + EscapeForMessage(value) + "'"; }
 
+std::string GroupThousands(long long n) {
+  std::string digits = std::to_string(n);
+  const int first = n < 0 ? 1 : 0;  // keep a minus sign out of the groups
+  for (int i = static_cast<int>(digits.size()) - 3; i > first; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
 Status FieldError(std::string_view source, int line, std::string_view field,
                   std::string_view what) {
   return Status::InvalidArgument(

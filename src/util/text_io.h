@@ -70,6 +70,10 @@ std::string EscapeForMessage(std::string_view value);
 // QuoteForMessage: EscapeForMessage(value) between single quotes.
 std::string QuoteForMessage(std::string_view value);
 
+// GroupThousands: `n` with commas between groups of three digits, as counts
+// are quoted for people ("8,063", "-72,351").
+std::string GroupThousands(long long n);
+
 // FieldError: InvalidArgument "<source>:<line>: field '<field>': <what>", the
 // form every parser error takes; `field` goes through EscapeForMessage,
 // `what` is used as given.
