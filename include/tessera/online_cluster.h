@@ -72,7 +72,7 @@ class OnlineCluster {
   int FirstGpuOf(int host) const { return hosts_[host].first_gpu; }
 
   // ---- VMs ----
-  const VmRequest& vm(int id) const { return (*vms_)[id]; }
+  const VmRequest& vm(int id) const { return trace_->vms[id]; }
   VmLocation LocationOf(int vm) const { return location_[vm]; }
   int resident_vms() const { return resident_; }
 
@@ -104,7 +104,6 @@ class OnlineCluster {
   // runs any VM) ----
   int active_hosts() const { return active_hosts_; }
   int active_gpus() const { return active_gpus_; }
-  int total_gpus() const { return num_gpus(); }
 
   // Re-derives masks, host usage and counters from the VM locations and
   // compares: OK, or Internal naming the first inconsistency (overlapping or
@@ -124,11 +123,11 @@ class OnlineCluster {
     int vms = 0;
   };
 
+  bool Resident(int vm) const;  // a valid id, placed on some GPU
   void Attach(int vm, int gpu, int start);
   void Detach(int vm);
 
   const VmTrace* trace_;
-  const std::vector<VmRequest>* vms_;
   CapabilityTable table_;
   void SetMask(int gpu, SliceMask used);
 

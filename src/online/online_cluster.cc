@@ -13,7 +13,7 @@ std::string VmName(const VmRequest& vm) {
 }  // namespace
 
 OnlineCluster::OnlineCluster(const VmTrace& trace)
-    : trace_(&trace), vms_(&trace.vms), table_(*trace.gpu), location_(trace.vms.size()) {
+    : trace_(&trace), table_(*trace.gpu), location_(trace.vms.size()) {
   hosts_.resize(trace.hosts.size());
   for (size_t h = 0; h < trace.hosts.size(); ++h) {
     hosts_[h].first_gpu = num_gpus();
@@ -27,6 +27,10 @@ void OnlineCluster::SetMask(int gpu, SliceMask used) {
   by_mask_[gpus_[gpu].used].erase(gpu);
   gpus_[gpu].used = used;
   by_mask_[used].insert(gpu);
+}
+
+bool OnlineCluster::Resident(int vm) const {
+  return vm >= 0 && vm < static_cast<int>(location_.size()) && location_[vm].gpu >= 0;
 }
 
 bool OnlineCluster::HostFits(int host, const VmRequest& vm) const {
@@ -45,7 +49,7 @@ int OnlineCluster::StartFor(const VmRequest& vm, int gpu) const {
 void OnlineCluster::Attach(int vm, int gpu, int start) {
   GpuState& g = gpus_[gpu];
   HostState& h = hosts_[g.host];
-  const VmRequest& request = (*vms_)[vm];
+  const VmRequest& request = trace_->vms[vm];
   SetMask(gpu, g.used | MaskOf(gpu_model(), {request.profile, start}));
   g.vms.push_back(vm);
   h.cpu_used += request.cpu_milli;
@@ -62,7 +66,7 @@ void OnlineCluster::Detach(int vm) {
   const VmLocation where = location_[vm];
   GpuState& g = gpus_[where.gpu];
   HostState& h = hosts_[g.host];
-  const VmRequest& request = (*vms_)[vm];
+  const VmRequest& request = trace_->vms[vm];
   SetMask(where.gpu, g.used & ~MaskOf(gpu_model(), {request.profile, where.start}));
   g.vms.erase(std::find(g.vms.begin(), g.vms.end(), vm));
   h.cpu_used -= request.cpu_milli;
@@ -77,10 +81,10 @@ void OnlineCluster::Detach(int vm) {
 }
 
 Status OnlineCluster::Place(int vm, int gpu, int start) {
-  if (vm < 0 || vm >= static_cast<int>(vms_->size()) || gpu < 0 || gpu >= num_gpus()) {
+  if (vm < 0 || vm >= static_cast<int>(trace_->vms.size()) || gpu < 0 || gpu >= num_gpus()) {
     return Status::InvalidArgument("place: VM or GPU index out of range");
   }
-  const VmRequest& request = (*vms_)[vm];
+  const VmRequest& request = trace_->vms[vm];
   if (location_[vm].gpu >= 0)
     return Status::InvalidArgument(VmName(request) + " is already placed");
   const MigProfile& profile = gpu_model().profiles[request.profile];
@@ -101,7 +105,7 @@ Status OnlineCluster::Place(int vm, int gpu, int start) {
 }
 
 Status OnlineCluster::Release(int vm) {
-  if (vm < 0 || vm >= static_cast<int>(vms_->size()) || location_[vm].gpu < 0) {
+  if (!Resident(vm)) {
     return Status::InvalidArgument("release: VM " + std::to_string(vm) + " is not resident");
   }
   Detach(vm);
@@ -109,7 +113,7 @@ Status OnlineCluster::Release(int vm) {
 }
 
 Status OnlineCluster::Migrate(int vm, int gpu, int start, double now_s) {
-  if (vm < 0 || vm >= static_cast<int>(vms_->size()) || location_[vm].gpu < 0) {
+  if (!Resident(vm)) {
     return Status::InvalidArgument("migrate: VM " + std::to_string(vm) + " is not resident");
   }
   const VmLocation from = location_[vm];
@@ -129,7 +133,7 @@ Status OnlineCluster::Rearrange(int gpu, const std::vector<int>& starts, double 
   }
   Layout layout;
   for (size_t i = 0; i < starts.size(); ++i) {
-    layout.push_back({(*vms_)[gpus_[gpu].vms[i]].profile, starts[i]});
+    layout.push_back({trace_->vms[gpus_[gpu].vms[i]].profile, starts[i]});
   }
   if (Status legal = CheckLayout(gpu_model(), layout); !legal.ok()) {
     return legal.WithContext("rearrange GPU " + std::to_string(gpu));
@@ -156,7 +160,7 @@ Status OnlineCluster::CheckInvariants() const {
     const VmLocation where = location_[v];
     if (where.gpu < 0) continue;
     ++resident;
-    const VmRequest& request = (*vms_)[v];
+    const VmRequest& request = trace_->vms[v];
     const MigProfile& profile = gpu_model().profiles[request.profile];
     if (std::find(profile.starts.begin(), profile.starts.end(), where.start) ==
         profile.starts.end()) {
