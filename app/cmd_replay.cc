@@ -110,9 +110,11 @@ std::string Render(const std::vector<ReplayReport>& reports, const VmTrace& trac
 int RunReplay(const ReplayFlags& flags) {
   Result<PlacerOptions> options = PlacerOptionsFrom(flags);
   if (!options.ok()) return ReportError(options.status());
-  if (!flags.compare && !BuiltinPlacers().Create(flags.policy, *options).ok()) {
-    return ReportError(
-        BuiltinPlacers().Create(flags.policy, *options).status().WithContext("--policy"));
+  // An unknown policy is reported before the trace is read.
+  if (!flags.compare) {
+    if (auto placer = BuiltinPlacers().Create(flags.policy, *options); !placer.ok()) {
+      return ReportError(placer.status().WithContext("--policy"));
+    }
   }
   Result<VmTrace> trace = LoadShapedTrace(flags);
   if (!trace.ok()) return ReportError(trace.status());
