@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <numbers>
 #include <random>
 #include <string>
 #include <string_view>
