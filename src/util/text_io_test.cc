@@ -55,6 +55,15 @@ TEST(TextIo, ToDoubleReadsTheWholeFieldOrNothing) {
   }
 }
 
+TEST(TextIo, GroupThousandsSeparatesEveryThreeDigits) {
+  EXPECT_EQ(GroupThousands(0), "0");
+  EXPECT_EQ(GroupThousands(999), "999");
+  EXPECT_EQ(GroupThousands(8063), "8,063");
+  EXPECT_EQ(GroupThousands(1234567), "1,234,567");
+  EXPECT_EQ(GroupThousands(-100), "-100");
+  EXPECT_EQ(GroupThousands(-72351), "-72,351");
+}
+
 TEST(TextIo, SplitLinesAcceptsLfCrlfAndNoFinalNewline) {
   struct Case {
     std::string text;
