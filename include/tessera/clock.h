@@ -2,7 +2,7 @@
 // tests and simulations control time (DESIGN: inject the clock).
 //
 // Thread-safety: SystemClock is safe from any thread; a FakeClock is not
-// synchronised and belongs to one test.
+// synchronised and belongs to one test; a Deadline reads its clock.
 #ifndef TESSERA_CLOCK_H_
 #define TESSERA_CLOCK_H_
 
@@ -32,6 +32,21 @@ class FakeClock : public Clock {
  private:
   mutable double now_;
   double step_;
+};
+
+// A time limit on a clock: passed once `seconds` have gone by since it was
+// set; never passed when set with seconds <= 0 (no limit).
+class Deadline {
+ public:
+  Deadline(const Clock& clock, double seconds)
+      : clock_(&clock), start_ms_(clock.NowMs()), limit_ms_(seconds * 1000) {}
+  bool Passed() const { return limit_ms_ > 0 && clock_->NowMs() - start_ms_ >= limit_ms_; }
+  double ElapsedS() const { return (clock_->NowMs() - start_ms_) / 1000; }
+
+ private:
+  const Clock* clock_;
+  double start_ms_;
+  double limit_ms_;
 };
 
 }  // namespace tessera

@@ -11,12 +11,14 @@
 #define TESSERA_PLANNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tessera/clock.h"
 #include "tessera/problem.h"
 #include "tessera/registry.h"
 #include "tessera/status.h"
@@ -29,6 +31,11 @@ struct PlanContext {
   double time_limit_s = 0;
   // Seed of any randomness, so a run is reproducible. Default: 1.
   std::uint64_t seed = 1;
+  // The clock time limits are measured on; null = SystemClock().
+  const Clock* clock = nullptr;
+  // Where planners that search for long report progress, one line (no
+  // newline) at a time, at most about once a second; unset = silent.
+  std::function<void(std::string_view)> progress = nullptr;
 };
 
 // One segment placed on a GPU.

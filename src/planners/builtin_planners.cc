@@ -1,8 +1,11 @@
 // The one list of every built-in planner (style anchor 5: one registry).
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
 
 #include "planners/exact/exact_planner.h"
+#include "planners/migserving/migserving_planner.h"
 #include "planners/parva/parva_planner.h"
 #include "planners/static/static_planner.h"
 #include "tessera/planner.h"
@@ -50,6 +53,31 @@ PlannerRegistry MakeBuiltins() {
                "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on A30), "
                "one service each, no MPS",
                [] { return NewStaticPlanner(StaticPartition::kMix, "static-mix"); });
+  MustRegister(r, "migserving-greedy",
+               "MIG-serving's fast algorithm: GPU configurations by heuristic score, "
+               "one process per instance",
+               [] { return NewMigServingPlanner({}, "migserving-greedy"); });
+  for (int procs : {2, 4}) {
+    const std::string name = fmt::format("migserving-greedy-mps{}", procs);
+    MustRegister(r, name,
+                 fmt::format("MIG-serving's fast algorithm with up to {} MPS processes per "
+                             "instance (its Figure 11)",
+                             procs),
+                 [procs, name] {
+                   MigServingOptions o;
+                   o.max_procs = procs;
+                   return NewMigServingPlanner(o, name);
+                 });
+  }
+  MustRegister(r, "migserving-ga",
+               "MIG-serving's two-phase optimizer: the fast algorithm, then a Genetic "
+               "Algorithm refilling erased GPUs by Monte Carlo Tree Search (--time-limit, "
+               "default 10 s; stops after 10 rounds without improvement)",
+               [] {
+                 MigServingOptions o;
+                 o.genetic = true;
+                 return NewMigServingPlanner(o, "migserving-ga");
+               });
   return r;
 }
 

@@ -1,0 +1,85 @@
+#include "planners/migserving/migserving_planner.h"
+
+#include <fmt/format.h>
+
+#include "planners/migserving/greedy.h"
+
+namespace tessera {
+namespace {
+
+using migserving::ConfigSpace;
+using migserving::Coverage;
+using migserving::Deployment;
+
+// Reports the GA's rounds to `sink`, at most once a second of `clock`.
+class ProgressLine {
+ public:
+  ProgressLine(std::string_view planner, const Clock& clock,
+               std::function<void(std::string_view)> sink)
+      : planner_(planner), clock_(clock), sink_(std::move(sink)), last_ms_(clock.NowMs()) {}
+
+  void operator()(const migserving::GeneticProgress& p, const Deadline& deadline) {
+    if (!sink_ || clock_.NowMs() - last_ms_ < 1000) return;
+    last_ms_ = clock_.NowMs();
+    sink_(fmt::format("{}: round {}, best {} GPUs / {} slices (fast algorithm: {} / {}), "
+                      "{} rounds without improvement, {:.1f} s",
+                      planner_, p.round, p.best.gpus, p.best.slices, p.start.gpus, p.start.slices,
+                      p.stalled, deadline.ElapsedS()));
+  }
+
+ private:
+  std::string_view planner_;
+  const Clock& clock_;
+  std::function<void(std::string_view)> sink_;
+  double last_ms_;
+};
+
+class MigServingPlanner : public Planner {
+ public:
+  MigServingPlanner(const MigServingOptions& options, std::string name)
+      : options_(options), name_(std::move(name)) {}
+
+  std::string_view Name() const override { return name_; }
+
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Clock& clock = context.clock ? *context.clock : SystemClock();
+    const Deadline deadline(clock, context.time_limit_s > 0 ? context.time_limit_s
+                                                            : options_.default_time_limit_s);
+    const ConfigSpace space = ConfigSpace::Build(problem, options_.max_procs);
+    Coverage coverage(space);
+    Deployment deployment;
+    TESSERA_RETURN_IF_ERROR(migserving::GreedyFill(space, coverage, deployment));
+    migserving::Trim(space, deployment);
+    if (options_.genetic) {
+      ProgressLine line(name_, clock, context.progress);
+      deployment = migserving::Evolve(
+          space, std::move(deployment), options_.ga, context.seed, deadline,
+          [&](const migserving::GeneticProgress& p) { line(p, deadline); });
+    }
+    PlanResult plan;
+    for (const migserving::GpuConfig& config : deployment) {
+      plan.gpus.push_back(space.Segments(config));
+    }
+    return plan;
+  }
+
+ private:
+  const MigServingOptions options_;
+  const std::string name_;
+};
+
+}  // namespace
+
+Status MigServingOptions::Validate() const {
+  if (max_procs < 1) return Status::InvalidArgument("migserving: max_procs must be >= 1");
+  if (!(default_time_limit_s > 0)) {
+    return Status::InvalidArgument("migserving: default_time_limit_s must be > 0");
+  }
+  return ga.Validate();
+}
+
+std::unique_ptr<Planner> NewMigServingPlanner(const MigServingOptions& options, std::string name) {
+  return std::make_unique<MigServingPlanner>(options, std::move(name));
+}
+
+}  // namespace tessera

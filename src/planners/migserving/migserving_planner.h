@@ -1,0 +1,45 @@
+// MIG-serving's optimizer (Tan et al., "Serving DNN Models with
+// Multi-Instance GPUs: A Case of the Reconfigurable Machine Scheduling
+// Problem", section 5 and Appendix A) as planners:
+//  * the fast algorithm alone (greedy.h): GPU configurations picked by
+//    heuristic score until every service is covered;
+//  * the two-phase optimizer: the fast algorithm's deployment improved by
+//    the Genetic Algorithm (genetic.h) whose crossover refills erased GPUs
+//    with the customised Monte Carlo Tree Search (tree_search.h).
+// Instances run one process each by default, as MIG-serving does; up to N
+// MPS processes per instance is its Figure 11 experiment. Both phases end
+// with idle instances trimmed (config_space.h), and the GA never returns a
+// plan worse than the fast algorithm's: fewer GPUs, or as many with fewer
+// busy compute slices.
+#ifndef TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
+#define TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
+
+#include <memory>
+#include <string>
+
+#include "planners/migserving/genetic.h"
+#include "tessera/planner.h"
+
+namespace tessera {
+
+struct MigServingOptions {
+  // MPS processes an instance may run. Default: 1 (no MPS).
+  int max_procs = 1;
+  // Run the Genetic Algorithm after the fast algorithm. Default: false.
+  bool genetic = false;
+  // The GA's budget when PlanContext::time_limit_s is 0. Default: 10 s.
+  double default_time_limit_s = 10;
+  migserving::GeneticOptions ga;
+
+  // InvalidArgument unless max_procs >= 1, default_time_limit_s > 0 and the
+  // GA options are valid.
+  Status Validate() const;
+};
+
+// A single-model planner (SupportsPools() is false).
+// REQUIRES: options.Validate().ok().
+std::unique_ptr<Planner> NewMigServingPlanner(const MigServingOptions& options, std::string name);
+
+}  // namespace tessera
+
+#endif  // TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
