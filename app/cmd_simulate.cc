@@ -314,8 +314,10 @@ constexpr const char* kFooter =
     "planner's average-rate rules cannot: queueing, batching and tail latency.\n\n"
     "What it models: each service's requests arrive at the scenario's rate_rps (Poisson,\n"
     "constant, on/off bursts, or a recorded trace); a router sends each request to one\n"
-    "MPS process of the service's instances (at random weighted by throughput, or to the\n"
-    "shortest queue); a process starts a batch once its planned batch size is queued or\n"
+    "MPS process of the service's instances (at random weighted by the capacity the\n"
+    "planners count: throughput times the share the default latency rule lets it carry\n"
+    "within the SLO; or to the shortest queue); a process starts a batch once its planned batch "
+    "size is queued or\n"
     "the oldest request has waited --max-queue-delay-ms; a batch runs for its profiled\n"
     "latency (interpolated for partial batches), optionally with random variability.\n"
     "Latency = queueing + batching + execution. Arrivals stop after --duration; the run\n"
@@ -355,8 +357,8 @@ void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
 
 void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--router", flags.router,
-                 "weighted (at random, by each process's throughput) or jsq (the process whose "
-                 "queue empties first)")
+                 "weighted (at random, by each process's SLO-safe capacity) or jsq (the process "
+                 "whose queue empties first)")
       ->check(CLI::IsMember({"weighted", "jsq"}))
       ->capture_default_str();
   cmd.add_option("--max-queue-delay-ms", flags.max_queue_delay_ms,

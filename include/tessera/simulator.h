@@ -5,8 +5,10 @@
 //  * each service's requests arrive by its ArrivalStream (arrivals.h) during
 //    `duration_s`; the run then drains, so every request gets a latency;
 //  * a router per service sends each request to one MPS process of one of
-//    its segments: at random weighted by the process's throughput (default),
-//    or to the process whose queue would empty first (join-shortest-queue);
+//    its segments: at random weighted by the process's SLO-safe capacity
+//    (its throughput times LatencyRule{}.UsableShare, what planners count it
+//    for; default), or to the process whose queue would empty first
+//    (join-shortest-queue);
 //  * each process has a FIFO queue and a dynamic batcher: when idle it starts
 //    a batch as soon as the queue holds the planned batch size, or the oldest
 //    request has waited `max_queue_delay_ms`, with what is there;

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "serve/sampling.h"
+#include "tessera/problem.h"
 
 namespace tessera {
 namespace {
@@ -42,6 +43,7 @@ struct Process {
   const std::vector<double>* latency_ms = nullptr;
   double max_delay_s = 0;
   double rate = 0;           // requests per second at the planned batch
+  double weight = 0;         // the weighted router's: the SLO-safe share of `rate`
   std::deque<double> queue;  // arrival times, oldest first
   bool busy = false;
   double busy_until = 0;
@@ -83,6 +85,14 @@ class Simulation {
   }
 
  private:
+  // The weighted router sends each process the share of its throughput that
+  // the default latency rule's queueing model lets it carry within the SLO
+  // (LatencyRule::UsableShare), as planners count capacity: processes whose
+  // batches leave less slack get proportionally less. A floor keeps a
+  // process with no slack at all reachable.
+  static constexpr LatencyRule kRouterRule{};
+  static constexpr double kMinRouterShare = 1e-3;
+
   Status Setup() {
     const size_t n = model_.services.size();
     stats_.resize(n);
@@ -93,7 +103,7 @@ class Simulation {
       TESSERA_RETURN_IF_ERROR(AddStream(service, s));
       for (int i : service.instances) AddProcesses(i, service);
       double total = 0;
-      for (int p : routes_[s]) cumulative_[s].push_back(total += processes_[p].rate);
+      for (int p : routes_[s]) cumulative_[s].push_back(total += processes_[p].weight);
       router_rngs_.emplace_back(StreamSeed(options_.seed, 2 * s + 1));
       stats_[s].latency_ms.reserve(
           static_cast<size_t>(std::min(1e8, service.rate_rps * options_.duration_s * 1.05)));
@@ -131,6 +141,8 @@ class Simulation {
       p.latency_ms = &inst.latency_ms;
       p.max_delay_s = delay_ms / kMsPerS;
       p.rate = inst.batch * kMsPerS / planned_ms;
+      p.weight = p.rate * std::max(kMinRouterShare,
+                                   kRouterRule.UsableShare(inst.batch, planned_ms, service.slo_ms));
       routes_[inst.service_index].push_back(static_cast<int>(processes_.size()));
       processes_.push_back(std::move(p));
     }
