@@ -1,5 +1,6 @@
 // `tessera compare`: every registered planner on one scenario, side by side.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "tessera/metrics.h"
 #include "tessera/plan.h"
 #include "tessera/validator.h"
 
@@ -79,22 +81,38 @@ void MeasureAgainstStrongestBound(std::vector<Row>& rows) {
   }
 }
 
-std::string FormatTable(const std::vector<Row>& rows, const Inputs& in) {
+// Every bound known for the problem, weakest first, the solver's last when
+// the exact planner proved one stronger than the others.
+std::vector<LowerBound> KnownBounds(const Problem& problem, const std::vector<Row>& rows) {
+  std::vector<LowerBound> bounds = AllBounds(problem);
+  if (!rows.empty() && rows.front().metrics.lower_bound_kind == "solver") {
+    bounds.push_back({rows.front().metrics.lower_bound, "solver"});
+  }
+  return bounds;
+}
+
+std::string FormatTable(const std::vector<Row>& rows, const Inputs& in,
+                        const std::vector<LowerBound>& bounds) {
   std::string out = fmt::format("{} on {} ({} services, profiles: {})\n",
                                 in.scenario.name.empty() ? in.scenario.source : in.scenario.name,
                                 in.gpu->name, in.scenario.services.size(), in.profiles_source);
-  out += fmt::format("{:<16} {:>5} {:>5} {:>9} {:>9} {:>20} {:>7} {:>9}  {}\n", "planner", "gpus",
-                     "gpcs", "int.slack", "ext.frag", "lower bound", "gap", "plan_ms", "valid");
+  size_t width = 16;  // the planner column fits the longest name
+  for (const Row& r : rows) width = std::max(width, r.planner.size());
+  out += fmt::format("{:<{}} {:>5} {:>5} {:>9} {:>9} {:>20} {:>7} {:>9}  {}\n", "planner", width,
+                     "gpus", "gpcs", "int.slack", "ext.frag", "lower bound", "gap", "plan_ms",
+                     "valid");
   for (const Row& r : rows) {
     const Metrics& m = r.metrics;
-    out += fmt::format("{:<16} {:>5} {:>5} {:>8.1f}% {:>8.1f}% {:>20} {:>6.1f}% {:>9.3f}  {}{}\n",
-                       r.planner, m.gpus, m.gpcs, 100 * m.internal_slack,
+    out += fmt::format("{:<{}} {:>5} {:>5} {:>8.1f}% {:>8.1f}% {:>20} {:>6.1f}% {:>9.3f}  {}{}\n",
+                       r.planner, width, m.gpus, m.gpcs, 100 * m.internal_slack,
                        100 * m.external_fragmentation,
                        fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind), 100 * m.gap,
                        m.plan_ms, r.violations == 0 ? "yes" : fmt::format("NO ({})", r.violations),
                        r.infeasible ? fmt::format(", {} infeasible", r.infeasible) : "");
   }
-  return out;
+  std::vector<std::string> known;
+  for (const LowerBound& b : bounds) known.push_back(fmt::format("{} {}", b.kind, b.gpus));
+  return out + fmt::format("lower bounds on gpus: {}\n", fmt::join(known, ", "));
 }
 
 std::string FormatCsv(const std::vector<Row>& rows) {
@@ -132,7 +150,7 @@ std::string FormatJson(const std::vector<Row>& rows) {
 int RunCompare(const CompareFlags& flags) {
   if (flags.list) {
     for (const std::string& name : BuiltinPlanners().Names()) {
-      std::cout << fmt::format("{:<16} {}\n", name, BuiltinPlanners().Description(name));
+      std::cout << fmt::format("{:<24} {}\n", name, BuiltinPlanners().Description(name));
     }
     return kExitOk;
   }
@@ -148,9 +166,10 @@ int RunCompare(const CompareFlags& flags) {
     if (*row) rows.push_back(**row);
   }
   MeasureAgainstStrongestBound(rows);
-  const std::string text = flags.format == "json"  ? FormatJson(rows)
-                           : flags.format == "csv" ? FormatCsv(rows)
-                                                   : FormatTable(rows, *in);
+  const std::string text = flags.format == "json" ? FormatJson(rows)
+                           : flags.format == "csv"
+                               ? FormatCsv(rows)
+                               : FormatTable(rows, *in, KnownBounds(*problem, rows));
   std::cout << text;
   const bool all_valid =
       std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.violations == 0; });
@@ -167,10 +186,16 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       "Run every registered planner on one scenario and print one row each: GPUs,\n"
       "compute slices, internal slack, external fragmentation, the strongest lower\n"
       "bound any planner proved (the exact planner's when it ran), each gap to it,\n"
-      "median plan_ms over --repeat runs, and whether the validator accepts the plan.\n\n"
+      "median plan_ms over --repeat runs, and whether the validator accepts the plan.\n"
+      "The table ends with every lower bound known, weakest first: MIG-serving's\n"
+      "(compute alone, MIG rules ignored), the fractional one, the integer cover,\n"
+      "and the solver's. Searching planners take --time-limit and --seed, and\n"
+      "report progress on stderr when a run is long.\n\n"
       "Examples:\n"
       "  tessera compare --scenario examples/scenarios/s6.yaml\n"
       "  tessera compare --scenario examples/scenarios/s5.yaml --replicate 10 --repeat 1\n"
+      "  tessera gen --preset normal-1 -o normal-1.yaml\n"
+      "  tessera compare --scenario normal-1.yaml --repeat 1 --time-limit 20\n"
       "  tessera compare --list");
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);

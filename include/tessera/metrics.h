@@ -12,8 +12,13 @@
 //     - integer cover: each service needs whole segments; the fewest compute
 //       slices covering its rate (an exact unbounded covering knapsack) and,
 //       separately, the fewest memory slices; ceil(max(sum / C, sum / M)).
+//     - migserving: MIG-serving's (section 8), every service on its most
+//       cost-efficient instance with MIG's placement rules ignored:
+//       ceil(sum_i rate_i min_t g_t/tp_t / C), the compute half of the
+//       fractional bound, so never stronger than it; reported to compare
+//       with the paper's figures.
 //    In a mixed pool each service counts on the model where its share of a
-//    GPU is least, so both stay valid.
+//    GPU is least, so all stay valid.
 //    The integer cover is never weaker than the fractional bound.
 //
 // Thread-safety: pure functions.
@@ -22,6 +27,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tessera/deployment.h"
 #include "tessera/gpu_catalog.h"
@@ -44,7 +50,7 @@ const GpuModel& ModelOf(const Deployment& deployment, const GpuAssignment& assig
 
 struct LowerBound {
   int gpus = 0;
-  std::string kind;  // "fractional" | "integer-cover"
+  std::string kind;  // "migserving" | "fractional" | "integer-cover" (| "solver", plan.h)
 };
 
 // The fewest slices (of one resource: compute or memory) whose segments
@@ -55,8 +61,12 @@ int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate);
 // Services without a feasible triplet contribute nothing to either bound.
 LowerBound FractionalBound(const Problem& problem);
 LowerBound IntegerCoverBound(const Problem& problem);
+LowerBound MigServingBound(const Problem& problem);
 // The strongest bound available without solving the planning problem.
 LowerBound StrongestBound(const Problem& problem);
+// Every bound of this header, weakest first: migserving, fractional,
+// integer cover.
+std::vector<LowerBound> AllBounds(const Problem& problem);
 
 // gpus, gpcs, internal slack and external fragmentation of `deployment`,
 // with `bound` and its gap, and `plan_ms`. `gpu` is the model of GPUs that

@@ -77,6 +77,10 @@ LowerBound FractionalFrom(const Needs& total) {
   return {CeilBound(std::max(total.fractional_compute, total.fractional_memory)), "fractional"};
 }
 
+LowerBound MigServingFrom(const Needs& total) {
+  return {CeilBound(total.fractional_compute), "migserving"};
+}
+
 LowerBound CoverFrom(const Needs& total) {
   return {CeilBound(std::max(total.cover_compute, total.cover_memory)), "integer-cover"};
 }
@@ -124,6 +128,13 @@ SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu) {
 LowerBound FractionalBound(const Problem& problem) { return FractionalFrom(TotalNeeds(problem)); }
 
 LowerBound IntegerCoverBound(const Problem& problem) { return CoverFrom(TotalNeeds(problem)); }
+
+LowerBound MigServingBound(const Problem& problem) { return MigServingFrom(TotalNeeds(problem)); }
+
+std::vector<LowerBound> AllBounds(const Problem& problem) {
+  const Needs total = TotalNeeds(problem);
+  return {MigServingFrom(total), FractionalFrom(total), CoverFrom(total)};
+}
 
 LowerBound StrongestBound(const Problem& problem) {
   const Needs total = TotalNeeds(problem);

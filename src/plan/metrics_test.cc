@@ -42,6 +42,22 @@ TEST(LowerBounds, IntegerCoverBeatsFractionalWhenSegmentsAreCoarse) {
   EXPECT_EQ(best.kind, "integer-cover");
 }
 
+TEST(LowerBounds, MigServingCountsComputeAloneAndNeverBeatsFractional) {
+  // 30 services of 101 req/s, 3,030 req/s in all, at the 7g's 114.3 req/s
+  // per compute slice: 26.5 slices of 7 -> 4 GPUs (memory, at the 2g's 110
+  // req/s per memory slice: 27.5 of 8, also 4).
+  Problem p = TinyProblem(std::vector<double>(30, 101));
+  EXPECT_EQ(MigServingBound(p).gpus, 4);
+  EXPECT_EQ(MigServingBound(p).kind, "migserving");
+  std::vector<std::string> kinds;
+  for (const LowerBound& b : AllBounds(p)) {
+    kinds.push_back(b.kind);
+    EXPECT_LE(b.gpus, StrongestBound(p).gpus) << b.kind;
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"migserving", "fractional", "integer-cover"}));
+  EXPECT_LE(MigServingBound(p).gpus, FractionalBound(p).gpus);
+}
+
 TEST(LowerBounds, CoverIsExactForOneService) {
   // 400 req/s: 2g + 2g (440) or 3g + 1g (400) = 4 slices; 3 slices give 320.
   // 4 slices of 7 -> 1 GPU; with 8 such services 32 slices -> 5 GPUs.
