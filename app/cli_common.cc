@@ -73,13 +73,21 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
   command
       .add_option("--time-limit", flags.time_limit_s,
                   "Seconds a searching planner may take (exact: returns the best plan found, "
-                  "its proven bound and gap); default: the planner's own (exact: 10)")
+                  "its proven bound and gap; migserving-ga: the best plan its rounds found); "
+                  "default: the planner's own (10 for both)")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--seed", flags.seed,
+                  "Seed of a randomised planner (migserving-ga): same seed, same plan, unless "
+                  "the time limit cuts the search short")
+      ->capture_default_str();
 }
 
 PlanContext ContextFrom(const SearchFlags& flags) {
   PlanContext context;
   context.time_limit_s = flags.time_limit_s;
+  context.seed = flags.seed;
+  context.progress = [](std::string_view line) { std::cerr << "tessera: " << line << "\n"; };
   return context;
 }
 

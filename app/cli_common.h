@@ -5,6 +5,7 @@
 #define TESSERA_APP_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,7 @@ struct InputFlags {
 // Search settings of the planners that search (e.g. exact).
 struct SearchFlags {
   double time_limit_s = 0;  // --time-limit SECONDS; 0 = the planner's default
+  std::uint64_t seed = 1;   // --seed N
 };
 
 // Declares the SearchFlags options on `command`.
