@@ -76,7 +76,8 @@ ConfigSpace ConfigSpace::Build(const Problem& problem, int max_procs) {
     }
     for (int p = 0; p < profiles; ++p) {
       const double capacity = space.triplets_[space.Index(s, p)].capacity_rps;
-      if (spec.service.rate_rps > 0) space.utility_[space.Index(s, p)] = capacity / spec.service.rate_rps;
+      if (spec.service.rate_rps > 0)
+        space.utility_[space.Index(s, p)] = capacity / spec.service.rate_rps;
     }
   }
   std::vector<int> used;
@@ -114,7 +115,8 @@ double ConfigSpace::Score(const GpuConfig& config, const Coverage& coverage) con
   const Layout& layout = layouts_[config.layout];
   std::vector<double> added(num_services(), 0.0);
   for (size_t i = 0; i < layout.size(); ++i) {
-    if (config.services[i] != kIdle) added[config.services[i]] += Utility(config.services[i], layout[i].profile);
+    if (config.services[i] != kIdle)
+      added[config.services[i]] += Utility(config.services[i], layout[i].profile);
   }
   double score = 0;
   for (int s = 0; s < num_services(); ++s) {

@@ -128,8 +128,8 @@ class ConfigSpace {
   const GpuModel* gpu_ = nullptr;
   std::vector<double> rates_;
   std::vector<bool> servable_;
-  std::vector<Triplet> triplets_;    // [service x profile]; capacity 0 = none
-  std::vector<double> utility_;      // [service x profile]
+  std::vector<Triplet> triplets_;  // [service x profile]; capacity 0 = none
+  std::vector<double> utility_;    // [service x profile]
   std::vector<Layout> layouts_;
   // Per layout, its placements largest first (then by start): the order
   // configurations are built in.

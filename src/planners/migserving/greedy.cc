@@ -1,6 +1,5 @@
 #include "planners/migserving/greedy.h"
 
-
 namespace tessera::migserving {
 namespace {
 
@@ -26,7 +25,8 @@ ScoredConfig BestPairConfig(const ConfigSpace& space, const std::vector<int>& op
     for (size_t a = 0; a < n; ++a) {
       for (size_t b = n == 1 ? a : a + 1; b < n; ++b) {
         const int pair[] = {open[a], open[b]};
-        ScoredConfig config = space.Best(layout, std::span<const int>(pair, a == b ? 1 : 2), coverage);
+        ScoredConfig config =
+            space.Best(layout, std::span<const int>(pair, a == b ? 1 : 2), coverage);
         if (config.score > best.score) best = std::move(config);
       }
     }

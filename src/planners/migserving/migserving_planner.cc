@@ -21,10 +21,11 @@ class ProgressLine {
   void operator()(const migserving::GeneticProgress& p, const Deadline& deadline) {
     if (!sink_ || clock_.NowMs() - last_ms_ < 1000) return;
     last_ms_ = clock_.NowMs();
-    sink_(fmt::format("{}: round {}, best {} GPUs / {} slices (fast algorithm: {} / {}), "
-                      "{} rounds without improvement, {:.1f} s",
-                      planner_, p.round, p.best.gpus, p.best.slices, p.start.gpus, p.start.slices,
-                      p.stalled, deadline.ElapsedS()));
+    sink_(
+        fmt::format("{}: round {}, best {} GPUs / {} slices (fast algorithm: {} / {}), "
+                    "{} rounds without improvement, {:.1f} s",
+                    planner_, p.round, p.best.gpus, p.best.slices, p.start.gpus, p.start.slices,
+                    p.stalled, deadline.ElapsedS()));
   }
 
  private:
@@ -43,8 +44,8 @@ class MigServingPlanner : public Planner {
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const Clock& clock = context.clock ? *context.clock : SystemClock();
-    const Deadline deadline(clock, context.time_limit_s > 0 ? context.time_limit_s
-                                                            : options_.default_time_limit_s);
+    const Deadline deadline(
+        clock, context.time_limit_s > 0 ? context.time_limit_s : options_.default_time_limit_s);
     const ConfigSpace space = ConfigSpace::Build(problem, options_.max_procs);
     Coverage coverage(space);
     Deployment deployment;
@@ -52,9 +53,9 @@ class MigServingPlanner : public Planner {
     migserving::Trim(space, deployment);
     if (options_.genetic) {
       ProgressLine line(name_, clock, context.progress);
-      deployment = migserving::Evolve(
-          space, std::move(deployment), options_.ga, context.seed, deadline,
-          [&](const migserving::GeneticProgress& p) { line(p, deadline); });
+      deployment =
+          migserving::Evolve(space, std::move(deployment), options_.ga, context.seed, deadline,
+                             [&](const migserving::GeneticProgress& p) { line(p, deadline); });
     }
     PlanResult plan;
     for (const migserving::GpuConfig& config : deployment) {

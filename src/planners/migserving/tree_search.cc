@@ -27,7 +27,8 @@ size_t Draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() %
 
 Status TreeSearchOptions::Validate() const {
   if (top_k < 1 || sampled_services < 1 || simulations < 1) {
-    return Status::InvalidArgument("tree search: top_k, sampled_services and simulations must be >= 1");
+    return Status::InvalidArgument(
+        "tree search: top_k, sampled_services and simulations must be >= 1");
   }
   if (!(exploration >= 0)) return Status::InvalidArgument("tree search: exploration must be >= 0");
   return Status::Ok();

@@ -1,0 +1,218 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "planners/migserving/config_space.h"
+#include "planners/migserving/greedy.h"
+#include "planners/migserving/migserving_planner.h"
+#include "planners/migserving/tree_search.h"
+#include "tessera/plan.h"
+#include "tessera/profile_synth.h"
+#include "tessera/validator.h"
+#include "tiny_problem.h"
+
+namespace tessera {
+namespace {
+
+using migserving::ConfigSpace;
+using migserving::Coverage;
+using migserving::GpuConfig;
+using migserving::kIdle;
+using testing::TinyProblem;
+
+Deployment Plan(const Planner& planner, const Problem& problem, const PlanContext& context = {}) {
+  Result<PlanReport> report = RunPlanner(planner, problem, context);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  const Deployment& d = report->deployment;
+  EXPECT_TRUE(
+      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), testing::BareRule()).empty());
+  return d;
+}
+
+// The layout of `space` made of `profile` alone, seven times (7 x 1g).
+int SevenSinglesLayout(const ConfigSpace& space) {
+  for (size_t l = 0; l < space.layouts().size(); ++l) {
+    const Layout& layout = space.layouts()[l];
+    if (layout.size() == 7) return static_cast<int>(l);
+  }
+  return -1;
+}
+
+TEST(MigServingConfigSpace, UtilityIsCapacityOverRate) {
+  const Problem p = TinyProblem({400});
+  const ConfigSpace space = ConfigSpace::Build(p, 1);
+  const int g1 = p.gpu().ProfileIndex("1g.10gb"), g7 = p.gpu().ProfileIndex("7g.80gb");
+  EXPECT_DOUBLE_EQ(space.Utility(0, g1), 100.0 / 400);
+  EXPECT_DOUBLE_EQ(space.Utility(0, g7), 800.0 / 400);
+  EXPECT_EQ(space.TripletFor(0, p.gpu().ProfileIndex("4g.40gb")), nullptr);  // not profiled
+  EXPECT_DOUBLE_EQ(space.WholeGpuUtility(0), 2.0);  // 7 x 1g gives 700, the 7g 800
+}
+
+TEST(MigServingConfigSpace, ScoreCountsUtilityUpToTheNeed) {
+  // s0 needs 1000 (a 1g covers 0.1 of it): seven 1g score 1 x 0.7. s1 needs
+  // 100: one 1g covers it all (1 x 1); a second adds nothing.
+  const Problem p = TinyProblem({1000, 100});
+  const ConfigSpace space = ConfigSpace::Build(p, 1);
+  const Coverage none(space);
+  const int singles = SevenSinglesLayout(space);
+  ASSERT_GE(singles, 0);
+  EXPECT_NEAR(space.Score({singles, std::vector<int>(7, 0)}, none), 0.7, 1e-12);
+  EXPECT_NEAR(space.Score({singles, {1, 1, kIdle, kIdle, kIdle, kIdle, kIdle}}, none), 1.0, 1e-12);
+  // Built for both, the 1g instances go one to s1 and the rest to s0.
+  const int both[] = {0, 1};
+  const migserving::ScoredConfig best = space.Best(singles, both, none);
+  EXPECT_EQ(std::count(best.config.services.begin(), best.config.services.end(), 1), 1);
+  EXPECT_EQ(std::count(best.config.services.begin(), best.config.services.end(), 0), 6);
+  EXPECT_NEAR(best.score, 0.6 + 1.0, 1e-12);
+}
+
+TEST(MigServingGreedy, CoversEveryServiceAndPacksSmallOnesTogether) {
+  // Seven services of 90 req/s: one 1g each, all on one GPU.
+  auto planner = BuiltinPlanners().Create("migserving-greedy");
+  ASSERT_TRUE(planner.ok());
+  const Deployment d = Plan(**planner, TinyProblem(std::vector<double>(7, 90)));
+  ASSERT_EQ(d.gpus.size(), 1u);
+  EXPECT_EQ(d.gpus[0].instances.size(), 7u);
+}
+
+TEST(MigServingGreedy, BigServiceTakesItsMostEfficientInstances) {
+  // 8000 req/s: ten 7g (800 each, the best per slice) cover it exactly.
+  auto planner = BuiltinPlanners().Create("migserving-greedy");
+  const Deployment d = Plan(**planner, TinyProblem({8000}));
+  EXPECT_EQ(d.gpus.size(), 10u);
+  for (const GpuAssignment& g : d.gpus) EXPECT_EQ(g.instances.at(0).profile, "7g.80gb");
+}
+
+TEST(MigServingTreeSearch, FillsFromNothingAndFromAPartialDeployment) {
+  const Problem p = TinyProblem({1500, 90, 450, 2300});
+  const ConfigSpace space = ConfigSpace::Build(p, 1);
+  migserving::TreeSearch search(space, {});
+  std::mt19937_64 rng(7);
+  const Deadline never(SystemClock(), 0);
+  Coverage coverage(space);
+  std::optional<migserving::Deployment> all = search.Fill(coverage, rng, never);
+  ASSERT_TRUE(all.has_value());
+  for (const GpuConfig& c : *all) coverage.Add(c);
+  EXPECT_TRUE(coverage.AllSatisfied());
+  coverage.Remove(all->front());  // erase a GPU, as a crossover does
+  std::optional<migserving::Deployment> refill = search.Fill(coverage, rng, never);
+  ASSERT_TRUE(refill.has_value());
+  for (const GpuConfig& c : *refill) coverage.Add(c);
+  EXPECT_TRUE(coverage.AllSatisfied());
+}
+
+// Random scenarios on the default A100 profiles: 3 to 14 services, rates
+// log-uniform over 50 to 30,000 req/s, SLO 100 ms.
+Problem RandomProblem(std::mt19937_64& rng, const ProfileTable& table) {
+  const std::vector<std::string> models = table.Models();
+  Scenario s;
+  s.name = "random";
+  s.gpu = "a100-80gb";
+  const int n = 3 + static_cast<int>(rng() % 12);
+  for (int i = 0; i < n; ++i) {
+    const double rate = std::round(50 * std::pow(600.0, std::generate_canonical<double, 53>(rng)));
+    s.services.push_back({fmt::format("s{}", i), models[rng() % models.size()], rate, 100, 0});
+  }
+  return *Problem::Build(s, testing::A100(), table, LatencyRule{});
+}
+
+TEST(MigServingGenetic, NeverWorseThanTheGreedyPlanItStartsFrom) {
+  const ProfileTable table = DefaultProfiles(testing::A100());
+  auto greedy = BuiltinPlanners().Create("migserving-greedy");
+  MigServingOptions o;
+  o.genetic = true;
+  o.ga.stall_rounds = 3;
+  auto ga = NewMigServingPlanner(o, "ga");
+  std::mt19937_64 rng(20261123);
+  int better = 0;
+  for (int k = 0; k < 20; ++k) {
+    const Problem p = RandomProblem(rng, table);
+    Result<PlanReport> g = RunPlanner(**greedy, p, {});
+    Result<PlanReport> e = RunPlanner(*ga, p, PlanContext{.time_limit_s = 5, .seed = 1});
+    ASSERT_TRUE(g.ok() && e.ok());
+    EXPECT_TRUE(ValidateDeployment(e->deployment, p.scenario(), table, LatencyRule{}).empty());
+    const Metrics& gm = g->deployment.metrics;
+    const Metrics& em = e->deployment.metrics;
+    ASSERT_TRUE(em.gpus < gm.gpus || (em.gpus == gm.gpus && em.gpcs <= gm.gpcs))
+        << "scenario " << k << ": GA " << em.gpus << "/" << em.gpcs << ", greedy " << gm.gpus << "/"
+        << gm.gpcs;
+    better += em.gpus < gm.gpus || em.gpcs < gm.gpcs;
+  }
+  EXPECT_GT(better, 0);  // the rounds do find something on some scenario
+}
+
+TEST(MigServingGenetic, SameSeedSamePlan) {
+  const ProfileTable table = DefaultProfiles(testing::A100());
+  std::mt19937_64 rng(5);
+  const Problem p = RandomProblem(rng, table);
+  auto ga = BuiltinPlanners().Create("migserving-ga");
+  const PlanContext context{.time_limit_s = 60, .seed = 42};
+  Result<PlanResult> a = (*ga)->Plan(p, context);
+  Result<PlanResult> b = (*ga)->Plan(p, context);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->gpus.size(), b->gpus.size());
+  for (size_t g = 0; g < a->gpus.size(); ++g) {
+    ASSERT_EQ(a->gpus[g].size(), b->gpus[g].size());
+    for (size_t i = 0; i < a->gpus[g].size(); ++i) {
+      EXPECT_EQ(a->gpus[g][i].service, b->gpus[g][i].service);
+      EXPECT_EQ(a->gpus[g][i].start, b->gpus[g][i].start);
+      EXPECT_EQ(a->gpus[g][i].triplet.profile, b->gpus[g][i].triplet.profile);
+    }
+  }
+}
+
+TEST(MigServingGenetic, StopsAtTheTimeLimitAndReportsProgress) {
+  // Rounds never stall out, so only the deadline stops the search: a clock
+  // advancing 1 ms per reading passes 30 s within 30,000 readings, and a
+  // round takes about a thousand (one per simulation), so a few dozen
+  // rounds run and report.
+  MigServingOptions o;
+  o.genetic = true;
+  o.ga.stall_rounds = 0;
+  auto ga = NewMigServingPlanner(o, "ga");
+  FakeClock clock(0, 1);
+  std::vector<std::string> lines;
+  PlanContext context{.time_limit_s = 30, .seed = 1, .clock = &clock};
+  context.progress = [&](std::string_view line) { lines.emplace_back(line); };
+  const Deployment d = Plan(*ga, TinyProblem({1500, 90, 450, 2300, 30, 610}), context);
+  EXPECT_FALSE(d.gpus.empty());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("ga: round "), std::string::npos) << lines.front();
+  EXPECT_NE(lines.front().find("fast algorithm"), std::string::npos) << lines.front();
+}
+
+TEST(MigServingPlanner, InstancesRunAtMostMaxProcsProcesses) {
+  const ProfileTable table = DefaultProfiles(testing::A100());
+  std::mt19937_64 rng(3);
+  for (int k = 0; k < 5; ++k) {
+    const Problem p = RandomProblem(rng, table);
+    for (int procs : {1, 2, 4}) {
+      MigServingOptions o;
+      o.max_procs = procs;
+      Result<PlanResult> r = NewMigServingPlanner(o, "m")->Plan(p, {});
+      ASSERT_TRUE(r.ok());
+      for (const auto& gpu : r->gpus) {
+        for (const PlacedSegment& seg : gpu) EXPECT_LE(seg.triplet.procs, procs);
+      }
+    }
+  }
+}
+
+TEST(MigServingOptions, ValidateRejectsNonsense) {
+  MigServingOptions o;
+  EXPECT_TRUE(o.Validate().ok());
+  o.max_procs = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  o.default_time_limit_s = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  o.ga.parents = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  o.ga.search.top_k = 0;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+}  // namespace
+}  // namespace tessera
