@@ -39,7 +39,7 @@ void Mutate(const ConfigSpace& space, Deployment& d, std::mt19937_64& rng) {
 std::optional<Deployment> Crossover(const ConfigSpace& space, Deployment d, int max_erased,
                                     TreeSearch& search, std::mt19937_64& rng,
                                     const Deadline& deadline) {
-  const size_t most = std::clamp<size_t>(d.size() / 4, 1, max_erased);
+  const size_t most = std::clamp<size_t>(d.size() / 2, 1, max_erased);
   const size_t erase = 1 + Draw(rng, most);
   for (size_t k = 0; k < erase && !d.empty(); ++k) d.erase(d.begin() + Draw(rng, d.size()));
   Coverage coverage(space);

@@ -7,7 +7,7 @@
 // time, then crossed over:
 //  * mutation swaps the services of one to three random pairs of equal-sized
 //    instances serving different services (capacities are unchanged);
-//  * crossover erases a random number of random GPUs (one to a quarter of
+//  * crossover erases a random number of random GPUs (one to half of
 //    them, at most `max_erased`) and refills what they served with the tree
 //    search (tree_search.h).
 // Children are trimmed (config_space.h), and the best `parents` of parents
