@@ -60,6 +60,16 @@ printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
 bench_medians '^BM_Exact'
 
 echo
+echo "== MIG-serving's fast algorithm on the generated workloads (tessera gen --preset 0..3 ="
+echo "   normal-1, normal-2, lognormal-1, lognormal-2): plan_ms, GPUs, strongest bound, gap"
+printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
+bench_medians '^BM_MigServingGreedy'
+echo
+echo "== migserving-ga against its time limit (normal-1, rounds never stall out; median of 5):"
+echo "   overrun = wall / limit - 1"
+wall_and_counters '^BM_MigServingGa' '%12.1f' limit_ms '%10.0f' overrun '%10.4f'
+
+echo
 echo "== serving simulator: wall ms per run, simulated requests per wall second (median of 5)"
 wall_and_counters '^BM_Simulate' '%12.1f' Mreq_per_s '%12.2f'
 
