@@ -38,6 +38,14 @@ bool Coverage::Satisfied(int service) const {
   return !space_->servable(service) || CoversRate(capacity_[service], space_->rate(service));
 }
 
+std::vector<int> Coverage::Unsatisfied() const {
+  std::vector<int> open;
+  for (int s = 0; s < static_cast<int>(capacity_.size()); ++s) {
+    if (!Satisfied(s)) open.push_back(s);
+  }
+  return open;
+}
+
 double Coverage::Need(int service) const {
   if (Satisfied(service)) return 0;
   return 1 - capacity_[service] / space_->rate(service);

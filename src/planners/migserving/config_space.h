@@ -69,6 +69,8 @@ class Coverage {
   double Need(int service) const;
   bool Satisfied(int service) const;
   bool AllSatisfied() const { return unsatisfied_ == 0; }
+  // The services not yet satisfied, in index order.
+  std::vector<int> Unsatisfied() const;
   int unsatisfied() const { return unsatisfied_; }
   double capacity(int service) const { return capacity_[service]; }
 

@@ -3,14 +3,6 @@
 namespace tessera::migserving {
 namespace {
 
-std::vector<int> Unsatisfied(const ConfigSpace& space, const Coverage& coverage) {
-  std::vector<int> open;
-  for (int s = 0; s < space.num_services(); ++s) {
-    if (!coverage.Satisfied(s)) open.push_back(s);
-  }
-  return open;
-}
-
 bool AlmostSatisfied(const ConfigSpace& space, const Coverage& coverage, int service) {
   const double need = coverage.Need(service);
   return need > 0 && need < space.WholeGpuUtility(service);
@@ -37,7 +29,7 @@ ScoredConfig BestPairConfig(const ConfigSpace& space, const std::vector<int>& op
 }  // namespace
 
 ScoredConfig BestGreedyConfig(const ConfigSpace& space, const Coverage& coverage) {
-  const std::vector<int> open = Unsatisfied(space, coverage);
+  const std::vector<int> open = coverage.Unsatisfied();
   ScoredConfig best = BestPairConfig(space, open, coverage);
   for (int service : open) {
     if (!AlmostSatisfied(space, coverage, service)) continue;

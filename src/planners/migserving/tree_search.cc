@@ -55,10 +55,7 @@ TreeSearch::TreeSearch(const ConfigSpace& space, const TreeSearchOptions& option
 TreeSearch::~TreeSearch() = default;
 
 Deployment TreeSearch::Candidates(const Coverage& coverage, std::mt19937_64& rng) const {
-  std::vector<int> open;
-  for (int s = 0; s < space_.num_services(); ++s) {
-    if (!coverage.Satisfied(s)) open.push_back(s);
-  }
+  std::vector<int> open = coverage.Unsatisfied();
   const size_t picked = std::min(open.size(), static_cast<size_t>(options_.sampled_services));
   for (size_t i = 0; i < picked; ++i) std::swap(open[i], open[i + Draw(rng, open.size() - i)]);
   const std::span<const int> picks(open.data(), picked);
