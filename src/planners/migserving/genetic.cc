@@ -4,6 +4,8 @@
 #include <optional>
 #include <random>
 
+#include "util/random_draws.h"
+
 namespace tessera::migserving {
 namespace {
 
@@ -12,18 +14,17 @@ struct Member {
   Cost cost;
 };
 
-size_t Draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
-
 // Swaps the services of one to three random pairs of equal-profile instances
 // serving different services; gives up on a pair after a few draws.
 void Mutate(const ConfigSpace& space, Deployment& d, std::mt19937_64& rng) {
   constexpr int kDrawsPerPair = 16;
-  const int pairs = 1 + static_cast<int>(Draw(rng, 3));
+  const int pairs = 1 + static_cast<int>(UniformIndex(rng, 3));
   for (int pair = 0; pair < pairs; ++pair) {
     for (int draw = 0; draw < kDrawsPerPair; ++draw) {
-      GpuConfig& a = d[Draw(rng, d.size())];
-      GpuConfig& b = d[Draw(rng, d.size())];
-      const size_t i = Draw(rng, a.services.size()), j = Draw(rng, b.services.size());
+      GpuConfig& a = d[UniformIndex(rng, d.size())];
+      GpuConfig& b = d[UniformIndex(rng, d.size())];
+      const size_t i = UniformIndex(rng, a.services.size()),
+                   j = UniformIndex(rng, b.services.size());
       const bool same_size =
           space.layouts()[a.layout][i].profile == space.layouts()[b.layout][j].profile;
       if (same_size && a.services[i] != kIdle && b.services[j] != kIdle &&
@@ -40,8 +41,8 @@ std::optional<Deployment> Crossover(const ConfigSpace& space, Deployment d, int 
                                     TreeSearch& search, std::mt19937_64& rng,
                                     const Deadline& deadline) {
   const size_t most = std::clamp<size_t>(d.size() / 2, 1, max_erased);
-  const size_t erase = 1 + Draw(rng, most);
-  for (size_t k = 0; k < erase && !d.empty(); ++k) d.erase(d.begin() + Draw(rng, d.size()));
+  const size_t erase = 1 + UniformIndex(rng, most);
+  for (size_t k = 0; k < erase && !d.empty(); ++k) d.erase(d.begin() + UniformIndex(rng, d.size()));
   Coverage coverage(space);
   for (const GpuConfig& config : d) coverage.Add(config);
   std::optional<Deployment> refill = search.Fill(coverage, rng, deadline);

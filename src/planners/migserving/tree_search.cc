@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "util/random_draws.h"
+
 namespace tessera::migserving {
 namespace {
 
@@ -20,8 +22,6 @@ bool Helps(const ConfigSpace& space, const GpuConfig& config, const Coverage& co
   }
   return false;
 }
-
-size_t Draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
 
 }  // namespace
 
@@ -57,7 +57,8 @@ TreeSearch::~TreeSearch() = default;
 Deployment TreeSearch::Candidates(const Coverage& coverage, std::mt19937_64& rng) const {
   std::vector<int> open = coverage.Unsatisfied();
   const size_t picked = std::min(open.size(), static_cast<size_t>(options_.sampled_services));
-  for (size_t i = 0; i < picked; ++i) std::swap(open[i], open[i + Draw(rng, open.size() - i)]);
+  for (size_t i = 0; i < picked; ++i)
+    std::swap(open[i], open[i + UniformIndex(rng, open.size() - i)]);
   const std::span<const int> picks(open.data(), picked);
   std::vector<ScoredConfig> scored;
   for (int layout = 0; layout < static_cast<int>(space_.layouts().size()); ++layout) {
@@ -95,11 +96,11 @@ bool TreeSearch::Rollout(Coverage coverage, std::mt19937_64& rng, Deployment& ou
   while (!coverage.AllSatisfied()) {
     if (memo_.size() >= kMaxMemoEntries) memo_.clear();
     Deployment& pool = memo_[MemoKey(coverage)];
-    const GpuConfig* pick = pool.empty() ? nullptr : &pool[Draw(rng, pool.size())];
+    const GpuConfig* pick = pool.empty() ? nullptr : &pool[UniformIndex(rng, pool.size())];
     if (!pick || !Helps(space_, *pick, coverage)) {
       pool = Candidates(coverage, rng);
       if (pool.empty()) return false;
-      pick = &pool[Draw(rng, pool.size())];
+      pick = &pool[UniformIndex(rng, pool.size())];
     }
     coverage.Add(*pick);
     out.push_back(*pick);
