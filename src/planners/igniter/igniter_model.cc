@@ -1,0 +1,286 @@
+#include "tessera/igniter_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "tessera/profile_table.h"
+#include "util/text_io.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+
+// Reads fields of one JSON object, naming "<source>: field '<path>.<key>'" in
+// errors; the first error sticks and later reads are no-ops.
+class FieldReader {
+ public:
+  FieldReader(const Json& object, std::string_view source, std::string path)
+      : object_(object), source_(source), path_(std::move(path)) {}
+
+  double Number(const char* key) {
+    const Json* v = Find(key);
+    if (v == nullptr) return 0;
+    if (!v->is_number()) return Fail(key, "expected a number"), 0;
+    const double x = v->get<double>();
+    if (!std::isfinite(x)) return Fail(key, "expected a finite number"), 0;
+    return x;
+  }
+
+  double Positive(const char* key) {
+    const double x = Number(key);
+    if (status_.ok() && !(x > 0)) Fail(key, fmt::format("must be > 0, got {}", x));
+    return x;
+  }
+
+  double NonNegative(const char* key) {
+    const double x = Number(key);
+    if (status_.ok() && x < 0) Fail(key, fmt::format("must be >= 0, got {}", x));
+    return x;
+  }
+
+  template <size_t N>
+  std::array<double, N> Numbers(const char* key) {
+    std::array<double, N> out{};
+    const Json* v = Find(key);
+    if (v == nullptr) return out;
+    if (!v->is_array() || v->size() != N) {
+      Fail(key, fmt::format("expected an array of {} numbers", N));
+      return out;
+    }
+    for (size_t i = 0; i < N; ++i) {
+      if (!(*v)[i].is_number()) {
+        Fail(key, fmt::format("element {} is not a number", i));
+        return out;
+      }
+      out[i] = (*v)[i].get<double>();
+    }
+    return out;
+  }
+
+  std::string OptionalString(const char* key) {
+    auto it = object_.find(key);
+    if (it == object_.end()) return "";
+    if (!it->is_string()) return Fail(key, "expected a string"), "";
+    return it->get<std::string>();
+  }
+
+  const Status& status() const { return status_; }
+
+ private:
+  const Json* Find(const char* key) {
+    if (!status_.ok()) return nullptr;
+    auto it = object_.find(key);
+    if (it == object_.end()) return Fail(key, "missing"), nullptr;
+    return &*it;
+  }
+
+  void Fail(const char* key, const std::string& what) {
+    if (status_.ok()) {
+      status_ =
+          Status::InvalidArgument(fmt::format("{}: field '{}.{}': {}", source_, path_, key, what));
+    }
+  }
+
+  const Json& object_;
+  std::string_view source_;
+  std::string path_;
+  Status status_;
+};
+
+Result<MpsHardware> ReadHardware(const Json& j, std::string_view source) {
+  if (!j.is_object()) {
+    return Status::InvalidArgument(fmt::format("{}: field 'hardware': expected an object", source));
+  }
+  FieldReader r(j, source, "hardware");
+  MpsHardware hw;
+  hw.gpu = r.OptionalString("gpu");
+  hw.max_frequency_mhz = r.Positive("F");
+  hw.power_cap_w = r.Positive("P");
+  hw.idle_power_w = r.NonNegative("p_idle");
+  hw.unit_pct = r.Positive("unit");
+  hw.pcie_bytes_per_ms = r.Positive("B_pcie");
+  hw.alpha_f = r.Number("alpha_f");
+  hw.alpha_sch = r.Number("alpha_sch");
+  hw.beta_sch = r.Number("beta_sch");
+  if (!r.status().ok()) return r.status();
+  return hw;
+}
+
+Result<WorkloadCoefficients> ReadWorkload(const std::string& key, const Json& j,
+                                          std::string_view source) {
+  if (!j.is_object()) {
+    return Status::InvalidArgument(fmt::format("{}: field '{}': expected an object", source, key));
+  }
+  FieldReader r(j, source, key);
+  WorkloadCoefficients w;
+  w.model = CanonicalModelName(key);
+  const double kernels = r.Positive("n_k");
+  w.kernels = static_cast<int>(std::lround(kernels));
+  w.sched_ms = r.NonNegative("k_sch_ms");
+  w.load_bytes = r.NonNegative("d_load");
+  w.feedback_bytes = r.NonNegative("d_feedback");
+  w.k = r.Numbers<5>("k");
+  w.alpha_cache = r.Number("alpha_cache");
+  w.power = r.Numbers<2>("power_coef");
+  w.cache = r.Numbers<2>("cache_coef");
+  if (!r.status().ok()) return r.status();
+  if (kernels != w.kernels) {
+    return Status::InvalidArgument(
+        fmt::format("{}: field '{}.n_k': must be a whole number, got {}", source, key, kernels));
+  }
+  return w;
+}
+
+}  // namespace
+
+double WorkloadCoefficients::ActiveMs(int batch, double resource_pct) const {
+  const double b = batch;
+  return (k[0] * b * b + k[1] * b + k[2]) / (resource_pct + k[3]) + k[4];
+}
+
+const WorkloadCoefficients* MpsCoefficients::Find(std::string_view model) const {
+  for (const WorkloadCoefficients& w : workloads) {
+    if (w.model == model) return &w;
+  }
+  return nullptr;
+}
+
+Result<MpsCoefficients> ParseMpsCoefficientsJson(std::string_view text, std::string_view source) {
+  const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    return Status::InvalidArgument(fmt::format("{}: invalid JSON", source));
+  }
+  if (!root.is_object()) {
+    return Status::InvalidArgument(fmt::format("{}: expected a JSON object", source));
+  }
+  MpsCoefficients out;
+  bool has_hardware = false;
+  for (const auto& [key, value] : root.items()) {
+    if (key == "hardware") {
+      TESSERA_ASSIGN_OR_RETURN(out.hardware, ReadHardware(value, source));
+      has_hardware = true;
+      continue;
+    }
+    if (!key.empty() && key.front() == '_') continue;  // comments, e.g. "_note"
+    TESSERA_ASSIGN_OR_RETURN(WorkloadCoefficients w, ReadWorkload(key, value, source));
+    if (out.Find(w.model) != nullptr) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field '{}': model '{}' given twice", source, key, w.model));
+    }
+    out.workloads.push_back(std::move(w));
+  }
+  if (!has_hardware) {
+    return Status::InvalidArgument(fmt::format("{}: field 'hardware': missing", source));
+  }
+  if (out.workloads.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: no model coefficients", source));
+  }
+  return out;
+}
+
+Result<MpsCoefficients> LoadMpsCoefficients(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseMpsCoefficientsJson(text, path);
+}
+
+std::string FormatMpsCoefficientsJson(const MpsCoefficients& coefficients) {
+  nlohmann::ordered_json root;
+  for (const WorkloadCoefficients& w : coefficients.workloads) {
+    root[w.model] = {{"n_k", w.kernels},
+                     {"k_sch_ms", w.sched_ms},
+                     {"d_load", w.load_bytes},
+                     {"d_feedback", w.feedback_bytes},
+                     {"k", w.k},
+                     {"alpha_cache", w.alpha_cache},
+                     {"power_coef", w.power},
+                     {"cache_coef", w.cache}};
+  }
+  const MpsHardware& hw = coefficients.hardware;
+  nlohmann::ordered_json h;
+  if (!hw.gpu.empty()) h["gpu"] = hw.gpu;
+  h["F"] = hw.max_frequency_mhz;
+  h["P"] = hw.power_cap_w;
+  h["p_idle"] = hw.idle_power_w;
+  h["unit"] = hw.unit_pct;
+  h["B_pcie"] = hw.pcie_bytes_per_ms;
+  h["alpha_f"] = hw.alpha_f;
+  h["alpha_sch"] = hw.alpha_sch;
+  h["beta_sch"] = hw.beta_sch;
+  root["hardware"] = h;
+  return root.dump(1) + "\n";
+}
+
+std::vector<Prediction> PredictColocated(const MpsHardware& hw, std::span<const Colocated> gpu) {
+  const size_t n = gpu.size();
+  // Everything below follows the order of operations of the artifact's
+  // predict(), so that results agree with it to the last bits.
+  const double extra_idle = n >= 2 ? hw.alpha_sch * static_cast<double>(n) + hw.beta_sch : 0;
+  std::vector<double> active(n);
+  std::vector<double> l2(n);
+  double total_l2 = 0;
+  double power = hw.idle_power_w;
+  for (size_t i = 0; i < n; ++i) {
+    const WorkloadCoefficients& w = *gpu[i].workload;
+    active[i] = w.ActiveMs(gpu[i].batch, gpu[i].resource_pct);
+    const double ability = (1000.0 * gpu[i].batch) / active[i];
+    power += w.power[0] * ability + w.power[1];
+    l2[i] = w.cache[0] * ability + w.cache[1];
+    total_l2 += l2[i];
+  }
+  double frequency = hw.max_frequency_mhz;
+  if (power > hw.power_cap_w) {
+    frequency = hw.alpha_f * (power - hw.power_cap_w) + hw.max_frequency_mhz;
+  }
+  std::vector<Prediction> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const WorkloadCoefficients& w = *gpu[i].workload;
+    const double idle = w.kernels * extra_idle + w.sched_ms;
+    const double contended = active[i] * (1 + w.alpha_cache * (total_l2 - l2[i]));
+    const double gpu_ms = (idle + contended) / (frequency / hw.max_frequency_mhz);
+    const double b = gpu[i].batch;
+    out[i].gpu_ms = gpu_ms;
+    out[i].throughput_rps = b * 1000 / (gpu_ms + w.feedback_bytes * b / hw.pcie_bytes_per_ms);
+    out[i].latency_ms = gpu_ms + (w.load_bytes + w.feedback_bytes) * b / hw.pcie_bytes_per_ms;
+  }
+  return out;
+}
+
+ResourceLowerBound LowerBoundOf(const MpsHardware& hw, const WorkloadCoefficients& w,
+                                double budget_ms, double rate_rps) {
+  const double bandwidth = hw.pcie_bytes_per_ms;
+  const double per_ms = rate_rps / 1000;
+  ResourceLowerBound out;
+  // The batch that arrives while one batch is in flight within the budget.
+  out.batch = std::max(1, static_cast<int>(std::ceil(budget_ms * per_ms * bandwidth /
+                                                     (bandwidth + w.load_bytes * per_ms))));
+  const double b = out.batch;
+  const double gamma = w.k[0] * b * b + w.k[1] * b + w.k[2];
+  const double delta =
+      budget_ms - w.sched_ms - b * (w.load_bytes + w.feedback_bytes) / bandwidth - w.k[4];
+  if (!(delta > 0)) {
+    out.fits = false;
+    out.resource_pct = std::numeric_limits<double>::infinity();
+    return out;
+  }
+  out.resource_pct = std::ceil((gamma / delta - w.k[3]) / hw.unit_pct) * hw.unit_pct;
+  out.resource_pct = std::max(out.resource_pct, hw.unit_pct);
+  out.fits = out.resource_pct <= 100;
+  return out;
+}
+
+std::optional<int> LargestSoloBatch(const MpsHardware& hw, const WorkloadCoefficients& w,
+                                    double budget_ms, int max_batch) {
+  std::optional<int> best;
+  for (int b = 1; b <= max_batch; ++b) {
+    const Colocated alone{&w, b, 100};
+    if (PredictColocated(hw, std::span(&alone, 1))[0].latency_ms > budget_ms) break;
+    best = b;
+  }
+  return best;
+}
+
+}  // namespace tessera
