@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "mps_cli.h"
 #include "tessera/metrics.h"
 #include "tessera/plan.h"
 #include "tessera/validator.h"
@@ -20,6 +21,7 @@ namespace {
 struct CompareFlags {
   InputFlags input;
   SearchFlags search;
+  MpsFlags mps;
   std::string format = "table";
   int repeat = 5;
   bool list = false;
@@ -147,13 +149,120 @@ std::string FormatJson(const std::vector<Row>& rows) {
   return out.dump(2) + "\n";
 }
 
+// ---- MPS planners (--coeffs) ----------------------------------------------
+
+struct MpsRow {
+  MpsMetrics metrics;  // plan_ms is the median over the repeats
+  std::string planner;
+  size_t invalid = 0;
+  size_t infeasible = 0;
+};
+
+// One MPS planner's row; nullopt when it lacks its inputs (noted on stderr).
+Result<std::optional<MpsRow>> RunOneMps(const std::string& name, const MpsProblem& problem,
+                                        int repeat, const PlanContext& context) {
+  if (name == "gpulet" && !problem.gpulet) {
+    std::cerr << "tessera: note: gpulet needs --gpulet-tables; skipped\n";
+    return std::optional<MpsRow>();
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<MpsPlanner> planner, BuiltinMpsPlanners().Create(name));
+  MpsRow row;
+  row.planner = name;
+  std::vector<double> times;
+  for (int k = 0; k < repeat; ++k) {
+    TESSERA_ASSIGN_OR_RETURN(MpsDeployment d, RunMpsPlanner(*planner, problem, context));
+    times.push_back(d.metrics.plan_ms);
+    if (k > 0) continue;
+    row.metrics = d.metrics;
+    row.invalid = ValidateMpsDeployment(d, problem).size();
+    row.infeasible = std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
+      return s.status == ServiceStatus::kInfeasible;
+    });
+  }
+  row.metrics.plan_ms = Median(times);
+  return std::optional<MpsRow>(std::move(row));
+}
+
+std::string FormatMpsTable(const std::vector<MpsRow>& rows, const MpsProblem& problem) {
+  std::string out = fmt::format(
+      "{} on {} (MPS, {} at ${:.3f}/h; {} services; latencies by the iGniter model)\n",
+      problem.scenario.name.empty() ? problem.scenario.source : problem.scenario.name, problem.gpu,
+      FindMpsGpu(problem.gpu).ok() ? (*FindMpsGpu(problem.gpu))->instance : "",
+      problem.price_per_hour, problem.scenario.services.size());
+  out += fmt::format("{:<10} {:>5} {:>9} {:>10} {:>11} {:>11} {:>9}  {}\n", "planner", "gpus",
+                     "cost/h", "resources", "lower bound", "violations", "plan_ms", "valid");
+  for (const MpsRow& r : rows) {
+    const MpsMetrics& m = r.metrics;
+    out +=
+        fmt::format("{:<10} {:>5} {:>9.2f} {:>9.1f}% {:>11} {:>11} {:>9.3f}  {}{}\n", r.planner,
+                    m.gpus, m.cost_per_hour, m.resource_pct, m.lower_bound, m.predicted_violations,
+                    m.plan_ms, r.invalid == 0 ? "yes" : fmt::format("NO ({})", r.invalid),
+                    r.infeasible ? fmt::format(", {} infeasible", r.infeasible) : "");
+  }
+  return out +
+         "violations: services the iGniter model predicts miss their latency budget or rate\n";
+}
+
+std::string FormatMpsCsv(const std::vector<MpsRow>& rows) {
+  std::string out =
+      "planner,gpus,cost_per_hour,resource_pct,lower_bound,predicted_violations,plan_ms,"
+      "invalid,infeasible\n";
+  for (const MpsRow& r : rows) {
+    const MpsMetrics& m = r.metrics;
+    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{:.4f},{},{}\n", r.planner, m.gpus,
+                       m.cost_per_hour, m.resource_pct, m.lower_bound, m.predicted_violations,
+                       m.plan_ms, r.invalid, r.infeasible);
+  }
+  return out;
+}
+
+std::string FormatMpsJson(const std::vector<MpsRow>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const MpsRow& r : rows) {
+    const MpsMetrics& m = r.metrics;
+    out.push_back({{"planner", r.planner},
+                   {"gpus", m.gpus},
+                   {"cost_per_hour", m.cost_per_hour},
+                   {"resource_pct", m.resource_pct},
+                   {"lower_bound", m.lower_bound},
+                   {"predicted_violations", m.predicted_violations},
+                   {"plan_ms", m.plan_ms},
+                   {"valid", r.invalid == 0},
+                   {"infeasible_services", r.infeasible}});
+  }
+  return out.dump(2) + "\n";
+}
+
+int RunMpsCompare(const CompareFlags& flags) {
+  Result<MpsProblem> problem = LoadMpsProblem(flags.input, flags.mps);
+  if (!problem.ok()) return ReportError(problem.status());
+  std::vector<MpsRow> rows;
+  for (const std::string& name : BuiltinMpsPlanners().Names()) {
+    Result<std::optional<MpsRow>> row =
+        RunOneMps(name, *problem, flags.repeat, ContextFrom(flags.search));
+    if (!row.ok()) return ReportError(row.status());
+    if (*row) rows.push_back(**row);
+  }
+  std::cout << (flags.format == "json"  ? FormatMpsJson(rows)
+                : flags.format == "csv" ? FormatMpsCsv(rows)
+                                        : FormatMpsTable(rows, *problem));
+  const bool all_valid =
+      std::all_of(rows.begin(), rows.end(), [](const MpsRow& r) { return r.invalid == 0; });
+  return all_valid ? kExitOk : kExitInternal;
+}
+
 int RunCompare(const CompareFlags& flags) {
   if (flags.list) {
     for (const std::string& name : BuiltinPlanners().Names()) {
       std::cout << fmt::format("{:<24} {}\n", name, BuiltinPlanners().Description(name));
     }
+    std::cout << "\nMPS planners (with --coeffs):\n";
+    for (const std::string& name : BuiltinMpsPlanners().Names()) {
+      std::cout << fmt::format("{:<24} {}\n", name, BuiltinMpsPlanners().Description(name));
+    }
     return kExitOk;
   }
+  if (!flags.mps.coefficients.empty()) return RunMpsCompare(flags);
   Result<Inputs> in = LoadInputs(flags.input);
   if (!in.ok()) return ReportError(in.status());
   Result<Problem> problem = BuildProblem(*in);
@@ -196,9 +305,17 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       "  tessera compare --scenario examples/scenarios/s5.yaml --replicate 10 --repeat 1\n"
       "  tessera gen --preset normal-1 -o normal-1.yaml\n"
       "  tessera compare --scenario normal-1.yaml --repeat 1 --time-limit 20\n"
-      "  tessera compare --list");
+      "  tessera compare --list\n\n"
+      "With --coeffs, the MPS planners instead (igniter, ffd+, gslice+, and gpulet with\n"
+      "--gpulet-tables), on whole GPUs shared through MPS: GPUs, hourly cost, the\n"
+      "resources allocated, Theorem 1's lower bound on GPUs, and the services the\n"
+      "iGniter model predicts miss their SLO:\n"
+      "  tessera compare --scenario examples/scenarios/igniter-12.yaml \\\n"
+      "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json \\\n"
+      "      --gpulet-tables ../shared/data/igniter/i-Gniter/Profile/tools/gpulet.config");
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
+  AddMpsFlags(*cmd, flags->mps);
   cmd->add_option("--format", flags->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

@@ -1,4 +1,7 @@
 // `tessera plan`: one planner on one scenario, validated, in the format asked.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -6,6 +9,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "mps_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
 #include "tessera/simulator.h"
@@ -17,6 +21,7 @@ namespace {
 struct PlanFlags {
   InputFlags input;
   SearchFlags search;
+  MpsFlags mps;
   std::string planner;  // empty: parva, or exact for a pool of several models
   std::string format = "table";
   std::string output;
@@ -57,10 +62,56 @@ Status WriteResults(const PlanFlags& flags, const Deployment& d, const GpuModel&
   return Status::Ok();
 }
 
+// The MPS planners' path: whole GPUs shared through MPS (mps_plan.h).
+int RunMpsPlan(const PlanFlags& flags, double verify_s) {
+  if (flags.format == "csv" || !flags.svg.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "MPS plans print as --format table or json (csv and --svg draw MIG slices)"));
+  }
+  Result<MpsProblem> problem = LoadMpsProblem(flags.input, flags.mps);
+  if (!problem.ok()) return ReportError(problem.status());
+  const std::string name = flags.planner.empty() ? "igniter" : flags.planner;
+  Result<std::unique_ptr<MpsPlanner>> planner = BuiltinMpsPlanners().Create(name);
+  if (!planner.ok()) return ReportError(planner.status().WithContext("--planner"));
+  Result<MpsDeployment> d = RunMpsPlanner(**planner, *problem, ContextFrom(flags.search));
+  if (!d.ok()) return ReportError(d.status());
+  const std::vector<std::string> issues = ValidateMpsDeployment(*d, *problem);
+  if (!issues.empty()) {
+    return ReportError(Status::Internal(
+        fmt::format("planner {} produced an invalid plan:\n{}", name, fmt::join(issues, "\n"))));
+  }
+  std::optional<SimReport> sim;
+  if (flags.verify) {
+    Result<SimReport> simulated = SimulateMpsPlan(*d, *problem, verify_s);
+    if (!simulated.ok()) return ReportError(simulated.status());
+    sim = std::move(simulated).value();
+  }
+  std::string rendered =
+      flags.format == "json" ? FormatMpsDeploymentJson(*d) : FormatMpsDeploymentTable(*d);
+  if (sim && flags.format == "table") rendered += "\n" + FormatSimReportTable(*sim);
+  if (Status s = WriteOutput(flags.output, rendered); !s.ok()) return ReportError(s);
+  if (sim && flags.format != "table") std::cerr << FormatSimReportTable(*sim);
+  if (sim) NoteSloMisses(*sim);
+  int code = kExitOk;
+  for (const MpsServiceOutcome& s : d->services) {
+    if (s.status == ServiceStatus::kInfeasible) {
+      std::cerr << "tessera: service " << s.name << " is infeasible: " << s.reason << "\n";
+      code = kExitInfeasible;
+    } else if (s.predicted_violation) {
+      std::cerr << "tessera: note: the iGniter model predicts " << s.name
+                << " misses its latency budget or rate on this plan\n";
+    }
+  }
+  return code;
+}
+
 int RunPlan(const PlanFlags& flags) {
   Result<double> verify_s = 0.0;
   if (flags.verify) verify_s = ParseDuration("--verify-duration", flags.verify_duration);
   if (!verify_s.ok()) return ReportError(verify_s.status());
+  if (!flags.mps.coefficients.empty() || IsMpsPlanner(flags.planner)) {
+    return RunMpsPlan(flags, *verify_s);
+  }
   Result<Inputs> in = LoadInputs(flags.input);
   if (!in.ok()) return ReportError(in.status());
   Result<Problem> problem = BuildProblem(*in);
@@ -125,12 +176,20 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       "simulation follows the deployment in the output; with json or csv the output is\n"
       "unchanged and the simulation table goes to stderr. A service below 99% within its\n"
       "SLO is noted on stderr; the exit code does not change.\n"
-      "  tessera plan --scenario examples/scenarios/s1.yaml --verify --verify-duration 2m");
+      "  tessera plan --scenario examples/scenarios/s1.yaml --verify --verify-duration 2m\n\n"
+      "MPS sharing of whole GPUs (V100, T4, A10G, or MIG GPUs run whole): the planners\n"
+      "igniter (default), ffd+, gslice+ and gpulet place each service as MPS processes\n"
+      "with a batch and a share of the SMs; the iGniter model (--coeffs) predicts every\n"
+      "process's latency and throughput next to its neighbours, and the plan reports its\n"
+      "hourly cost and the services it predicts miss their SLO:\n"
+      "  tessera plan --scenario examples/scenarios/igniter-12.yaml \\\n"
+      "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --verify");
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
+  AddMpsFlags(*cmd, flags->mps);
   cmd->add_option("--planner", flags->planner,
                   "Planner name (see `tessera compare --list`); default: parva, or exact for a "
-                  "scenario with a pool of several GPU models");
+                  "scenario with a pool of several GPU models, or igniter with --coeffs");
   cmd->add_option("--format", flags->format,
                   "table (for people), json (canonical), csv (ParvaGPU deployment map)")
       ->check(CLI::IsMember({"table", "json", "csv"}))

@@ -143,8 +143,10 @@ struct MpsMetrics {
   double resource_pct = 0;  // sum of every process's share, in % of one GPU
   double cost_per_hour = 0;
   int predicted_violations = 0;  // services with a predicted violation
-  // ceil(sum over services of Theorem 1's resource / 100): no plan that
-  // meets every SLO uses fewer GPUs.
+  // ceil(sum over services of Theorem 1's resource / 100), a service too
+  // large for one GPU counting its rate over one whole GPU's most within its
+  // budget: a plan of one process per service that meets every budget by
+  // the model (co-location only slows a process) uses no fewer GPUs.
   int lower_bound = 0;
   double plan_ms = 0;
 };
@@ -180,10 +182,11 @@ std::vector<std::string> ValidateMpsDeployment(const MpsDeployment& deployment,
                                                const MpsProblem& problem);
 
 // The serving model of an MPS plan for the simulator (simulator.h): one
-// instance per process, its batch latencies (b = 1..planned batch) predicted
-// by the iGniter model with the GPU's other processes at their planned
-// batches, PCIe transfers included. InvalidArgument when the deployment's
-// services are not the problem's.
+// instance per process, its batch times (b = 1..planned batch) predicted by
+// the iGniter model with the GPU's other processes at their planned batches:
+// 1000 b / throughput, GPU time plus the results' copy back (the input copy
+// overlaps the previous batch, as the model's throughput assumes). InvalidArgument when the
+// deployment's services are not the problem's.
 Result<ServingModel> BuildMpsServingModel(const MpsDeployment& deployment,
                                           const MpsProblem& problem);
 

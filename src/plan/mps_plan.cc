@@ -87,6 +87,22 @@ Result<MpsProblem> BuildMpsProblem(Scenario scenario, MpsCoefficients coefficien
   return p;
 }
 
+namespace {
+
+// GPUs (fractional) a service too large for one GPU needs at least: its rate
+// over the most one whole GPU sustains within its budget (0 when none can).
+double WholeGpusNeeded(const MpsProblem& problem, int service) {
+  const MpsHardware& hw = problem.coefficients.hardware;
+  const WorkloadCoefficients& w = problem.Workload(service);
+  const std::optional<int> batch = LargestSoloBatch(hw, w, problem.BudgetMs(service));
+  if (!batch) return 0;
+  const Colocated alone{&w, *batch, 100};
+  const double most = PredictColocated(hw, std::span(&alone, 1))[0].throughput_rps;
+  return std::max(1.0, problem.scenario.services[service].rate_rps / most);
+}
+
+}  // namespace
+
 int MpsLowerBound(const MpsProblem& problem) {
   const MpsHardware& hw = problem.coefficients.hardware;
   double total = 0;
@@ -94,8 +110,7 @@ int MpsLowerBound(const MpsProblem& problem) {
     const int s = static_cast<int>(i);
     const ResourceLowerBound b = LowerBoundOf(hw, problem.Workload(s), problem.BudgetMs(s),
                                               problem.scenario.services[i].rate_rps);
-    // A service that needs more than a GPU alone needs at least one.
-    total += b.fits ? b.resource_pct : 100;
+    total += b.fits ? b.resource_pct : WholeGpusNeeded(problem, s) * 100;
   }
   return static_cast<int>(std::ceil(total / 100 - 1e-9));
 }
