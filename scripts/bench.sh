@@ -70,6 +70,11 @@ echo "   overrun = wall / limit - 1"
 wall_and_counters '^BM_MigServingGa' '%12.1f' limit_ms '%10.0f' overrun '%10.4f'
 
 echo
+echo "== MPS planners: iGniter's placement of 10 to 1,000 random workloads on V100s (the paper"
+echo "   reports 4.61 s for 1,000), FFD+ and GSLICE+ on 1,000: plan_ms, GPUs, Theorem 1 bound"
+wall_and_counters '^BM_(Igniter|FfdPlus|GslicePlus)Place' '%12.3f' gpus '%10.0f' bound '%10.0f'
+
+echo
 echo "== serving simulator: wall ms per run, simulated requests per wall second (median of 5)"
 wall_and_counters '^BM_Simulate' '%12.1f' Mreq_per_s '%12.2f'
 
