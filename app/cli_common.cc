@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "tessera/mps_plan.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "util/text_io.h"
@@ -157,8 +158,14 @@ Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& s
   const std::string name =
       !gpu_flag.empty() ? gpu_flag : (!scenario.gpu.empty() ? scenario.gpu : "a100-80gb");
   Result<const GpuModel*> gpu = FindGpu(name);
-  if (!gpu.ok()) return gpu.status().WithContext(gpu_flag.empty() ? scenario.source : "--gpu");
-  return gpu;
+  if (gpu.ok()) return gpu;
+  const std::string where = gpu_flag.empty() ? scenario.source : "--gpu";
+  if (FindMpsGpu(name).ok()) {
+    return Status::InvalidArgument(where + ": " + name +
+                                   " has no MIG: plan it with an MPS planner, e.g. --planner "
+                                   "igniter --coeffs FILE (see `tessera plan --help`)");
+  }
+  return gpu.status().WithContext(where);
 }
 
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {
