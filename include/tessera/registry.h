@@ -10,7 +10,9 @@
 #ifndef TESSERA_REGISTRY_H_
 #define TESSERA_REGISTRY_H_
 
+#include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +40,16 @@ class NamedRegistry {
     }
     entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
     return Status::Ok();
+  }
+
+  // Register() for the built-in lists: a failure there (a duplicate name) is
+  // a bug that every test run catches, so it aborts with the message.
+  void MustRegister(std::string name, std::string description, Factory factory) {
+    const Status s = Register(std::move(name), std::move(description), std::move(factory));
+    if (!s.ok()) {
+      std::cerr << "tessera: " << s.ToString() << "\n";
+      std::abort();
+    }
   }
 
   // NotFound listing the registered names when `name` is unknown.

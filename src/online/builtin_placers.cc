@@ -9,37 +9,28 @@
 namespace tessera {
 namespace {
 
-void MustRegister(PlacerRegistry& registry, std::string name, std::string description,
-                  PlacerRegistry::Factory factory) {
-  Status s = registry.Register(std::move(name), std::move(description), std::move(factory));
-  if (!s.ok()) {  // a duplicate built-in name is a bug caught by every test run
-    std::cerr << "tessera: " << s.ToString() << "\n";
-    std::abort();
-  }
-}
-
 PlacerRegistry::Factory Scan(ScanRule rule) {
   return [rule](const PlacerOptions& options) { return NewScanPlacer(rule, options); };
 }
 
 PlacerRegistry MakeBuiltins() {
   PlacerRegistry r("policy");
-  MustRegister(r, "ff", "First-Fit: the first GPU, by global index, the VM fits",
-               Scan(ScanRule::kFirstFit));
-  MustRegister(r, "bf", "Best-Fit: the GPU left with the fewest free memory slices",
-               Scan(ScanRule::kBestFit));
-  MustRegister(r, "mcc",
-               "Max CC (GRMU Alg. 6): the GPU left with the highest configuration "
-               "capability",
-               Scan(ScanRule::kMaxCc));
-  MustRegister(r, "mecc",
-               "Max expected CC (GRMU Alg. 7): CC weighted by the profile mix of "
-               "recent arrivals",
-               Scan(ScanRule::kMaxEcc));
-  MustRegister(r, "grmu",
-               "GRMU: dual-basket pooling, defragmentation on rejection, optional "
-               "consolidation",
-               NewGrmuPlacer);
+  r.MustRegister("ff", "First-Fit: the first GPU, by global index, the VM fits",
+                 Scan(ScanRule::kFirstFit));
+  r.MustRegister("bf", "Best-Fit: the GPU left with the fewest free memory slices",
+                 Scan(ScanRule::kBestFit));
+  r.MustRegister("mcc",
+                 "Max CC (GRMU Alg. 6): the GPU left with the highest configuration "
+                 "capability",
+                 Scan(ScanRule::kMaxCc));
+  r.MustRegister("mecc",
+                 "Max expected CC (GRMU Alg. 7): CC weighted by the profile mix of "
+                 "recent arrivals",
+                 Scan(ScanRule::kMaxEcc));
+  r.MustRegister("grmu",
+                 "GRMU: dual-basket pooling, defragmentation on rejection, optional "
+                 "consolidation",
+                 NewGrmuPlacer);
   return r;
 }
 

@@ -13,71 +13,62 @@
 namespace tessera {
 namespace {
 
-void MustRegister(PlannerRegistry& registry, std::string name, std::string description,
-                  PlannerFactory factory) {
-  Status s = registry.Register(std::move(name), std::move(description), std::move(factory));
-  if (!s.ok()) {  // a duplicate built-in name is a bug caught by every test run
-    std::cerr << "tessera: " << s.ToString() << "\n";
-    std::abort();
-  }
-}
-
 PlannerRegistry MakeBuiltins() {
   PlannerRegistry r("planner");
-  MustRegister(r, "exact",
-               "optimal MIG + MPS plan: fewest GPUs (or lowest cost of a priced pool), "
-               "proven by branch and bound (COIN-OR CBC)",
-               [] { return NewExactPlanner({}, "exact"); });
-  MustRegister(r, "parva",
-               "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
-               "allocation optimization",
-               [] { return NewParvaPlanner({}, "parva"); });
-  MustRegister(r, "parva-single", "ParvaGPU without MPS: one process per segment", [] {
+  r.MustRegister("exact",
+                 "optimal MIG + MPS plan: fewest GPUs (or lowest cost of a priced pool), "
+                 "proven by branch and bound (COIN-OR CBC)",
+                 [] { return NewExactPlanner({}, "exact"); });
+  r.MustRegister("parva",
+                 "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
+                 "allocation optimization",
+                 [] { return NewParvaPlanner({}, "parva"); });
+  r.MustRegister("parva-single", "ParvaGPU without MPS: one process per segment", [] {
     ParvaOptions o;
     o.use_mps = false;
     return NewParvaPlanner(o, "parva-single");
   });
-  MustRegister(r, "parva-unopt", "ParvaGPU without the allocation optimization", [] {
+  r.MustRegister("parva-unopt", "ParvaGPU without the allocation optimization", [] {
     ParvaOptions o;
     o.optimize = false;
     return NewParvaPlanner(o, "parva-unopt");
   });
-  MustRegister(r, "static-7",
-               "MIG-serving's A100-7/7 baseline: whole GPUs, one service each, no MPS",
-               [] { return NewStaticPlanner(StaticPartition::kWhole, "static-7"); });
-  MustRegister(r, "static-7x1",
-               "MIG-serving's A100-7x1/7 baseline: every GPU cut into 1g instances, "
-               "shared by all services, no MPS",
-               [] { return NewStaticPlanner(StaticPartition::kSingles, "static-7x1"); });
-  MustRegister(r, "static-mix",
-               "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on A30), "
-               "one service each, no MPS",
-               [] { return NewStaticPlanner(StaticPartition::kMix, "static-mix"); });
-  MustRegister(r, "migserving-greedy",
-               "MIG-serving's fast algorithm: GPU configurations by heuristic score, "
-               "one process per instance",
-               [] { return NewMigServingPlanner({}, "migserving-greedy"); });
+  r.MustRegister("static-7",
+                 "MIG-serving's A100-7/7 baseline: whole GPUs, one service each, no MPS",
+                 [] { return NewStaticPlanner(StaticPartition::kWhole, "static-7"); });
+  r.MustRegister("static-7x1",
+                 "MIG-serving's A100-7x1/7 baseline: every GPU cut into 1g instances, "
+                 "shared by all services, no MPS",
+                 [] { return NewStaticPlanner(StaticPartition::kSingles, "static-7x1"); });
+  r.MustRegister("static-mix",
+                 "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on A30), "
+                 "one service each, no MPS",
+                 [] { return NewStaticPlanner(StaticPartition::kMix, "static-mix"); });
+  r.MustRegister("migserving-greedy",
+                 "MIG-serving's fast algorithm: GPU configurations by heuristic score, "
+                 "one process per instance",
+                 [] { return NewMigServingPlanner({}, "migserving-greedy"); });
   for (int procs : {2, 4}) {
     const std::string name = fmt::format("migserving-greedy-mps{}", procs);
-    MustRegister(r, name,
-                 fmt::format("MIG-serving's fast algorithm with up to {} MPS processes per "
-                             "instance (its Figure 11)",
-                             procs),
-                 [procs, name] {
-                   MigServingOptions o;
-                   o.max_procs = procs;
-                   return NewMigServingPlanner(o, name);
-                 });
+    r.MustRegister(name,
+                   fmt::format("MIG-serving's fast algorithm with up to {} MPS processes per "
+                               "instance (its Figure 11)",
+                               procs),
+                   [procs, name] {
+                     MigServingOptions o;
+                     o.max_procs = procs;
+                     return NewMigServingPlanner(o, name);
+                   });
   }
-  MustRegister(r, "migserving-ga",
-               "MIG-serving's two-phase optimizer: the fast algorithm, then a Genetic "
-               "Algorithm refilling erased GPUs by Monte Carlo Tree Search (--time-limit, "
-               "default 10 s; stops after 10 rounds without improvement)",
-               [] {
-                 MigServingOptions o;
-                 o.genetic = true;
-                 return NewMigServingPlanner(o, "migserving-ga");
-               });
+  r.MustRegister("migserving-ga",
+                 "MIG-serving's two-phase optimizer: the fast algorithm, then a Genetic "
+                 "Algorithm refilling erased GPUs by Monte Carlo Tree Search (--time-limit, "
+                 "default 10 s; stops after 10 rounds without improvement)",
+                 [] {
+                   MigServingOptions o;
+                   o.genetic = true;
+                   return NewMigServingPlanner(o, "migserving-ga");
+                 });
   return r;
 }
 
