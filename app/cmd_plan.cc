@@ -36,10 +36,10 @@ std::string Render(const Deployment& d, const GpuModel& gpu, const std::string& 
   return FormatDeploymentTable(d);
 }
 
-// --verify: the plan replayed with Poisson arrivals (seed 1). A plan the
-// validator accepted that the simulator cannot run is a bug, not bad input.
-Result<SimReport> SimulatePlan(const Deployment& d, const Inputs& in, double duration_s) {
-  Result<ServingModel> model = BuildServingModel(d, in.scenario, in.profiles);
+// --verify: the plan's serving model replayed with Poisson arrivals (seed 1).
+// A plan the validator accepted that the simulator cannot run is a bug, not
+// bad input.
+Result<SimReport> SimulatePlan(const Result<ServingModel>& model, double duration_s) {
   if (!model.ok()) return Status::Internal("--verify: " + model.status().message());
   SimOptions options;
   options.duration_s = duration_s;
@@ -82,7 +82,7 @@ int RunMpsPlan(const PlanFlags& flags, double verify_s) {
   }
   std::optional<SimReport> sim;
   if (flags.verify) {
-    Result<SimReport> simulated = SimulateMpsPlan(*d, *problem, verify_s);
+    Result<SimReport> simulated = SimulatePlan(BuildMpsServingModel(*d, *problem), verify_s);
     if (!simulated.ok()) return ReportError(simulated.status());
     sim = std::move(simulated).value();
   }
@@ -131,7 +131,8 @@ int RunPlan(const PlanFlags& flags) {
   }
   std::optional<SimReport> sim;
   if (flags.verify) {
-    Result<SimReport> simulated = SimulatePlan(d, *in, *verify_s);
+    Result<SimReport> simulated =
+        SimulatePlan(BuildServingModel(d, in->scenario, in->profiles), *verify_s);
     if (!simulated.ok()) return ReportError(simulated.status());
     sim = std::move(simulated).value();
   }

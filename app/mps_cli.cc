@@ -92,15 +92,4 @@ Result<MpsProblem> LoadMpsProblem(const InputFlags& input, const MpsFlags& mps) 
   return problem;
 }
 
-Result<SimReport> SimulateMpsPlan(const MpsDeployment& d, const MpsProblem& problem,
-                                  double duration_s) {
-  Result<ServingModel> model = BuildMpsServingModel(d, problem);
-  if (!model.ok()) return Status::Internal("--verify: " + model.status().message());
-  SimOptions options;
-  options.duration_s = duration_s;
-  Result<SimReport> report = Simulate(*model, options);
-  if (!report.ok()) return Status::Internal("--verify: " + report.status().message());
-  return report;
-}
-
 }  // namespace tessera::cli

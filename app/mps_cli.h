@@ -10,7 +10,6 @@
 
 #include "cli_common.h"
 #include "tessera/mps_plan.h"
-#include "tessera/simulator.h"
 
 namespace tessera::cli {
 
@@ -32,11 +31,6 @@ bool IsMpsPlanner(const std::string& planner);
 // scenario pool's, else the GPU's instance price), the latency factor, and
 // gpu-lets' tables when given. Errors name the flag or file.
 Result<MpsProblem> LoadMpsProblem(const InputFlags& input, const MpsFlags& mps);
-
-// --verify for an MPS plan: the serving simulator with every process's batch
-// latencies from the iGniter model, Poisson arrivals, seed 1.
-Result<SimReport> SimulateMpsPlan(const MpsDeployment& d, const MpsProblem& problem,
-                                  double duration_s);
 
 }  // namespace tessera::cli
 
