@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddGsliceCommand(app, exit_code);
   tessera::cli::AddReplayCommand(app, exit_code);
   tessera::cli::AddGenCommand(app, exit_code);
+  tessera::cli::AddIgniterCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
