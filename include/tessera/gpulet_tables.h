@@ -150,8 +150,7 @@ std::optional<double> GpuletL2Pct(const GpuletTables& tables, std::string_view m
 std::optional<double> GpuletDramPct(const GpuletTables& tables, std::string_view model, int batch,
                                     int resource_pct);
 
-// Fits c0..c2 by linear least squares (normal equations, solved by Gaussian
-// elimination with partial pivoting) over both processes of every
+// Fits c0..c2 by linear least squares (Householder QR) over both processes of every
 // interference row: the target is measured / solo table latency - 1, the
 // regressors 1, l2_i + l2_j and dram_i + dram_j at each process's own
 // (batch, resource). Rows where either process lacks a solo latency or a

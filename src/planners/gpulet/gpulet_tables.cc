@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/profile_table.h"
+#include "util/least_squares.h"
 #include "util/text_io.h"
 
 namespace tessera {
@@ -264,35 +265,6 @@ std::optional<double> Utilisation(const GpuletTables& tables, std::string_view m
   return v;
 }
 
-// Solves the 3x3 system a x = v by Gaussian elimination with partial
-// pivoting; nullopt when a pivot is negligible (singular system).
-std::optional<std::array<double, 3>> Solve3(std::array<std::array<double, 4>, 3> m) {
-  double scale = 0;
-  for (const auto& row : m) {
-    for (int k = 0; k < 3; ++k) scale = std::max(scale, std::abs(row[k]));
-  }
-  if (!(scale > 0)) return std::nullopt;
-  for (int col = 0; col < 3; ++col) {
-    int pivot = col;
-    for (int r = col + 1; r < 3; ++r) {
-      if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
-    }
-    if (!(std::abs(m[pivot][col]) > 1e-12 * scale)) return std::nullopt;
-    std::swap(m[col], m[pivot]);
-    for (int r = 0; r < 3; ++r) {
-      if (r == col) continue;
-      const double f = m[r][col] / m[col][col];
-      for (int k = col; k < 4; ++k) m[r][k] -= f * m[col][k];
-    }
-  }
-  std::array<double, 3> x{};
-  for (int k = 0; k < 3; ++k) x[k] = m[k][3] / m[k][k];
-  for (double v : x) {
-    if (!std::isfinite(v)) return std::nullopt;
-  }
-  return x;
-}
-
 }  // namespace
 
 std::optional<double> GpuletL2Pct(const GpuletTables& tables, std::string_view model, int batch,
@@ -351,21 +323,19 @@ GpuletInterference FitGpuletInterference(const GpuletTables& tables) {
   out.samples = static_cast<int>(samples.size());
   if (samples.empty()) return out;
 
-  // Normal equations X^T X c = X^T y with rows x = [1, l2_sum, dram_sum].
-  std::array<std::array<double, 4>, 3> normal{};
+  // Least squares of the slowdown on rows x = [1, l2_sum, dram_sum].
+  std::vector<std::array<double, 3>> rows;
+  std::vector<double> slowdowns;
   double mean_slowdown = 0;
   for (const Sample& s : samples) {
-    const std::array<double, 3> x = {1, s.l2_sum, s.dram_sum};
-    const double y = s.measured_ms / s.solo_ms - 1;
-    mean_slowdown += y;
-    for (int a = 0; a < 3; ++a) {
-      for (int b = 0; b < 3; ++b) normal[a][b] += x[a] * x[b];
-      normal[a][3] += x[a] * y;
-    }
+    rows.push_back({1, s.l2_sum, s.dram_sum});
+    slowdowns.push_back(s.measured_ms / s.solo_ms - 1);
+    mean_slowdown += slowdowns.back();
   }
   mean_slowdown /= static_cast<double>(samples.size());
-  if (const std::optional<std::array<double, 3>> c = Solve3(normal)) {
-    out.c = *c;
+  const LeastSquaresSolution<3> fit = SolveLeastSquares<3>(std::move(rows), std::move(slowdowns));
+  if (fit.full_rank) {
+    out.c = fit.x;
     out.fitted = true;
   } else {
     out.c = {mean_slowdown, 0, 0};
