@@ -106,6 +106,10 @@ struct Prediction {
 std::vector<Prediction> PredictColocated(const MpsHardware& hardware,
                                          std::span<const Colocated> gpu);
 
+// The prediction for `workload` alone on its GPU (no neighbours).
+Prediction PredictAlone(const MpsHardware& hardware, const WorkloadCoefficients& workload,
+                        int batch, double resource_pct);
+
 // Theorem 1: the batch that just keeps up with `rate_rps` within
 // `budget_ms`, and the least resource (a multiple of the unit) meeting the
 // budget at that batch when running alone, ignoring interference.

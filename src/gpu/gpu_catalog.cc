@@ -1,8 +1,9 @@
 #include "tessera/gpu_catalog.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
+
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -86,12 +87,6 @@ const std::vector<GpuModel>& Catalog() {
   return catalog;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const MigProfile* GpuModel::FindProfile(std::string_view profile_name) const {
@@ -143,7 +138,7 @@ int GpuModel::PrimaryProfileWithComputeSlices(int g) const {
 std::span<const GpuModel> AllGpus() { return Catalog(); }
 
 Result<const GpuModel*> FindGpu(std::string_view name) {
-  const std::string key = Lower(name);
+  const std::string key = AsciiLower(name);
   for (const GpuModel& gpu : Catalog()) {
     if (gpu.name == key) return &gpu;
   }

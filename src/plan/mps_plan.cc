@@ -4,21 +4,15 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "tessera/problem.h"
 #include "util/json_numbers.h"
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Predictions are compared after a JSON round trip at 4 decimals.
 constexpr double kPredictionTolerance = 1e-3;
@@ -48,7 +42,7 @@ std::string MpsGpuNames() {
 }
 
 Result<const MpsGpu*> FindMpsGpu(std::string_view name) {
-  const std::string key = Lower(name);
+  const std::string key = AsciiLower(name);
   for (const MpsGpu& gpu : AllMpsGpus()) {
     if (gpu.name == key) return &gpu;
   }
@@ -96,8 +90,7 @@ double WholeGpusNeeded(const MpsProblem& problem, int service) {
   const WorkloadCoefficients& w = problem.Workload(service);
   const std::optional<int> batch = LargestSoloBatch(hw, w, problem.BudgetMs(service));
   if (!batch) return 0;
-  const Colocated alone{&w, *batch, 100};
-  const double most = PredictColocated(hw, std::span(&alone, 1))[0].throughput_rps;
+  const double most = PredictAlone(hw, w, *batch, 100).throughput_rps;
   return std::max(1.0, problem.scenario.services[service].rate_rps / most);
 }
 
@@ -140,10 +133,8 @@ MpsGpuPlan DescribeGpu(const MpsProblem& problem, const std::vector<MpsShare>& s
 
 // What a service that no planner could place can achieve at best.
 std::string InfeasibleReason(const MpsProblem& problem, int service) {
-  const WorkloadCoefficients& w = problem.Workload(service);
-  const Colocated alone{&w, 1, 100};
   const double best =
-      PredictColocated(problem.coefficients.hardware, std::span(&alone, 1))[0].latency_ms;
+      PredictAlone(problem.coefficients.hardware, problem.Workload(service), 1, 100).latency_ms;
   return fmt::format(
       "not placed: alone on a whole GPU at batch 1 a request takes {:.3f} ms, the budget is "
       "{:.3f} ms ({} x SLO)",

@@ -1,9 +1,10 @@
 #include "tessera/profile_table.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <set>
+
+#include "util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -88,8 +89,7 @@ std::vector<std::string> ProfileTable::Gpus() const {
 }
 
 std::string CanonicalModelName(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = AsciiLower(name);
   if (lower == "bert") return "bert-large";
   return lower;
 }

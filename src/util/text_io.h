@@ -45,6 +45,10 @@ std::vector<TextLine> SplitLines(std::string_view text, ByteOrderMark bom);
 // white space here: a stray '\r' stays visible).
 std::string_view Trim(std::string_view s);
 
+// AsciiLower: `s` with A-Z as a-z, every other byte as it is (catalog keys
+// and model names are matched case-insensitively).
+std::string AsciiLower(std::string_view s);
+
 // IsBlank: true iff `s` holds nothing but spaces and tabs (or nothing).
 bool IsBlank(std::string_view s);
 

@@ -36,9 +36,8 @@ constexpr double kDedicatedLoad = 0.9;
 // at 100% (the artifact trusts the bound alone).
 bool FitsOneGpu(const MpsProblem& problem, int service, const ResourceLowerBound& bound) {
   if (!bound.fits) return false;
-  const Colocated alone{&problem.Workload(service), bound.batch, 100};
-  return PredictColocated(problem.coefficients.hardware, std::span(&alone, 1))[0].latency_ms <=
-         problem.BudgetMs(service);
+  return PredictAlone(problem.coefficients.hardware, problem.Workload(service), bound.batch, 100)
+             .latency_ms <= problem.BudgetMs(service);
 }
 
 // Splits a service whose lower bound exceeds one GPU: whole GPUs at the
@@ -50,8 +49,7 @@ void SplitOversized(const MpsProblem& problem, int service, Prepared& out) {
   const double budget = problem.BudgetMs(service);
   const std::optional<int> batch = LargestSoloBatch(hw, w, budget);
   if (!batch) return;
-  const Colocated alone{&w, *batch, 100};
-  const double throughput = PredictColocated(hw, std::span(&alone, 1))[0].throughput_rps;
+  const double throughput = PredictAlone(hw, w, *batch, 100).throughput_rps;
   const double per_gpu = std::ceil(kDedicatedLoad * throughput);
   double rest = problem.scenario.services[service].rate_rps;
   ResourceLowerBound bound = LowerBoundOf(hw, w, budget, rest);

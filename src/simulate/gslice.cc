@@ -18,7 +18,7 @@
 #include <numeric>
 #include <queue>
 
-#include "serve/sampling.h"
+#include "simulate/sampling.h"
 #include "util/json_numbers.h"
 
 namespace tessera {

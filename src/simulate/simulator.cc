@@ -15,7 +15,7 @@
 #include <queue>
 #include <random>
 
-#include "serve/sampling.h"
+#include "simulate/sampling.h"
 #include "tessera/problem.h"
 
 namespace tessera {

@@ -249,6 +249,12 @@ std::vector<Prediction> PredictColocated(const MpsHardware& hw, std::span<const 
   return out;
 }
 
+Prediction PredictAlone(const MpsHardware& hw, const WorkloadCoefficients& w, int batch,
+                        double resource_pct) {
+  const Colocated alone{&w, batch, resource_pct};
+  return PredictColocated(hw, std::span(&alone, 1))[0];
+}
+
 ResourceLowerBound LowerBoundOf(const MpsHardware& hw, const WorkloadCoefficients& w,
                                 double budget_ms, double rate_rps) {
   const double bandwidth = hw.pcie_bytes_per_ms;
@@ -276,8 +282,7 @@ std::optional<int> LargestSoloBatch(const MpsHardware& hw, const WorkloadCoeffic
                                     double budget_ms, int max_batch) {
   std::optional<int> best;
   for (int b = 1; b <= max_batch; ++b) {
-    const Colocated alone{&w, b, 100};
-    if (PredictColocated(hw, std::span(&alone, 1))[0].latency_ms > budget_ms) break;
+    if (PredictAlone(hw, w, b, 100).latency_ms > budget_ms) break;
     best = b;
   }
   return best;
