@@ -8,8 +8,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "tessera/deployment.h"
 #include "tessera/gpu_catalog.h"
+#include "tessera/latency_rule.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/profile_table.h"
@@ -29,17 +33,23 @@ int ExitCodeFor(const Status& status);
 // Prints "tessera: error: <message>" to stderr and returns ExitCodeFor(status).
 int ReportError(const Status& status);
 
-// The flags every planning command shares.
+// The flags every planning command shares. Empty / unset = not given.
 struct InputFlags {
   std::string scenario;                  // --scenario FILE
   std::string parva_slo;                 // --parva-slo DIR
   int row = 0;                           // --row N (with --parva-slo)
-  std::string profiles;                  // --profiles PATH (default: embedded synthesized profiles)
+  int replicate = 1;                     // --replicate K: K copies of every service
   std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
-  std::string compat;                    // --compat parva-artifact
-  std::string capacity_rule;             // --capacity-rule queueing|bursty:SHARE|bare
-  int replicate = 1;                     // --replicate K: K copies of every service
+  std::string router;                    // --router weighted|jsq
+  // MIG planners only.
+  std::string profiles;       // --profiles PATH (default: embedded synthesized profiles)
+  std::string compat;         // --compat parva-artifact
+  std::string capacity_rule;  // --capacity-rule queueing|bursty:SHARE|bare
+  // MPS planners only.
+  std::string coefficients;              // --coeffs FILE
+  std::string gpulet_tables;             // --gpulet-tables FILE
+  std::optional<double> price_per_hour;  // --price USD
 };
 
 // Search settings of the planners that search (e.g. exact).
@@ -55,27 +65,37 @@ PlanContext ContextFrom(const SearchFlags& flags);
 // Declares the InputFlags options on `command`.
 void AddInputFlags(CLI::App& command, InputFlags& flags);
 
-// Everything a planner run needs, loaded and checked once.
-struct Inputs {
-  Scenario scenario;
-  const GpuModel* gpu = nullptr;  // the first model of a pool
-  std::vector<GpuOffer> pool;     // the scenario's pool, or `gpu` alone, unpriced
-  ProfileTable profiles;
-  LatencyRule rule;
-  std::string profiles_source;  // "embedded (synthesized)" or the path
-};
+// Ok iff every flag given applies to planners that share GPUs as `sharing`
+// does (MIG flags to MIG planners, MPS flags to MPS planners); otherwise
+// InvalidArgument naming the first flag that does not, and `planners`.
+Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view planners);
 
-// Loads and validates the inputs; errors name file, line and field.
-Result<Inputs> LoadInputs(const InputFlags& flags);
+// The problem the inputs describe for MIG planners (mps = false: the
+// scenario's pool or one GPU model, the profiles, the rule) or for MPS
+// planners (mps = true: one GPU model shared whole, the iGniter
+// coefficients, its price, gpu-lets' tables when given). The rule comes
+// from the flags, or is `recorded` (a plan's own rule) when given; a rule
+// flag that contradicts `recorded` is an error. Errors name file, line and
+// field, or the flag.
+Result<Problem> LoadProblem(const InputFlags& flags, bool mps,
+                            const LatencyRule* recorded = nullptr);
 
-// The one GPU model of a run: `gpu_flag` (--gpu) if given, else the
-// scenario's `gpu`, else a100-80gb. NotFound names --gpu or the scenario file.
+// Where the problem's performance figures come from, for titles: "profiles:
+// embedded (synthesized)", "profiles: PATH" or "iGniter coefficients: PATH".
+std::string InputsSource(const InputFlags& flags, bool mps);
+
+// A deployment read from JSON written before plans recorded their rule gets
+// `rule` (the flags'), with a note on stderr naming `path` and the rule; a
+// recorded rule stays.
+void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRule& rule);
+
+// The one MIG GPU model of a run: `gpu_flag` (--gpu) if given, else the
+// scenario's `gpu`, else a100-80gb. NotFound names --gpu or the scenario
+// file; a GPU without MIG is an InvalidArgument that says how to plan it.
 Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario);
 
 // The embedded (synthesized) profiles of every model in `gpus`, one table.
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus);
-// The planning problem of `in` (over its pool).
-Result<Problem> BuildProblem(const Inputs& in);
 
 // Writes `content` to `path` through a temporary file renamed into place, so
 // a failed run never leaves a partial file. "-" writes to stdout.

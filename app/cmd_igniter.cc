@@ -11,8 +11,7 @@
 #include "commands.h"
 #include "tessera/igniter_fit.h"
 #include "tessera/igniter_model.h"
-#include "tessera/mps_plan.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {
@@ -76,11 +75,10 @@ Result<std::string> GpuName(const std::string& flag) {
                                      QuoteForMessage(flag));
     }
   }
-  Result<const MpsGpu*> gpu = FindMpsGpu(flag);
+  Result<const GpuModel*> gpu = FindGpu(flag);
   if (gpu.ok()) return (*gpu)->name;
   std::cerr << "tessera: note: --gpu " << flag
-            << " is not a GPU the MPS planners know; plan with --gpu NAME (" << MpsGpuNames()
-            << ")\n";
+            << " is not in the GPU catalog; plan with --gpu NAME (" << GpuNames() << ")\n";
   return flag;
 }
 
@@ -134,7 +132,7 @@ void AddIgniterCommand(CLI::App& app, int& exit_code) {
   fit->add_option("--base", flags->base,
                   "Coefficients JSON supplying what the CSV lacks, and models it keeps");
   fit->add_option("--gpu", flags->gpu,
-                  "GPU profiled, written as hardware.gpu (" + MpsGpuNames() + ")");
+                  "GPU profiled, written as hardware.gpu (" + GpuNames() + ")");
   fit->callback([flags, &exit_code] { exit_code = RunFit(*flags); });
 }
 

@@ -34,7 +34,7 @@ Result<std::vector<ModelCard>> SelectCards(const std::vector<std::string>& names
 }
 
 int RunSynth(const SynthFlags& flags) {
-  Result<const GpuModel*> gpu = FindGpu(flags.gpu);
+  Result<const GpuModel*> gpu = FindMigGpu(flags.gpu);
   if (!gpu.ok()) return ReportError(gpu.status().WithContext("--gpu"));
   Result<std::vector<ModelCard>> cards = SelectCards(flags.models);
   if (!cards.ok()) return ReportError(cards.status());
@@ -75,7 +75,8 @@ void AddProfilesCommand(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  tessera profiles synth --gpu h100-80gb -o h100.csv\n"
       "  tessera plan --scenario examples/scenarios/s6.yaml --profiles h100.csv --gpu h100-80gb");
-  synth->add_option("--gpu", flags->gpu, "GPU model (" + GpuNames() + ")")->capture_default_str();
+  synth->add_option("--gpu", flags->gpu, "GPU model with MIG (" + GpuNames(/*mig_only=*/true) + ")")
+      ->capture_default_str();
   synth
       ->add_option("--models", flags->models,
                    "Only these models (default: every built-in model card)")

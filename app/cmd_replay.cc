@@ -13,7 +13,7 @@
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_report_format.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {
@@ -64,7 +64,7 @@ Result<TraceShaping> ShapingFrom(const ReplayFlags& flags) {
 }
 
 Result<VmTrace> LoadShapedTrace(const ReplayFlags& flags) {
-  Result<const GpuModel*> gpu = FindGpu(flags.gpu);
+  Result<const GpuModel*> gpu = FindMigGpu(flags.gpu);
   if (!gpu.ok()) return gpu.status().WithContext("--gpu");
   TESSERA_ASSIGN_OR_RETURN(TraceShaping shaping, ShapingFrom(flags));
   TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadAlibabaTrace(flags.nodes, flags.pods, **gpu));
@@ -164,7 +164,8 @@ void AddTraceFlags(CLI::App& cmd, ReplayFlags& flags) {
                  "Pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli,...,creation_time,"
                  "deletion_time)")
       ->required();
-  cmd.add_option("--gpu", flags.gpu, "GPU model every trace GPU becomes: " + GpuNames())
+  cmd.add_option("--gpu", flags.gpu,
+                 "GPU model every trace GPU becomes: " + GpuNames(/*mig_only=*/true))
       ->capture_default_str();
   cmd.add_option("--hosts", flags.hosts, "Stress: keep only the first N hosts")
       ->check(CLI::PositiveNumber);

@@ -18,7 +18,7 @@
 #include "tessera/deployment_format.h"
 #include "tessera/profile_io.h"
 #include "tessera/simulator.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {
@@ -42,12 +42,13 @@ struct SimulateFlags {
   int row = 0;
   int replicate = 1;
   std::string profiles;
+  std::string coefficients;  // --coeffs: an MPS plan's iGniter coefficients
   std::string deployment;
   std::string duration;  // empty: 60 s, or the trace's span under trace:FILE
   std::string arrivals = "poisson";
   std::optional<double> burst_on_share;
   std::optional<double> burst_on_s;
-  std::string router = "weighted";
+  std::string router;                        // empty: the plan's
   std::optional<double> max_queue_delay_ms;  // absent: the SLO-derived default
   std::string variability = "none";
   double drop_after_ms = 0;
@@ -60,7 +61,7 @@ struct SimulateFlags {
 struct SimInputs {
   Scenario scenario;
   Deployment deployment;
-  ProfileTable profiles;
+  std::optional<Problem> problem;  // the scenario on the deployment's GPUs, under its rule
   SimOptions options;
 };
 
@@ -174,20 +175,42 @@ Result<Deployment> LoadDeployment(const std::string& path) {
   return ParseDeploymentJson(text, path);
 }
 
-// --profiles, or the embedded profiles of every GPU model the deployment
-// uses (as `plan` synthesizes them for its pool).
-Result<ProfileTable> LoadProfilesFor(const Deployment& d, const std::string& path,
-                                     const std::string& source) {
-  if (!path.empty()) return LoadProfiles(path, d.gpu);
+// The scenario on the deployment's GPU models under the plan's rule: with
+// --profiles, or the embedded profiles of every GPU model the deployment uses
+// (as `plan` synthesizes them for its pool); an MPS plan with the iGniter
+// coefficients of --coeffs.
+Result<Problem> ProblemFor(const SimulateFlags& flags, const Scenario& scenario,
+                           const Deployment& d) {
+  const std::string where = flags.deployment + ": field 'gpu'";
+  if (d.sharing == Sharing::kMps) {
+    if (flags.coefficients.empty()) {
+      return Status::InvalidArgument(flags.deployment +
+                                     ": an MPS plan is simulated with the iGniter coefficients "
+                                     "it was made with: --coeffs FILE");
+    }
+    TESSERA_ASSIGN_OR_RETURN(MpsCoefficients coefficients, LoadMpsCoefficients(flags.coefficients));
+    Result<const GpuModel*> gpu = FindGpu(d.gpu);
+    if (!gpu.ok()) return gpu.status().WithContext(where);
+    return Problem::BuildMps(scenario, {*gpu, 0, 0}, std::move(coefficients), d.rule);
+  }
+  if (!flags.coefficients.empty()) {
+    return Status::InvalidArgument("--coeffs applies to MPS plans; " + flags.deployment +
+                                   " is a MIG plan");
+  }
   std::set<std::string> models = {d.gpu};
   for (const GpuAssignment& g : d.gpus) models.insert(GpuModelName(d, g));
+  std::vector<GpuOffer> pool;
   std::vector<const GpuModel*> gpus;
   for (const std::string& name : models) {
-    Result<const GpuModel*> gpu = FindGpu(name);
-    if (!gpu.ok()) return gpu.status().WithContext(source + ": field 'gpu'");
+    Result<const GpuModel*> gpu = FindMigGpu(name);
+    if (!gpu.ok()) return gpu.status().WithContext(where);
+    pool.push_back({*gpu, 0, 0});
     gpus.push_back(*gpu);
   }
-  return EmbeddedProfiles(gpus);
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, flags.profiles.empty()
+                                                      ? EmbeddedProfiles(gpus)
+                                                      : LoadProfiles(flags.profiles, d.gpu));
+  return Problem::BuildPool(scenario, std::move(pool), profiles, d.rule);
 }
 
 // The simulation replays the scenario's rates against the deployment's
@@ -247,7 +270,9 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
   const std::string_view duration = flags.duration.empty() ? kDefaultDuration : flags.duration;
   TESSERA_ASSIGN_OR_RETURN(options.duration_s, ParseDuration("--duration", duration));
   TESSERA_RETURN_IF_ERROR(ParseArrivals(flags, options, trace_path));
-  options.router = flags.router == "jsq" ? RouterKind::kShortestQueue : RouterKind::kWeighted;
+  if (!flags.router.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(options.router, ParseRouter(flags.router));
+  }
   if (flags.max_queue_delay_ms) options.max_queue_delay_ms = *flags.max_queue_delay_ms;
   TESSERA_RETURN_IF_ERROR(ParseVariability(flags.variability, options));
   options.drop_after_ms = flags.drop_after_ms;
@@ -266,8 +291,8 @@ Result<SimInputs> LoadSimInputs(const SimulateFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(in.options, OptionsFrom(flags, in.scenario));
   TESSERA_ASSIGN_OR_RETURN(in.deployment, LoadDeployment(flags.deployment));
   TESSERA_RETURN_IF_ERROR(CheckSameServices(in.scenario, in.deployment, flags.deployment));
-  TESSERA_ASSIGN_OR_RETURN(in.profiles,
-                           LoadProfilesFor(in.deployment, flags.profiles, flags.deployment));
+  AdoptRule(in.deployment, flags.deployment, LatencyRule{});
+  TESSERA_ASSIGN_OR_RETURN(in.problem, ProblemFor(flags, in.scenario, in.deployment));
   return in;
 }
 
@@ -290,7 +315,7 @@ void NoteTraceCut(const SimOptions& options) {
 int RunSimulate(const SimulateFlags& flags) {
   Result<SimInputs> in = LoadSimInputs(flags);
   if (!in.ok()) return ReportError(in.status());
-  Result<ServingModel> model = BuildServingModel(in->deployment, in->scenario, in->profiles);
+  Result<ServingModel> model = BuildServingModel(in->deployment, *in->problem);
   if (!model.ok()) {
     // A deployment made with --profiles X needs the same profiles here.
     return ReportError(model.status().WithContext(
@@ -314,10 +339,10 @@ constexpr const char* kFooter =
     "planner's average-rate rules cannot: queueing, batching and tail latency.\n\n"
     "What it models: each service's requests arrive at the scenario's rate_rps (Poisson,\n"
     "constant, on/off bursts, or a recorded trace); a router sends each request to one\n"
-    "MPS process of the service's instances (at random weighted by the capacity the\n"
-    "planners count: throughput times the share the default latency rule lets it carry\n"
-    "within the SLO; or to the shortest queue); a process starts a batch once its planned batch "
-    "size is queued or\n"
+    "MPS process of the service's instances by the router the plan records (at random\n"
+    "weighted by the capacity the planners count: throughput times the share the plan's\n"
+    "latency rule lets it carry within the SLO; or to the shortest queue); a process\n"
+    "starts a batch once its planned batch size is queued or\n"
     "the oldest request has waited --max-queue-delay-ms; a batch runs for its profiled\n"
     "latency (interpolated for partial batches), optionally with random variability.\n"
     "Latency = queueing + batching + execution. Arrivals stop after --duration; the run\n"
@@ -357,13 +382,14 @@ void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
 
 void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--router", flags.router,
-                 "weighted (at random, by each process's SLO-safe capacity) or jsq (the process "
-                 "whose queue empties first)")
-      ->check(CLI::IsMember({"weighted", "jsq"}))
-      ->capture_default_str();
+                 "weighted (at random, by each process's SLO-safe capacity under the plan's "
+                 "rule) or jsq (the process whose queue empties first); default: the router the "
+                 "plan records")
+      ->check(CLI::IsMember({"weighted", "jsq"}));
   cmd.add_option("--max-queue-delay-ms", flags.max_queue_delay_ms,
                  "A partial batch starts once its oldest request has waited this long (default: "
-                 "half the SLO minus the planned batch's latency, at least 0)")
+                 "the plan's batch budget, e.g. half the SLO, minus the planned batch's latency, "
+                 "at least 0)")
       ->check(NonNegative());
   cmd.add_option("--variability", flags.variability,
                  "Batch execution time: none, exponential, lognormal or lognormal:CV (mean 1 x "
@@ -393,6 +419,8 @@ void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--profiles", flags.profiles,
                  "Profile CSV or ParvaGPU prof_data directory the deployment was planned with; "
                  "default: the embedded synthesized profiles of its GPU models");
+  cmd.add_option("--coeffs", flags.coefficients,
+                 "iGniter coefficients (JSON) an MPS plan was made with (tessera plan --coeffs)");
   cmd.add_option("--format", flags.format, "table (for people) or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

@@ -56,7 +56,7 @@ ExactRun PlanRow(int row, int copies) {
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   if (!report.ok()) return run;
   run.deployment = report->deployment;
-  run.violations = ValidateDeployment(run.deployment, scenario, *profiles, ParvaArtifactRule());
+  run.violations = ValidateDeployment(run.deployment, *problem);
   return run;
 }
 

@@ -306,7 +306,7 @@ std::map<std::string, Planned> PlanWithEveryPlanner(const Problem& problem,
     EXPECT_TRUE(report.ok()) << name << ": " << report.status().ToString();
     if (!report.ok()) continue;
     const std::vector<Violation> violations =
-        ValidateDeployment(report->deployment, scenario, table, problem.rule());
+        ValidateDeployment(report->deployment, problem);
     EXPECT_TRUE(violations.empty()) << name << " on " << Describe(scenario) << "\n"
                                     << FormatViolations(violations);
     const Metrics& m = report->deployment.metrics;

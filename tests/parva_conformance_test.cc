@@ -40,7 +40,7 @@ PlannedRow PlanRow(const std::string& planner_name, int row) {
   Result<PlanReport> report = RunPlanner(**planner, *problem, PlanContext{});
   EXPECT_TRUE(report.ok());
   PlannedRow run{report->deployment, {}};
-  run.violations = ValidateDeployment(run.deployment, *scenario, *profiles, ParvaArtifactRule());
+  run.violations = ValidateDeployment(run.deployment, *problem);
   return run;
 }
 

@@ -92,8 +92,9 @@ TEST_F(PoolTest, ExactPlanValidatesAndIsProvenCheapest) {
   ASSERT_FALSE(d.gpus.empty());
   EXPECT_EQ(d.planner, "exact");
   EXPECT_EQ(d.gpu, "a100-80gb");  // the first of the pool
-  const std::vector<Violation> violations =
-      ValidateDeployment(d, scenario_, profiles_, LatencyRule{});
+  Result<Problem> problem = Build(offers_);
+  ASSERT_TRUE(problem.ok());
+  const std::vector<Violation> violations = ValidateDeployment(d, *problem);
   EXPECT_TRUE(violations.empty()) << FormatViolations(violations);
   ASSERT_TRUE(d.metrics.proven_optimal.has_value());
   EXPECT_TRUE(*d.metrics.proven_optimal);
@@ -177,7 +178,7 @@ TEST_F(PoolTest, MixIsNoDearerThanTheCheapestSingleModelPlan) {
     }
     ++planned;
     const Deployment& single = report->deployment;
-    EXPECT_TRUE(ValidateDeployment(single, scenario_, profiles_, LatencyRule{}).empty());
+    EXPECT_TRUE(ValidateDeployment(single, *problem).empty());
     EXPECT_TRUE(single.pool.empty());            // unpriced: no cost table
     EXPECT_EQ(single.metrics.cost_per_hour, 0);  // and no cost
     EXPECT_FALSE(single.metrics.cost_lower_bound > 0);
@@ -244,8 +245,9 @@ TEST_F(PoolTest, MixedDeploymentRoundTripsThroughJson) {
   EXPECT_EQ(parsed->metrics.gpus, d.metrics.gpus);
   EXPECT_EQ(FormatDeploymentJson(*parsed), once);
   // What was read back still validates (per-GPU models included).
-  const std::vector<Violation> violations =
-      ValidateDeployment(*parsed, scenario_, profiles_, LatencyRule{});
+  Result<Problem> problem = Build(offers_);
+  ASSERT_TRUE(problem.ok());
+  const std::vector<Violation> violations = ValidateDeployment(*parsed, *problem);
   EXPECT_TRUE(violations.empty()) << FormatViolations(violations);
 }
 

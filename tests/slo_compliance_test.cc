@@ -30,7 +30,7 @@ SimReport PlanAndSimulate(const std::string& planner_name, int number, const Lat
   EXPECT_TRUE(planner.ok());
   Result<PlanReport> plan = RunPlanner(**planner, *problem, PlanContext{});
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  Result<ServingModel> model = BuildServingModel(plan->deployment, *scenario, profiles);
+  Result<ServingModel> model = BuildServingModel(plan->deployment, *problem);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   Result<SimReport> report = Simulate(*model, SimOptions{});
   EXPECT_TRUE(report.ok()) << report.status().ToString();

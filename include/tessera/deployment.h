@@ -1,7 +1,10 @@
-// Deployment: what a plan puts on every GPU, how each service fares, and the
-// plan's metrics. Its canonical serialization is the JSON of DESIGN.md
-// (deployment_format.h); planners build it through BuildDeployment (plan.h),
-// so every planner's output has the same shape and metrics.
+// Deployment: what a plan puts on every GPU, how each service fares, the
+// plan's metrics, and the rule it was made under. A GPU holds MIG instances
+// (each a segment of one service, with one or more MPS processes) or, shared
+// whole, MPS processes with a share of its SMs each. Its canonical
+// serialization is the JSON of DESIGN.md (deployment_format.h); planners
+// build it through BuildDeployment (plan.h), so every planner's output has
+// the same shape and metrics.
 //
 // Thread-safety: values.
 #ifndef TESSERA_DEPLOYMENT_H_
@@ -10,6 +13,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tessera/latency_rule.h"
+#include "tessera/sharing.h"
 
 namespace tessera {
 
@@ -25,13 +31,28 @@ struct Instance {
   double latency_ms = 0;      // per batch
 };
 
+// One MPS process of a GPU shared whole (Sharing::kMps): one service's
+// batch on a share of the GPU's SMs, described by the iGniter model next to
+// its GPU's other processes.
+struct MpsProcess {
+  std::string service;
+  std::string model;
+  int batch = 1;
+  double resource_pct = 0;    // share of the SMs, in (0, 100]
+  double rate_rps = 0;        // the part of the service's rate it serves
+  double throughput_rps = 0;  // predicted
+  double latency_ms = 0;      // predicted, per batch
+  bool meets_slo = true;      // predicted latency within budget and throughput >= rate
+};
+
 struct GpuAssignment {
   int index = 0;                    // global GPU index, 0-based
   int node = 0;                     // index / gpus_per_node
-  std::vector<Instance> instances;  // sorted by start
+  std::vector<Instance> instances;  // sorted by start (MIG)
   // The catalog model when it differs from Deployment::gpu (a mixed pool);
   // empty = Deployment::gpu.
   std::string gpu;
+  std::vector<MpsProcess> processes;  // a GPU shared whole (MPS); no instances then
 };
 
 enum class ServiceStatus { kOk, kInfeasible };
@@ -44,6 +65,10 @@ struct ServiceOutcome {
   double capacity_rps = 0;  // sum of the service's segment throughputs
   ServiceStatus status = ServiceStatus::kOk;
   std::string reason;  // when infeasible: why, and what is achievable
+  // MPS plans: the largest predicted batch latency of the service's
+  // processes, and whether some process misses its budget or rate.
+  double worst_latency_ms = 0;
+  bool predicted_violation = false;
 };
 
 // DESIGN.md, Metrics: one definition each.
@@ -63,6 +88,10 @@ struct Metrics {
   // plan's (0 = unknown); both 0 when the pool has no prices.
   double cost_per_hour = 0;
   double cost_lower_bound = 0;
+  // MPS plans: every process's share summed (% of one GPU), and the services
+  // the iGniter model predicts miss their latency budget or rate.
+  double resource_pct = 0;
+  int predicted_violations = 0;
 };
 
 // One priced GPU model of the pool and how many of it the plan uses.
@@ -76,6 +105,12 @@ struct PoolUse {
 struct Deployment {
   std::string gpu;      // catalog name (the first of a mixed pool)
   std::string planner;  // registry name
+  Sharing sharing = Sharing::kMigMps;
+  // The rule the plan was made under; validate and simulate use it.
+  LatencyRule rule;
+  // False when read from JSON written before plans recorded their rule
+  // (`rule` is then the default).
+  bool rule_recorded = true;
   std::vector<GpuAssignment> gpus;
   std::vector<ServiceOutcome> services;  // scenario order
   Metrics metrics;

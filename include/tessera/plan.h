@@ -6,6 +6,7 @@
 #ifndef TESSERA_PLAN_H_
 #define TESSERA_PLAN_H_
 
+#include <string>
 #include <string_view>
 
 #include "tessera/clock.h"
@@ -32,13 +33,33 @@ struct PlanReport {
 Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
                            std::string_view planner_name, const LowerBound& bound, double plan_ms);
 
+// Ok iff `planner` can plan `problem`: an MPS planner needs an MPS problem
+// (Problem::BuildMps) and a MIG planner a MIG one, a pool of several models a
+// planner that supports pools, and the planner's own Check() must pass.
+// InvalidArgument saying what is missing otherwise.
+Status CheckPlannerFits(const Planner& planner, const Problem& problem);
+
 // Times planner.Plan() with `clock` and builds the report against the
 // stronger of StrongestBound(problem) and the planner's proof (a GPU bound
 // unless the pool is priced; then it fills cost_lower_bound). Propagates the
-// planner's error Status; InvalidArgument for a pool of several models and a
-// planner that does not support pools.
+// planner's error Status and CheckPlannerFits'.
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock = SystemClock());
+
+// The planner `tessera plan` uses when none is named: the exact planner,
+// which proves its plan optimal in milliseconds on every bundled scenario
+// (README, "Choosing a planner"), and the heuristic run beside it when it
+// cannot within its time limit.
+inline constexpr std::string_view kDefaultPlanner = "exact";
+inline constexpr std::string_view kFallbackPlanner = "parva";
+
+// Runs kDefaultPlanner of `planners`. When it proves no optimum in time (or
+// finds no plan at all) and the problem has one GPU model, also runs
+// kFallbackPlanner and keeps the plan with fewer GPUs (the exact one on a
+// tie); `note` then says so, else it is left empty. Errors as RunPlanner.
+Result<PlanReport> RunDefaultPlanner(const PlannerRegistry& planners, const Problem& problem,
+                                     const PlanContext& context, std::string& note,
+                                     const Clock& clock = SystemClock());
 
 }  // namespace tessera
 

@@ -1,10 +1,12 @@
-// Planner: one small pure interface for every offline placement policy, and
-// a name-keyed registry of them.
+// Planner: one small pure interface for every offline placement policy, MIG
+// and MPS alike, and one name-keyed registry of them.
 //
-// A planner reads only the immutable Problem and returns the segments it
-// places on each GPU; it never reads files and never fills metrics. The
-// engine (plan.h) turns a PlanResult into a Deployment, so every planner's
-// output is described, measured and validated the same way.
+// A planner reads only the immutable Problem and returns what it places on
+// each GPU: MIG segments, or MPS shares of GPUs shared whole; it never reads
+// files and never fills metrics. It says which way of sharing it plans
+// (Sharing()) and whether a problem has what it needs (Check()). The engine
+// (plan.h) turns a PlanResult into a Deployment, so every planner's output
+// is described, measured and validated the same way.
 //
 // Thread-safety: Plan() is const and must be safe to call concurrently.
 #ifndef TESSERA_PLANNER_H_
@@ -53,10 +55,21 @@ struct SolverProof {
   bool optimal = false;  // objective == bound, proven
 };
 
+// One MPS process of a service on a GPU shared whole.
+struct MpsShare {
+  int service = 0;  // index into Problem::services()
+  int batch = 1;
+  double resource_pct = 0;  // in (0, 100]
+  double rate_rps = 0;      // the part of the service's rate it serves
+};
+
 struct PlanResult {
-  // GPUs in index order; a planner may leave some empty (they are dropped).
-  // A GPU's model is the pool entry of its segments' triplets.
+  // MIG plans: GPUs in index order; a planner may leave some empty (they are
+  // dropped). A GPU's model is the pool entry of its segments' triplets.
   std::vector<std::vector<PlacedSegment>> gpus;
+  // MPS plans (Sharing::kMps): each GPU's processes, in order; empty GPUs are
+  // dropped. A service may have several shares.
+  std::vector<std::vector<MpsShare>> mps_gpus;
   // Set by planners that prove bounds (e.g. "exact").
   std::optional<SolverProof> proof;
 };
@@ -66,11 +79,18 @@ class Planner {
   virtual ~Planner() = default;
   // The registry name, e.g. "parva".
   virtual std::string_view Name() const = 0;
+  // The way of sharing its plans use: kMps planners need a Problem built by
+  // Problem::BuildMps, the others a MIG problem.
+  virtual Sharing Mode() const { return Sharing::kMigMps; }
   // True iff Plan() accepts a problem whose pool has several GPU models.
   virtual bool SupportsPools() const { return false; }
-  // Places segments for every service that has a feasible triplet. Services
-  // without one are left out (the engine reports them infeasible). Unless
-  // SupportsPools(), the problem has one GPU model.
+  // Ok iff Plan() can plan `problem`; otherwise InvalidArgument saying what
+  // is missing (e.g. gpu-lets' tables). The engine checks the sharing mode
+  // and pools; this checks the rest. Default: Ok.
+  virtual Status Check(const Problem& problem) const;
+  // Places every service that can meet its SLO (for MIG planners: that has a
+  // feasible triplet). Services left out are reported infeasible by the
+  // engine. Unless SupportsPools(), the problem has one GPU model.
   // Errors only for bugs or an invalid context; never for a hard scenario.
   virtual Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const = 0;
 };

@@ -1,6 +1,10 @@
-// Problem: the immutable input of every planner. It binds a scenario to one
-// GPU model and a profile table under a latency rule, and lists for each
-// service the (profile, batch, procs) triplets that may serve it.
+// Problem: the immutable input of every planner. It binds a scenario to a
+// pool of GPU models under a latency rule, in one of three ways of sharing
+// (Sharing): MIG instances (one process each, or several MPS processes each),
+// planned from a profile table, for which it lists each service's (profile,
+// batch, procs) triplets that may serve it; or whole GPUs shared by MPS
+// processes, planned with the iGniter model of each service's workload
+// (MpsModel).
 //
 // Planners never read files: everything they need is here (DESIGN.md).
 //
@@ -8,68 +12,31 @@
 #ifndef TESSERA_PROBLEM_H_
 #define TESSERA_PROBLEM_H_
 
+#include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/gpulet_tables.h"
+#include "tessera/igniter_model.h"
+#include "tessera/latency_rule.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
+#include "tessera/sharing.h"
 #include "tessera/status.h"
 
 namespace tessera {
 
-// Which profiled configurations may serve a service (DESIGN.md, Latency rule):
-// a triplet is allowed iff its latency < factor x SLO.
-struct LatencyRule {
-  // Share of the SLO a batch may take; the rest is left for queueing and
-  // batching. Default: 0.5, as the papers do.
-  double factor = 0.5;
-  // Truncate the SLO to an integer number of ms first (ParvaGPU's artifact
-  // reads it with atoi). Default: false.
-  bool truncate_slo = false;
-  // Largest number of MPS processes per segment; 0 = no limit. Default: 0.
-  int max_procs = 0;
-  // Queueing-aware capacity (the SLO-safe default): a segment counts only the
-  // share of its throughput at which its processes' queues still meet the
-  // SLO at `headroom_quantile` (UsableShare). false = the papers' bare rule:
-  // the whole throughput counts. Default: true.
-  bool queueing_headroom = true;
-  double headroom_quantile = 0.995;  // in (0, 1)
-  // Arrivals the headroom is sized for: Poisson when 1; an on/off burst that
-  // is "on" this share of the time (at rate / share) when < 1. Default: 1.
-  double burst_on_share = 1;
-
-  // InvalidArgument unless 0 < factor <= 1, max_procs >= 0, 0 <
-  // headroom_quantile < 1 and 0 < burst_on_share <= 1.
-  Status Validate() const;
-  // The latency budget (ms) of a batch for a service with `slo_ms`.
-  double BudgetMs(double slo_ms) const;
-  // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`.
-  bool Allows(double latency_ms, int procs, double slo_ms) const;
-  // The share of a process's throughput (batches of `batch` taking
-  // `latency_ms`) that may be loaded while its requests' `headroom_quantile`
-  // latency stays within `slo_ms`; 1 without queueing_headroom. Model
-  // (docs/serving-simulator.md): requests arrive Poisson at the peak rate
-  // and are served B at a time; the request-level M/D/1 tail
-  // P(wait > t) ~ exp(-theta t), with lambda (e^(theta L / B) - 1) = theta,
-  // plus the request's own batch and a batch's worth of granularity,
-  // L (2 B - 1) / B, must fit the SLO. Solved in closed form:
-  // share = on_share x x / (e^x - 1), x = ln(1 / (1 - q)) (L / B) / slack,
-  // slack = SLO - L (2 B - 1) / B; 0 when slack <= 0.
-  double UsableShare(int batch, double latency_ms, double slo_ms) const;
+// What MPS planners plan with: the iGniter model of each service's workload
+// on the pool's one GPU model.
+struct MpsModel {
+  MpsCoefficients coefficients;
+  // Per service (scenario order): index into coefficients.workloads.
+  std::vector<int> workload_of;
+  // gpu-lets' profiling tables; only the gpulet planner needs them.
+  std::shared_ptr<const GpuletTables> gpulet;
 };
-
-// Relative tolerance of the capacity rule, so that sums of the same segment
-// throughputs taken in another order (or read back from rounded JSON) agree.
-inline constexpr double kCapacityTolerance = 1e-9;
-
-// The capacity rule of DESIGN.md: capacity >= rate, up to kCapacityTolerance
-// (capacity counted as Triplet::capacity_rps).
-bool CoversRate(double capacity_rps, double rate_rps);
-
-// ParvaGPU artifact compatibility: latency < 0.45 x trunc(SLO), up to 5
-// processes, bare capacity (`--compat parva-artifact`). Never the default.
-LatencyRule ParvaArtifactRule();
 
 // One way to run a segment of a service.
 struct Triplet {
@@ -113,6 +80,30 @@ class Problem {
   // or a negative price or cap.
   static Result<Problem> BuildPool(const Scenario& scenario, std::vector<GpuOffer> pool,
                                    const ProfileTable& profiles, const LatencyRule& rule);
+  // A problem of whole GPUs of one model shared through MPS (Sharing::kMps),
+  // described by `coefficients`. NotFound
+  // "<file>:<line>: field 'model': no iGniter coefficients for '<m>' (have:
+  // ...)"; InvalidArgument for an invalid scenario or rule, a null model or a
+  // price < 0.
+  static Result<Problem> BuildMps(const Scenario& scenario, GpuOffer gpu,
+                                  MpsCoefficients coefficients, const LatencyRule& rule,
+                                  std::shared_ptr<const GpuletTables> gpulet = nullptr);
+
+  // How plans of this problem share GPUs: kMps for BuildMps; otherwise kMig
+  // when the rule allows one process per segment, else kMigMps.
+  Sharing sharing() const;
+  // The MPS model of a kMps problem; nullptr otherwise.
+  const MpsModel* mps() const { return mps_.get(); }
+  // The profile table of a MIG problem (empty for kMps).
+  const ProfileTable& profiles() const { return *profiles_; }
+  // The iGniter coefficients of `service`'s workload. REQUIRES: mps().
+  const WorkloadCoefficients& Workload(int service) const {
+    return mps_->coefficients.workloads[mps_->workload_of[service]];
+  }
+  // The latency budget of `service` under the rule (ms).
+  double BudgetMs(int service) const {
+    return rule_.BudgetMs(scenario_.services[service].slo_ms);
+  }
 
   // The GPU model of a single-model problem; the first of the pool otherwise.
   const GpuModel& gpu() const { return *gpu_; }
@@ -137,6 +128,8 @@ class Problem {
   Scenario scenario_;
   LatencyRule rule_;
   std::vector<ServiceSpec> services_;
+  std::shared_ptr<const ProfileTable> profiles_;
+  std::shared_ptr<const MpsModel> mps_;
   int gpus_per_node_ = 8;
 };
 

@@ -5,13 +5,14 @@
 //  * each service's requests arrive by its ArrivalStream (arrivals.h) during
 //    `duration_s`; the run then drains, so every request gets a latency;
 //  * a router per service sends each request to one MPS process of one of
-//    its segments: at random weighted by the process's SLO-safe capacity
-//    (its throughput times LatencyRule{}.UsableShare, what planners count it
-//    for; default), or to the process whose queue would empty first
-//    (join-shortest-queue);
+//    its segments, by the router of the plan's LatencyRule (or SimOptions'):
+//    at random weighted by the process's SLO-safe capacity (its throughput
+//    times the plan's rule's UsableShare, what planners count it for), or to
+//    the process whose queue would empty first (join-shortest-queue);
 //  * each process has a FIFO queue and a dynamic batcher: when idle it starts
 //    a batch as soon as the queue holds the planned batch size, or the oldest
-//    request has waited `max_queue_delay_ms`, with what is there;
+//    request has waited `max_queue_delay_ms` (by default the rest of the
+//    rule's batch budget), with what is there;
 //  * a batch of b requests runs for the profiled latency at batch b (linear
 //    interpolation between profiled batch sizes), times a variability factor
 //    of mean 1 (none, lognormal with a coefficient of variation, or
@@ -26,11 +27,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/arrivals.h"
 #include "tessera/deployment.h"
+#include "tessera/latency_rule.h"
+#include "tessera/problem.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
@@ -61,19 +65,25 @@ struct ServingService {
 struct ServingModel {
   std::vector<ServingService> services;  // scenario order
   std::vector<ServingInstance> instances;
+  // The plan's rule: its router, its capacity rule (the weighted router's
+  // weights) and its batch budget (the batcher's default wait).
+  LatencyRule rule;
 };
 
-// The serving model of `deployment` for `scenario`: every instance's batch
-// latencies from `profiles` (the planned batch's entry, and the smaller
+// The serving model of `deployment` for the scenario of `problem`, under the
+// deployment's own rule. MIG plans: every instance's batch latencies from
+// the problem's profiles (the planned batch's entry, and the smaller
 // profiled batches of the same model, GPU model, profile and procs;
 // interpolated linearly between them; below the smallest profiled batch,
-// that batch's latency, which errs on the slow side).
+// that batch's latency, which errs on the slow side). MPS plans: one
+// instance per process, its batch times (b = 1..planned batch) predicted by
+// the iGniter model with the GPU's other processes at their planned batches:
+// 1000 b / throughput, GPU time plus the results' copy back (the input copy
+// overlaps the previous batch, as the model's throughput assumes).
 // InvalidArgument when the deployment's services do not match the scenario's,
 // or an instance's planned batch has no profile entry.
-Result<ServingModel> BuildServingModel(const Deployment& deployment, const Scenario& scenario,
-                                       const ProfileTable& profiles);
+Result<ServingModel> BuildServingModel(const Deployment& deployment, const Problem& problem);
 
-enum class RouterKind { kWeighted, kShortestQueue };
 enum class Variability { kNone, kLognormal, kExponential };
 
 struct SimOptions {
@@ -82,10 +92,12 @@ struct SimOptions {
   ArrivalKind arrivals = ArrivalKind::kPoisson;
   BurstShape burst;                                  // for kBursty
   std::map<std::string, std::vector<double>> trace;  // for kTrace: per service
-  RouterKind router = RouterKind::kWeighted;
+  // The router; unset: the plan's (ServingModel::rule.router).
+  std::optional<Router> router;
   // A partial batch starts once its oldest request has waited this long.
-  // < 0: half of the service's SLO minus the planned batch's latency (at
-  // least 0), so a full wait still fits the latency rule. Default: -1.
+  // < 0: the rule's batch budget (LatencyRule::BudgetMs of the service's
+  // SLO) minus the planned batch's latency (at least 0), so a full wait
+  // still fits the latency rule. Default: -1.
   double max_queue_delay_ms = -1;
   Variability variability = Variability::kNone;
   double cv = 0.1;  // coefficient of variation for kLognormal, > 0

@@ -1,7 +1,9 @@
-// The independent validator: checks a Deployment against the scenario, the
-// profile table and the latency rule, trusting nothing the planner computed.
+// The independent validator: checks a Deployment against its problem's inputs
+// (the scenario, the profile table or, for MPS plans, the iGniter model)
+// under the latency rule the deployment records (the rule it was made
+// under), trusting nothing the planner computed.
 //
-// Rules (DESIGN.md, Semantics):
+// MIG plans (DESIGN.md, Semantics):
 //  * geometry: every instance's profile exists on the GPU, starts at an
 //    allowed slice, and no two instances of a GPU overlap (CheckLayout);
 //  * latency: every instance's (model, profile, batch, procs) is in the
@@ -12,6 +14,11 @@
 //  * consistency: services match the scenario one to one, every instance
 //    serves a known service with its model, infeasible services have no
 //    instances, capacities and the gpus/gpcs metrics add up.
+// MPS plans (GPUs shared whole): every process's share in (0, 100], each
+// GPU's shares summing to at most 100%, batches >= 1, rates > 0, every
+// feasible service's processes carrying its rate, processes naming services
+// of the scenario with their model, and every prediction equal to the
+// iGniter model's. Predicted SLO misses are metrics, not invalidity.
 //
 // Thread-safety: pure function.
 #ifndef TESSERA_VALIDATOR_H_
@@ -33,9 +40,10 @@ struct Violation {
   std::string message;  // what is wrong, with the numbers
 };
 
-// Every violation found; empty iff the deployment is valid.
-std::vector<Violation> ValidateDeployment(const Deployment& deployment, const Scenario& scenario,
-                                          const ProfileTable& profiles, const LatencyRule& rule);
+// Every violation found; empty iff the deployment is valid. Only the
+// problem's inputs are read (scenario, profiles, MPS model), never its
+// triplets; the rule is deployment.rule.
+std::vector<Violation> ValidateDeployment(const Deployment& deployment, const Problem& problem);
 
 // "rule at where: message", one per line.
 std::string FormatViolations(const std::vector<Violation>& violations);

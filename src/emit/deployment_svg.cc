@@ -90,6 +90,9 @@ std::map<std::string, int> ColourIndices(const Deployment& d) {
     for (const Instance& i : g.instances) {
       if (index.emplace(i.service, next).second) ++next;
     }
+    for (const MpsProcess& p : g.processes) {
+      if (index.emplace(p.service, next).second) ++next;
+    }
   }
   return index;
 }
@@ -161,9 +164,12 @@ void AppendTitle(const Deployment& d, const GpuModel& gpu, std::string& out) {
   std::string bound = m.lower_bound_kind.empty()
                           ? fmt::format("lower bound {}", m.lower_bound)
                           : fmt::format("{} bound {}", m.lower_bound_kind, m.lower_bound);
+  const std::string used = d.sharing == Sharing::kMps
+                               ? fmt::format("{:g}% of one GPU's SMs (MPS)", m.resource_pct)
+                               : fmt::format("{} GPCs", m.gpcs);
   std::string subtitle = fmt::format(
-      "{} GPUs \xC2\xB7 {} GPCs \xC2\xB7 gap {:.1f}% ({}) \xC2\xB7 {} services ({} infeasible)",
-      m.gpus, m.gpcs, 100.0 * m.gap, bound, d.services.size(), infeasible);
+      "{} GPUs \xC2\xB7 {} \xC2\xB7 gap {:.1f}% ({}) \xC2\xB7 {} services ({} infeasible)",
+      m.gpus, used, 100.0 * m.gap, bound, d.services.size(), infeasible);
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
                  "fill=\"#222222\">{1}</text>\n"
@@ -222,31 +228,43 @@ void AppendLegend(const Deployment& d, const std::vector<std::string>& services,
   out += "</g>\n";
 }
 
-int SliceWidth(const GpuModel& gpu) { return kTrackWidth / std::max(1, gpu.memory_slices); }
+// A GPU shared whole (no MIG) is drawn as four quarters of its SMs.
+constexpr int kMpsCells = 4;
 
-// Slice numbers centred over the cells, with a caption in the label column.
+// The cells a row is divided into: memory slices, or quarters of the SMs.
+int Cells(const GpuModel& gpu) { return gpu.HasMig() ? gpu.memory_slices : kMpsCells; }
+
+int SliceWidth(const GpuModel& gpu) { return kTrackWidth / std::max(1, Cells(gpu)); }
+
+// Slice numbers centred over the cells (or SM shares at the cells' ends),
+// with a caption in the label column.
 void AppendAxis(const GpuModel& gpu, int baseline, std::string& out) {
   int w = SliceWidth(gpu);
   fmt::format_to(Out(out),
                  "<g class=\"axis\" font-size=\"10\" fill=\"#888888\" text-anchor=\"middle\">\n"
-                 "<text x=\"{}\" y=\"{}\" text-anchor=\"start\">memory slice</text>\n",
-                 kMargin, baseline);
-  for (int s = 0; s < gpu.memory_slices; ++s) {
-    fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\">{}</text>\n", kTrackX + s * w + w / 2,
-                   baseline, s);
+                 "<text x=\"{}\" y=\"{}\" text-anchor=\"start\">{}</text>\n",
+                 kMargin, baseline, gpu.HasMig() ? "memory slice" : "share of SMs");
+  for (int s = 0; s < Cells(gpu); ++s) {
+    if (gpu.HasMig()) {
+      fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\">{}</text>\n", kTrackX + s * w + w / 2,
+                     baseline, s);
+    } else {
+      fmt::format_to(Out(out), "<text x=\"{}\" y=\"{}\">{}%</text>\n", kTrackX + (s + 1) * w,
+                     baseline, 100 * (s + 1) / kMpsCells);
+    }
   }
   out += "</g>\n";
 }
 
-// The row's frame: hatched (free) background, faint slice ticks, border.
+// The row's frame: hatched (free) background, faint cell ticks, border.
 void AppendTrack(const GpuModel& gpu, int y, std::string& out) {
   int w = SliceWidth(gpu);
-  int track = w * gpu.memory_slices;
+  int track = w * Cells(gpu);
   fmt::format_to(Out(out),
                  "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" "
                  "fill=\"url(#free)\"/>\n",
                  kTrackX, y, track, kRowHeight);
-  for (int s = 1; s < gpu.memory_slices; ++s) {
+  for (int s = 1; s < Cells(gpu); ++s) {
     fmt::format_to(Out(out),
                    "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#C8C8C8\" "
                    "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n",
@@ -266,35 +284,40 @@ int MemorySlices(const GpuModel& gpu, const std::string& profile) {
 }
 
 void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::string& out) {
-  const int gpcs = UsedSlices(g, gpu).compute;
+  double shares = 0;
+  for (const MpsProcess& p : g.processes) shares += p.resource_pct;
+  const std::string usage =
+      gpu.HasMig() ? fmt::format("{}/{} GPCs", UsedSlices(g, gpu).compute, gpu.compute_slices)
+                   : fmt::format("{:g}% of SMs (MPS)", shares);
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"{1}\" font-size=\"13\" font-weight=\"bold\" "
-                 "fill=\"#222222\">GPU {2} (node {3}{7})</text>\n"
-                 "<text x=\"{0}\" y=\"{4}\" font-size=\"11\" fill=\"#777777\">{5}/{6} GPCs"
+                 "fill=\"#222222\">GPU {2} (node {3}{6})</text>\n"
+                 "<text x=\"{0}\" y=\"{4}\" font-size=\"11\" fill=\"#777777\">{5}"
                  "</text>\n",
-                 kMargin, y + kRowHeight / 2 - 2, g.index, g.node, y + kRowHeight / 2 + 14, gpcs,
-                 gpu.compute_slices, g.gpu.empty() ? "" : ", " + XmlEscape(g.gpu));
+                 kMargin, y + kRowHeight / 2 - 2, g.index, g.node, y + kRowHeight / 2 + 14, usage,
+                 g.gpu.empty() ? "" : ", " + XmlEscape(g.gpu));
 }
 
-// One instance: a tooltip, the rectangle, and up to three centred label lines
-// (service, profile, "BxP") inside a nested <svg>, which clips them.
-void AppendInstance(const Instance& i, const GpuModel& gpu, std::string_view fill, int row_y,
-                    std::string& out) {
-  int w = SliceWidth(gpu);
-  int slices = std::max(1, gpu.memory_slices);
-  int start = std::clamp(i.start, 0, slices - 1);
-  int span = std::clamp(MemorySlices(gpu, i.profile), 1, slices - start);
-  int x = kTrackX + start * w + kInset;
+// One box of a row: its tooltip, the rectangle from `x` (pixels from the
+// track's left) `width` wide, and three centred label lines inside a nested
+// <svg>, which clips them.
+struct Box {
+  int x = 0;
+  int width = 0;
+  std::string title;
+  std::string lines[3];
+};
+
+void AppendBox(const Box& box, std::string_view fill, int row_y, std::string& out) {
+  int x = kTrackX + box.x + kInset;
   int y = row_y + kInset;
-  int width = span * w - 2 * kInset;
+  int width = std::max(1, box.width - 2 * kInset);
   int height = kRowHeight - 2 * kInset;
   fmt::format_to(Out(out),
-                 "<g class=\"instance\"><title>{}: {}@{}, batch {} x {} procs, {:.1f} rps, "
-                 "{:.1f} ms</title>\n"
+                 "<g class=\"instance\"><title>{}</title>\n"
                  "<rect class=\"instance\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" "
                  "fill=\"{}\" stroke=\"#000000\" stroke-opacity=\"0.3\"/>\n",
-                 XmlEscape(i.service), XmlEscape(i.profile), i.start, i.batch, i.procs,
-                 i.throughput_rps, i.latency_ms, x, y, width, height, fill);
+                 XmlEscape(box.title), x, y, width, height, fill);
   int text_width = width - 8;
   fmt::format_to(Out(out),
                  "<svg x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">"
@@ -306,10 +329,35 @@ void AppendInstance(const Instance& i, const GpuModel& gpu, std::string_view fil
       "<text x=\"{}\" y=\"18\" font-size=\"12\" font-weight=\"bold\">{}</text>\n"
       "<text x=\"{}\" y=\"35\" font-size=\"11\">{}</text>\n"
       "<text x=\"{}\" y=\"51\" font-size=\"11\">{}</text>\n",
-      cx, XmlEscape(Shorten(i.service, CharsThatFit(text_width, 12.5))), cx,
-      XmlEscape(Shorten(i.profile, CharsThatFit(text_width, 11))), cx,
-      XmlEscape(Shorten(fmt::format("{}x{}", i.batch, i.procs), CharsThatFit(text_width, 11))));
+      cx, XmlEscape(Shorten(box.lines[0], CharsThatFit(text_width, 12.5))), cx,
+      XmlEscape(Shorten(box.lines[1], CharsThatFit(text_width, 11))), cx,
+      XmlEscape(Shorten(box.lines[2], CharsThatFit(text_width, 11))));
   out += "</g></svg></g>\n";
+}
+
+// An instance spans its memory slices; labelled service, profile, "BxP".
+Box InstanceBox(const Instance& i, const GpuModel& gpu) {
+  int w = SliceWidth(gpu);
+  int slices = std::max(1, gpu.memory_slices);
+  int start = std::clamp(i.start, 0, slices - 1);
+  int span = std::clamp(MemorySlices(gpu, i.profile), 1, slices - start);
+  return {start * w,
+          span * w,
+          fmt::format("{}: {}@{}, batch {} x {} procs, {:.1f} rps, {:.1f} ms", i.service,
+                      i.profile, i.start, i.batch, i.procs, i.throughput_rps, i.latency_ms),
+          {i.service, i.profile, fmt::format("{}x{}", i.batch, i.procs)}};
+}
+
+// An MPS process spans its share of the SMs from `left_pct`; labelled
+// service, share, batch.
+Box ProcessBox(const MpsProcess& p, double left_pct) {
+  const double pct = std::clamp(p.resource_pct, 0.0, 100.0 - std::min(left_pct, 100.0));
+  return {static_cast<int>(kTrackWidth * left_pct / 100),
+          static_cast<int>(kTrackWidth * pct / 100),
+          fmt::format("{}: {:g}% of SMs, batch {}, {:.1f} of {:.1f} rps, {:.1f} ms{}", p.service,
+                      p.resource_pct, p.batch, p.rate_rps, p.throughput_rps, p.latency_ms,
+                      p.meets_slo ? "" : " (predicted to miss its SLO)"),
+          {p.service, fmt::format("{:g}%", p.resource_pct), fmt::format("b{}", p.batch)}};
 }
 
 void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu,
@@ -318,7 +366,12 @@ void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu,
   AppendRowLabel(g, gpu, y, out);
   AppendTrack(gpu, y, out);
   for (const Instance& i : g.instances) {
-    AppendInstance(i, gpu, Colour(colours, i.service), y, out);
+    AppendBox(InstanceBox(i, gpu), Colour(colours, i.service), y, out);
+  }
+  double left_pct = 0;
+  for (const MpsProcess& p : g.processes) {
+    AppendBox(ProcessBox(p, left_pct), Colour(colours, p.service), y, out);
+    left_pct += p.resource_pct;
   }
   out += "</g>\n";
 }

@@ -75,6 +75,16 @@ std::vector<std::string> ModelsUsed(const Deployment& d) {
 }
 
 void AppendHeader(const Deployment& d, std::string& out) {
+  if (d.sharing == Sharing::kMps) {
+    size_t processes = 0;
+    for (const GpuAssignment& g : d.gpus) processes += g.processes.size();
+    fmt::format_to(Out(out),
+                   "Deployment: {} on {} | {} GPUs shared whole through MPS, {} processes, {} "
+                   "services ({} infeasible)\n",
+                   d.planner, fmt::join(ModelsUsed(d), " + "), d.metrics.gpus, processes,
+                   d.services.size(), CountInfeasible(d));
+    return;
+  }
   fmt::format_to(Out(out),
                  "Deployment: {} on {} | {} GPUs, {} GPCs, {} instances, {} services "
                  "({} infeasible)\n",
@@ -82,11 +92,17 @@ void AppendHeader(const Deployment& d, std::string& out) {
                  CountInstances(d), d.services.size(), CountInfeasible(d));
 }
 
-// "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog.
+// "GPU 3 (node 0)", plus slice usage when the GPU model is in the catalog,
+// or the SMs its MPS processes share.
 void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
   fmt::format_to(Out(out), "\nGPU {} (node {}{})", g.index, g.node,
                  mixed && model != nullptr ? ", " + model->name : "");
-  if (model != nullptr) {
+  if (!g.processes.empty()) {
+    double shares = 0;
+    for (const MpsProcess& p : g.processes) shares += p.resource_pct;
+    fmt::format_to(Out(out), ": {:g}% of its SMs shared by {} MPS processes", shares,
+                   g.processes.size());
+  } else if (model != nullptr) {
     const SliceUsage used = UsedSlices(g, *model);
     fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", used.compute,
                    model->compute_slices, used.memory, model->memory_slices);
@@ -96,6 +112,16 @@ void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, bool mixed, s
 
 void AppendGpuBlock(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
   AppendGpuTitle(g, model, mixed, out);
+  if (!g.processes.empty()) {
+    fmt::format_to(Out(out), "  {:<24}  {:>5}  {:>8}  {:>10}  {:>14}  {:>10}  {}\n", "service",
+                   "batch", "SMs %", "rate rps", "throughput rps", "latency ms", "predicted");
+    for (const MpsProcess& p : g.processes) {
+      fmt::format_to(Out(out), "  {:<24}  {:>5}  {:>8.1f}  {:>10.1f}  {:>14.1f}  {:>10.3f}  {}\n",
+                     Fit(p.service, 24), p.batch, p.resource_pct, p.rate_rps, p.throughput_rps,
+                     p.latency_ms, p.meets_slo ? "ok" : "MISS");
+    }
+    return;
+  }
   if (g.instances.empty()) {
     out += "  (no instances)\n";
     return;
@@ -121,9 +147,12 @@ void AppendServices(const Deployment& d, std::string& out) {
                  "rate rps", "capacity rps", "util %", "SLO ms", "status");
   for (const ServiceOutcome& s : d.services) {
     bool ok = s.status == ServiceStatus::kOk;
+    const char* status = !ok                    ? "INFEASIBLE"
+                         : s.predicted_violation ? "ok (predicted to miss its SLO)"
+                                                 : "ok";
     fmt::format_to(Out(out), "  {:<22}  {:<14}  {:>10.1f}  {:>12.1f}  {:>6}  {:>8.1f}  {}\n",
                    Fit(s.name, 22), Fit(s.model, 14), s.rate_rps, s.capacity_rps, Utilisation(s),
-                   s.slo_ms, ok ? "ok" : "INFEASIBLE");
+                   s.slo_ms, status);
     if (!ok && !s.reason.empty()) AppendWrapped("    reason: ", s.reason, out);
   }
 }
@@ -146,15 +175,21 @@ void AppendCosts(const Deployment& d, std::string& out) {
                  total);
 }
 
-void AppendMetrics(const Metrics& m, std::string& out) {
+void AppendMetrics(const Deployment& d, std::string& out) {
+  const Metrics& m = d.metrics;
   out += "\nMetrics\n";
   auto row = [&out](std::string_view name, const std::string& value) {
     fmt::format_to(Out(out), "  {:<26} {}\n", name, value);
   };
   row("gpus", fmt::format("{}", m.gpus));
-  row("gpcs", fmt::format("{}", m.gpcs));
-  row("internal slack %", fmt::format("{:.2f}", 100.0 * m.internal_slack));
-  row("external fragmentation %", fmt::format("{:.2f}", 100.0 * m.external_fragmentation));
+  if (d.sharing == Sharing::kMps) {
+    row("SMs allocated %", fmt::format("{:.1f} (of one GPU)", m.resource_pct));
+    row("predicted SLO violations", fmt::format("{}", m.predicted_violations));
+  } else {
+    row("gpcs", fmt::format("{}", m.gpcs));
+    row("internal slack %", fmt::format("{:.2f}", 100.0 * m.internal_slack));
+    row("external fragmentation %", fmt::format("{:.2f}", 100.0 * m.external_fragmentation));
+  }
   row("lower bound", m.lower_bound_kind.empty()
                          ? fmt::format("{}", m.lower_bound)
                          : fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind));
@@ -180,7 +215,8 @@ std::string FormatDeploymentTable(const Deployment& deployment) {
   }
   AppendServices(deployment, out);
   AppendCosts(deployment, out);
-  AppendMetrics(deployment.metrics, out);
+  AppendMetrics(deployment, out);
+  out += "  rule                       " + DescribeRule(deployment.rule) + "\n";
   return out;
 }
 

@@ -98,7 +98,8 @@ TEST(ProfileForGpuShare, TiesGoToTheSmallerProfile) {
 }
 
 TEST(ProfileForGpuShare, NeverPicksAMediaProfile) {
-  for (const GpuModel& gpu : AllGpus()) {
+  for (const GpuModel* mig : AllMigGpus()) {
+    const GpuModel& gpu = *mig;
     for (int milli = 0; milli <= 1000; milli += 10) {
       const int k = ProfileForGpuShare(gpu, milli / 1000.0, 1);
       ASSERT_GE(k, 0);

@@ -22,7 +22,7 @@
 #include "emit/svg_text.h"
 #include "tessera/gpu_catalog.h"
 #include "util/json_numbers.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

@@ -31,21 +31,28 @@ using OrderedJson = nlohmann::ordered_json;  // keeps DESIGN.md's key order
 
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
-constexpr std::array<std::string_view, 1> kTopOptionalKeys = {"pool"};
+constexpr std::array<std::string_view, 3> kTopOptionalKeys = {"sharing", "latency_rule", "pool"};
+constexpr std::array<std::string_view, 6> kRuleKeys = {
+    "factor", "truncate_slo", "max_procs", "capacity", "headroom_quantile", "router"};
 constexpr std::array<std::string_view, 4> kPoolKeys = {"gpu", "price_per_hour", "max_count",
                                                        "used"};
-constexpr std::array<std::string_view, 3> kGpuKeys = {"index", "node", "instances"};
-constexpr std::array<std::string_view, 1> kGpuOptionalKeys = {"gpu"};
+constexpr std::array<std::string_view, 2> kGpuKeys = {"index", "node"};
+constexpr std::array<std::string_view, 4> kGpuOptionalKeys = {"gpu", "instances", "resource_pct",
+                                                              "processes"};
+constexpr std::array<std::string_view, 8> kProcessKeys = {
+    "service",    "model",          "batch",    "resource_pct", "rate_rps",
+    "latency_ms", "throughput_rps", "meets_slo"};
 constexpr std::array<std::string_view, 8> kInstanceKeys = {
     "profile", "start", "service", "model", "batch", "procs", "throughput_rps", "latency_ms"};
 constexpr std::array<std::string_view, 6> kServiceKeys = {"name",   "model",        "rate_rps",
                                                           "slo_ms", "capacity_rps", "status"};
-constexpr std::array<std::string_view, 1> kServiceOptionalKeys = {"reason"};
+constexpr std::array<std::string_view, 3> kServiceOptionalKeys = {"reason", "worst_latency_ms",
+                                                                  "predicted_violation"};
 constexpr std::array<std::string_view, 8> kMetricKeys = {
     "gpus", "gpcs",   "internal_slack", "external_fragmentation", "lower_bound", "lower_bound_kind",
     "gap",  "plan_ms"};
-constexpr std::array<std::string_view, 3> kMetricOptionalKeys = {"proven_optimal", "cost_per_hour",
-                                                                 "cost_lower_bound"};
+constexpr std::array<std::string_view, 5> kMetricOptionalKeys = {
+    "proven_optimal", "cost_per_hour", "cost_lower_bound", "resource_pct", "predicted_violations"};
 
 // ---- Format ---------------------------------------------------------------
 
@@ -66,17 +73,50 @@ OrderedJson InstanceJson(const Instance& in) {
   return j;
 }
 
-OrderedJson GpuJson(const GpuAssignment& gpu) {
+OrderedJson ProcessJson(const MpsProcess& p) {
+  OrderedJson j;
+  j["service"] = p.service;
+  j["model"] = p.model;
+  j["batch"] = p.batch;
+  j["resource_pct"] = Measurement(p.resource_pct);
+  j["rate_rps"] = Measurement(p.rate_rps);
+  j["latency_ms"] = Measurement(p.latency_ms);
+  j["throughput_rps"] = Measurement(p.throughput_rps);
+  j["meets_slo"] = p.meets_slo;
+  return j;
+}
+
+// A MIG GPU lists its instances; a GPU shared whole, its processes.
+OrderedJson GpuJson(const GpuAssignment& gpu, Sharing sharing) {
   OrderedJson j;
   j["index"] = gpu.index;
   if (!gpu.gpu.empty()) j["gpu"] = gpu.gpu;
   j["node"] = gpu.node;
-  j["instances"] = OrderedJson::array();
-  for (const Instance& in : gpu.instances) j["instances"].push_back(InstanceJson(in));
+  if (UsesMig(sharing)) {
+    j["instances"] = OrderedJson::array();
+    for (const Instance& in : gpu.instances) j["instances"].push_back(InstanceJson(in));
+    return j;
+  }
+  double used = 0;
+  for (const MpsProcess& p : gpu.processes) used += p.resource_pct;
+  j["resource_pct"] = Measurement(used);
+  j["processes"] = OrderedJson::array();
+  for (const MpsProcess& p : gpu.processes) j["processes"].push_back(ProcessJson(p));
   return j;
 }
 
-OrderedJson ServiceJson(const ServiceOutcome& s) {
+OrderedJson RuleJson(const LatencyRule& rule) {
+  OrderedJson j;
+  j["factor"] = Number(rule.factor);
+  j["truncate_slo"] = rule.truncate_slo;
+  j["max_procs"] = rule.max_procs;
+  j["capacity"] = rule.CapacityName();
+  j["headroom_quantile"] = Number(rule.headroom_quantile);
+  j["router"] = RouterName(rule.router);
+  return j;
+}
+
+OrderedJson ServiceJson(const ServiceOutcome& s, Sharing sharing) {
   OrderedJson j;
   j["name"] = s.name;
   j["model"] = s.model;
@@ -85,10 +125,14 @@ OrderedJson ServiceJson(const ServiceOutcome& s) {
   j["capacity_rps"] = Measurement(s.capacity_rps);
   j["status"] = s.status == ServiceStatus::kOk ? "ok" : "infeasible";
   if (!s.reason.empty()) j["reason"] = s.reason;
+  if (sharing == Sharing::kMps) {
+    j["worst_latency_ms"] = Measurement(s.worst_latency_ms);
+    j["predicted_violation"] = s.predicted_violation;
+  }
   return j;
 }
 
-OrderedJson MetricsJson(const Metrics& m) {
+OrderedJson MetricsJson(const Metrics& m, Sharing sharing) {
   OrderedJson j;
   j["gpus"] = m.gpus;
   j["gpcs"] = m.gpcs;
@@ -102,6 +146,10 @@ OrderedJson MetricsJson(const Metrics& m) {
   if (m.cost_per_hour > 0) {
     j["cost_per_hour"] = Measurement(m.cost_per_hour);
     j["cost_lower_bound"] = Measurement(m.cost_lower_bound);
+  }
+  if (sharing == Sharing::kMps) {
+    j["resource_pct"] = Measurement(m.resource_pct);
+    j["predicted_violations"] = m.predicted_violations;
   }
   return j;
 }
@@ -266,7 +314,15 @@ class JsonReader {
     return Status::Ok();
   }
 
+  Result<bool> Bool(const Json& j, const std::string& path, std::string_view key) const {
+    const Json& v = j[key];
+    if (!v.is_boolean()) return Error(Join(path, key), "expected true or false, got " + Describe(v));
+    return v.get<bool>();
+  }
+
   Result<Instance> ParseInstance(const Json& j, const std::string& path) const;
+  Result<MpsProcess> ParseProcess(const Json& j, const std::string& path) const;
+  Result<LatencyRule> ParseRule(const Json& j, const std::string& path) const;
   Result<GpuAssignment> ParseGpu(const Json& j, const std::string& path) const;
   Result<ServiceOutcome> ParseService(const Json& j, const std::string& path) const;
   Result<Metrics> ParseMetrics(const Json& j, const std::string& path) const;
@@ -293,6 +349,22 @@ Result<Instance> JsonReader::ParseInstance(const Json& j, const std::string& pat
   return in;
 }
 
+Result<MpsProcess> JsonReader::ParseProcess(const Json& j, const std::string& path) const {
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kProcessKeys));
+  MpsProcess p;
+  TESSERA_ASSIGN_OR_RETURN(p.service, String(j, path, "service", true));
+  TESSERA_ASSIGN_OR_RETURN(p.model, String(j, path, "model", true));
+  TESSERA_ASSIGN_OR_RETURN(p.batch, Int(j, path, "batch", 1));
+  TESSERA_ASSIGN_OR_RETURN(p.resource_pct, Number(j, path, "resource_pct"));
+  TESSERA_ASSIGN_OR_RETURN(p.rate_rps, Number(j, path, "rate_rps"));
+  TESSERA_ASSIGN_OR_RETURN(p.latency_ms, Number(j, path, "latency_ms"));
+  TESSERA_ASSIGN_OR_RETURN(p.throughput_rps, Number(j, path, "throughput_rps"));
+  TESSERA_ASSIGN_OR_RETURN(p.meets_slo, Bool(j, path, "meets_slo"));
+  return p;
+}
+
+// A MIG GPU has `instances`; a GPU shared whole has `processes` (and the
+// `resource_pct` they sum to, which the validator re-adds).
 Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kGpuKeys, kGpuOptionalKeys));
   GpuAssignment gpu;
@@ -301,6 +373,23 @@ Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& pat
     TESSERA_ASSIGN_OR_RETURN(gpu.gpu, String(j, path, "gpu", true));
   }
   TESSERA_ASSIGN_OR_RETURN(gpu.node, Int(j, path, "node", 0));
+  if (j.contains("instances") == j.contains("processes")) {
+    return Error(path, "expected one of instances (MIG) or processes (MPS)");
+  }
+  if (j.contains("processes")) {
+    TESSERA_RETURN_IF_ERROR(Array(j, path, "processes"));
+    if (j.contains("resource_pct")) TESSERA_RETURN_IF_ERROR(Number(j, path, "resource_pct").status());
+    const Json& processes = j["processes"];
+    for (size_t i = 0; i < processes.size(); ++i) {
+      TESSERA_ASSIGN_OR_RETURN(MpsProcess p, ParseProcess(processes[i], fmt::format(
+                                                                          "{}.processes[{}]", path, i)));
+      gpu.processes.push_back(std::move(p));
+    }
+    return gpu;
+  }
+  if (j.contains("resource_pct")) {
+    return Error(Join(path, "resource_pct"), "applies to a GPU shared whole (processes)");
+  }
   TESSERA_RETURN_IF_ERROR(Array(j, path, "instances"));
   const Json& instances = j["instances"];
   for (size_t i = 0; i < instances.size(); ++i) {
@@ -309,6 +398,23 @@ Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& pat
     gpu.instances.push_back(std::move(in));
   }
   return gpu;
+}
+
+Result<LatencyRule> JsonReader::ParseRule(const Json& j, const std::string& path) const {
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kRuleKeys));
+  LatencyRule rule;
+  TESSERA_ASSIGN_OR_RETURN(rule.factor, Number(j, path, "factor"));
+  TESSERA_ASSIGN_OR_RETURN(rule.truncate_slo, Bool(j, path, "truncate_slo"));
+  TESSERA_ASSIGN_OR_RETURN(rule.max_procs, Int(j, path, "max_procs", 0));
+  TESSERA_ASSIGN_OR_RETURN(std::string capacity, String(j, path, "capacity", true));
+  if (Status s = rule.SetCapacity(capacity); !s.ok()) return Error(Join(path, "capacity"), s.message());
+  TESSERA_ASSIGN_OR_RETURN(rule.headroom_quantile, Number(j, path, "headroom_quantile"));
+  TESSERA_ASSIGN_OR_RETURN(std::string router, String(j, path, "router", true));
+  Result<Router> parsed = ParseRouter(router);
+  if (!parsed.ok()) return Error(Join(path, "router"), parsed.status().message());
+  rule.router = *parsed;
+  if (Status s = rule.Validate(); !s.ok()) return Error(path, s.message());
+  return rule;
 }
 
 Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string& path) const {
@@ -328,6 +434,12 @@ Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string
   if (j.contains("reason")) {
     TESSERA_ASSIGN_OR_RETURN(s.reason, String(j, path, "reason", false));
   }
+  if (j.contains("worst_latency_ms")) {
+    TESSERA_ASSIGN_OR_RETURN(s.worst_latency_ms, Number(j, path, "worst_latency_ms"));
+  }
+  if (j.contains("predicted_violation")) {
+    TESSERA_ASSIGN_OR_RETURN(s.predicted_violation, Bool(j, path, "predicted_violation"));
+  }
   return s;
 }
 
@@ -346,11 +458,13 @@ Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path)
   TESSERA_ASSIGN_OR_RETURN(m.gap, Number(j, path, "gap", true));
   TESSERA_ASSIGN_OR_RETURN(m.plan_ms, Number(j, path, "plan_ms"));
   if (j.contains("proven_optimal")) {
-    if (!j["proven_optimal"].is_boolean()) {
-      return Error(Join(path, "proven_optimal"),
-                   "expected true or false, got " + Describe(j["proven_optimal"]));
-    }
-    m.proven_optimal = j["proven_optimal"].get<bool>();
+    TESSERA_ASSIGN_OR_RETURN(m.proven_optimal, Bool(j, path, "proven_optimal"));
+  }
+  if (j.contains("resource_pct")) {
+    TESSERA_ASSIGN_OR_RETURN(m.resource_pct, Number(j, path, "resource_pct"));
+  }
+  if (j.contains("predicted_violations")) {
+    TESSERA_ASSIGN_OR_RETURN(m.predicted_violations, Int(j, path, "predicted_violations", 0));
   }
   if (j.contains("cost_per_hour")) {
     TESSERA_ASSIGN_OR_RETURN(m.cost_per_hour, Number(j, path, "cost_per_hour"));
@@ -399,6 +513,17 @@ Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const 
                    fmt::format("{} is not in services",
                                Describe(root["gpus"][g]["instances"][i]["service"])));
     }
+    for (size_t i = 0; i < d.gpus[g].processes.size(); ++i) {
+      if (service_at.count(d.gpus[g].processes[i].service)) continue;
+      return Error(fmt::format("gpus[{}].processes[{}].service", g, i),
+                   fmt::format("{} is not in services",
+                               Describe(root["gpus"][g]["processes"][i]["service"])));
+    }
+    if (d.gpus[g].processes.empty() != (d.sharing != Sharing::kMps)) {
+      return Error(fmt::format("gpus[{}]", g),
+                   fmt::format("a plan with sharing {} lists {}", SharingName(d.sharing),
+                               d.sharing == Sharing::kMps ? "processes" : "instances"));
+    }
   }
   return Status::Ok();
 }
@@ -408,6 +533,16 @@ Result<Deployment> JsonReader::ParseDocument(const Json& root) const {
   Deployment d;
   TESSERA_ASSIGN_OR_RETURN(d.gpu, String(root, "", "gpu", true));
   TESSERA_ASSIGN_OR_RETURN(d.planner, String(root, "", "planner", false));
+  if (root.contains("sharing")) {
+    TESSERA_ASSIGN_OR_RETURN(std::string sharing, String(root, "", "sharing", true));
+    Result<Sharing> parsed = ParseSharing(sharing);
+    if (!parsed.ok()) return Error("sharing", parsed.status().message());
+    d.sharing = *parsed;
+  }
+  d.rule_recorded = root.contains("latency_rule");
+  if (d.rule_recorded) {
+    TESSERA_ASSIGN_OR_RETURN(d.rule, ParseRule(root["latency_rule"], "latency_rule"));
+  }
   TESSERA_RETURN_IF_ERROR(Array(root, "", "gpus"));
   for (size_t g = 0; g < root["gpus"].size(); ++g) {
     TESSERA_ASSIGN_OR_RETURN(GpuAssignment gpu,
@@ -439,11 +574,17 @@ std::string FormatDeploymentJson(const Deployment& deployment) {
   OrderedJson j;
   j["gpu"] = deployment.gpu;
   j["planner"] = deployment.planner;
+  j["sharing"] = SharingName(deployment.sharing);
+  j["latency_rule"] = RuleJson(deployment.rule);
   j["gpus"] = OrderedJson::array();
-  for (const GpuAssignment& gpu : deployment.gpus) j["gpus"].push_back(GpuJson(gpu));
+  for (const GpuAssignment& gpu : deployment.gpus) {
+    j["gpus"].push_back(GpuJson(gpu, deployment.sharing));
+  }
   j["services"] = OrderedJson::array();
-  for (const ServiceOutcome& s : deployment.services) j["services"].push_back(ServiceJson(s));
-  j["metrics"] = MetricsJson(deployment.metrics);
+  for (const ServiceOutcome& s : deployment.services) {
+    j["services"].push_back(ServiceJson(s, deployment.sharing));
+  }
+  j["metrics"] = MetricsJson(deployment.metrics, deployment.sharing);
   if (!deployment.pool.empty()) {
     j["pool"] = OrderedJson::array();
     for (const PoolUse& use : deployment.pool) {

@@ -1,5 +1,7 @@
 #include "tessera/metrics.h"
 
+#include "plan/mps_deployment.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -132,11 +134,13 @@ LowerBound IntegerCoverBound(const Problem& problem) { return CoverFrom(TotalNee
 LowerBound MigServingBound(const Problem& problem) { return MigServingFrom(TotalNeeds(problem)); }
 
 std::vector<LowerBound> AllBounds(const Problem& problem) {
+  if (problem.mps()) return {{MpsLowerBound(problem), "igniter"}};
   const Needs total = TotalNeeds(problem);
   return {MigServingFrom(total), FractionalFrom(total), CoverFrom(total)};
 }
 
 LowerBound StrongestBound(const Problem& problem) {
+  if (problem.mps()) return {MpsLowerBound(problem), "igniter"};
   const Needs total = TotalNeeds(problem);
   LowerBound fractional = FractionalFrom(total);
   LowerBound cover = CoverFrom(total);
@@ -149,7 +153,10 @@ Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const 
   std::map<std::string, int> gpcs_by_service;
   long capacity = 0;  // compute slices of the GPUs used
   for (const GpuAssignment& g : deployment.gpus) {
-    if (g.instances.empty()) continue;
+    if (g.instances.empty()) {
+      m.gpus += g.processes.empty() ? 0 : 1;
+      continue;
+    }
     ++m.gpus;
     const GpuModel& model = ModelOf(deployment, g, gpu);
     capacity += model.compute_slices;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/mps_deployment.h"
+
 namespace tessera {
 namespace {
 
@@ -51,24 +53,18 @@ std::vector<PoolUse> PoolUses(const Problem& problem, const Deployment& d) {
   return uses;
 }
 
-// A planner's proven bound counts GPUs unless the pool is priced (then it
-// bounds the cost, and GPUs keep the bounds of metrics.h).
-LowerBound BoundWithProof(const Problem& problem, const std::optional<SolverProof>& proof) {
-  LowerBound bound = StrongestBound(problem);
-  if (proof && !problem.priced()) {
-    const int proven = static_cast<int>(std::ceil(proof->bound - 1e-6));
-    if (proven >= bound.gpus) bound = {proven, "solver"};
+// How `d`'s GPUs are shared: kMig when every instance runs one process.
+Sharing MigSharingOf(const Deployment& d) {
+  for (const GpuAssignment& g : d.gpus) {
+    for (const Instance& inst : g.instances) {
+      if (inst.procs > 1) return Sharing::kMigMps;
+    }
   }
-  return bound;
+  return Sharing::kMig;
 }
 
-}  // namespace
-
-Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
-                           std::string_view planner_name, const LowerBound& bound, double plan_ms) {
-  Deployment d;
-  d.gpu = problem.gpu().name;
-  d.planner = std::string(planner_name);
+// The MIG half of BuildDeployment: segments to instances, service outcomes.
+void DescribeMigPlan(const Problem& problem, const PlanResult& result, Deployment& d) {
   std::vector<double> capacity(problem.services().size(), 0.0);
   for (const std::vector<PlacedSegment>& segments : result.gpus) {
     if (segments.empty()) continue;
@@ -100,7 +96,38 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
     }
     d.services.push_back(std::move(out));
   }
+  d.sharing = MigSharingOf(d);
+}
+
+// A planner's proven bound counts GPUs unless the pool is priced (then it
+// bounds the cost, and GPUs keep the bounds of metrics.h).
+LowerBound BoundWithProof(const Problem& problem, const std::optional<SolverProof>& proof) {
+  LowerBound bound = StrongestBound(problem);
+  if (proof && !problem.priced()) {
+    const int proven = static_cast<int>(std::ceil(proof->bound - 1e-6));
+    if (proven >= bound.gpus) bound = {proven, "solver"};
+  }
+  return bound;
+}
+
+}  // namespace
+
+Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
+                           std::string_view planner_name, const LowerBound& bound, double plan_ms) {
+  Deployment d;
+  d.gpu = problem.gpu().name;
+  d.planner = std::string(planner_name);
+  d.rule = problem.rule();
+  if (problem.mps()) {
+    d.sharing = Sharing::kMps;
+    DescribeMpsPlan(problem, result, d);
+  } else {
+    DescribeMigPlan(problem, result, d);
+  }
+  const Metrics mps = d.metrics;  // the MPS half's sums
   d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
+  d.metrics.resource_pct = mps.resource_pct;
+  d.metrics.predicted_violations = mps.predicted_violations;
   // The hourly cost follows from the GPUs used of each model; the cost table
   // is shown for priced pools only.
   std::vector<PoolUse> uses = PoolUses(problem, d);
@@ -109,14 +136,34 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   return d;
 }
 
-Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
-                              const PlanContext& context, const Clock& clock) {
+Status Planner::Check(const Problem&) const { return Status::Ok(); }
+
+Status CheckPlannerFits(const Planner& planner, const Problem& problem) {
+  const bool mps_planner = planner.Mode() == Sharing::kMps;
+  if (mps_planner && !problem.mps()) {
+    return Status::InvalidArgument(fmt::format(
+        "planner {} shares whole GPUs through MPS and predicts latencies with the iGniter "
+        "model: give the GPU's coefficients (--coeffs FILE)",
+        planner.Name()));
+  }
+  if (!mps_planner && problem.mps()) {
+    return Status::InvalidArgument(fmt::format(
+        "planner {} cuts GPUs into MIG instances from profiles; the iGniter coefficients "
+        "(--coeffs) are for the MPS planners",
+        planner.Name()));
+  }
   if (problem.pool().size() > 1 && !planner.SupportsPools()) {
     return Status::InvalidArgument(fmt::format(
         "planner {} plans for one GPU model; a pool of several models needs a planner that "
         "supports pools (exact)",
         planner.Name()));
   }
+  return planner.Check(problem);
+}
+
+Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
+                              const PlanContext& context, const Clock& clock) {
+  TESSERA_RETURN_IF_ERROR(CheckPlannerFits(planner, problem));
   const double start = clock.NowMs();
   Result<PlanResult> result = planner.Plan(problem, context);
   const double plan_ms = clock.NowMs() - start;
@@ -128,10 +175,37 @@ Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
     report.deployment.metrics.proven_optimal = proof->optimal;
     if (problem.priced()) report.deployment.metrics.cost_lower_bound = proof->bound;
   }
-  const bool all_ok = std::all_of(problem.services().begin(), problem.services().end(),
-                                  [](const ServiceSpec& s) { return !s.feasible.empty(); });
+  const std::vector<ServiceOutcome>& services = report.deployment.services;
+  const bool all_ok = std::all_of(services.begin(), services.end(), [](const ServiceOutcome& s) {
+    return s.status == ServiceStatus::kOk;
+  });
   report.outcome = all_ok ? PlanOutcome::kFeasible : PlanOutcome::kInfeasible;
   return report;
+}
+
+Result<PlanReport> RunDefaultPlanner(const PlannerRegistry& planners, const Problem& problem,
+                                     const PlanContext& context, std::string& note,
+                                     const Clock& clock) {
+  note.clear();
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> exact, planners.Create(kDefaultPlanner));
+  Result<PlanReport> report = RunPlanner(*exact, problem, context, clock);
+  const bool proven = report.ok() && report->deployment.metrics.proven_optimal.value_or(false);
+  if (proven || problem.pool().size() > 1) return report;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> fallback, planners.Create(kFallbackPlanner));
+  TESSERA_ASSIGN_OR_RETURN(PlanReport heuristic, RunPlanner(*fallback, problem, context, clock));
+  if (!report.ok()) {
+    note = fmt::format("{} found no plan in time ({}); {}'s plan is used", kDefaultPlanner,
+                       report.status().message(), kFallbackPlanner);
+    return heuristic;
+  }
+  const int exact_gpus = report->deployment.metrics.gpus;
+  const int heuristic_gpus = heuristic.deployment.metrics.gpus;
+  note = fmt::format(
+      "{} proved no optimum within its time limit (best {} GPUs, bound {}); {} found {} GPUs; "
+      "the {} plan is used",
+      kDefaultPlanner, exact_gpus, report->deployment.metrics.lower_bound, kFallbackPlanner,
+      heuristic_gpus, heuristic_gpus < exact_gpus ? kFallbackPlanner : kDefaultPlanner);
+  return heuristic_gpus < exact_gpus ? heuristic : std::move(report).value();
 }
 
 }  // namespace tessera

@@ -1,5 +1,8 @@
 #include "tessera/problem.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -21,53 +24,6 @@ std::string KnownModels(const ProfileTable& profiles, const GpuModel& gpu) {
 
 }  // namespace
 
-Status LatencyRule::Validate() const {
-  if (!(factor > 0 && factor <= 1)) {
-    return Status::InvalidArgument("latency factor must be in (0, 1], got " +
-                                   std::to_string(factor));
-  }
-  if (!(headroom_quantile > 0 && headroom_quantile < 1)) {
-    return Status::InvalidArgument("headroom quantile must be in (0, 1), got " +
-                                   std::to_string(headroom_quantile));
-  }
-  if (!(burst_on_share > 0 && burst_on_share <= 1)) {
-    return Status::InvalidArgument("burst on-share must be in (0, 1], got " +
-                                   std::to_string(burst_on_share));
-  }
-  if (max_procs < 0) {
-    return Status::InvalidArgument("max procs must be >= 0 (0 = no limit), got " +
-                                   std::to_string(max_procs));
-  }
-  return Status::Ok();
-}
-
-double LatencyRule::BudgetMs(double slo_ms) const {
-  return factor * (truncate_slo ? std::trunc(slo_ms) : slo_ms);
-}
-
-bool LatencyRule::Allows(double latency_ms, int procs, double slo_ms) const {
-  if (max_procs > 0 && procs > max_procs) return false;
-  return latency_ms < BudgetMs(slo_ms);
-}
-
-LatencyRule ParvaArtifactRule() {
-  LatencyRule rule;
-  rule.factor = 0.45;
-  rule.truncate_slo = true;
-  rule.max_procs = 5;
-  rule.queueing_headroom = false;
-  return rule;
-}
-
-double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms) const {
-  if (!queueing_headroom) return 1;
-  const double b = std::max(1, batch);
-  const double slack_ms = slo_ms - latency_ms * (2 * b - 1) / b;
-  if (slack_ms <= 0) return 0;
-  const double x = std::log(1 / (1 - headroom_quantile)) * (latency_ms / b) / slack_ms;
-  return burst_on_share * x / std::expm1(x);
-}
-
 Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
                                const ProfileTable& profiles, const LatencyRule& rule) {
   return BuildPool(scenario, {GpuOffer{&gpu, 0, 0}}, profiles, rule);
@@ -87,6 +43,7 @@ Result<Problem> Problem::BuildPool(const Scenario& scenario, std::vector<GpuOffe
   problem.pool_ = std::move(pool);
   problem.scenario_ = scenario;
   problem.rule_ = rule;
+  problem.profiles_ = std::make_shared<const ProfileTable>(profiles);
   problem.services_.reserve(scenario.services.size());
   for (const Service& service : scenario.services) {
     ServiceSpec spec;
@@ -133,13 +90,48 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
   return Status::Ok();
 }
 
+Result<Problem> Problem::BuildMps(const Scenario& scenario, GpuOffer gpu,
+                                  MpsCoefficients coefficients, const LatencyRule& rule,
+                                  std::shared_ptr<const GpuletTables> gpulet) {
+  TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
+  TESSERA_RETURN_IF_ERROR(rule.Validate());
+  if (gpu.gpu == nullptr || !(gpu.price_per_hour >= 0) || !std::isfinite(gpu.price_per_hour)) {
+    return Status::InvalidArgument(
+        fmt::format("price per hour must be >= 0, got {}", gpu.price_per_hour));
+  }
+  auto mps = std::make_shared<MpsModel>();
+  for (const Service& s : scenario.services) {
+    const WorkloadCoefficients* w = coefficients.Find(s.model);
+    if (w == nullptr) {
+      std::vector<std::string> have;
+      for (const WorkloadCoefficients& c : coefficients.workloads) have.push_back(c.model);
+      return Status::NotFound(
+          fmt::format("{}: field 'model': no iGniter coefficients for '{}' (have: {})",
+                      ServiceLocation(scenario, s.line), s.model, fmt::join(have, ", ")));
+    }
+    mps->workload_of.push_back(static_cast<int>(w - coefficients.workloads.data()));
+  }
+  mps->coefficients = std::move(coefficients);
+  mps->gpulet = std::move(gpulet);
+  Problem problem;
+  problem.gpu_ = gpu.gpu;
+  problem.pool_ = {gpu};
+  problem.scenario_ = scenario;
+  problem.rule_ = rule;
+  problem.profiles_ = std::make_shared<const ProfileTable>();
+  problem.mps_ = std::move(mps);
+  for (const Service& service : scenario.services) problem.services_.push_back({service, {}, {}});
+  return problem;
+}
+
+Sharing Problem::sharing() const {
+  if (mps_) return Sharing::kMps;
+  return rule_.max_procs == 1 ? Sharing::kMig : Sharing::kMigMps;
+}
+
 bool Problem::priced() const {
   return std::any_of(pool_.begin(), pool_.end(),
                      [](const GpuOffer& offer) { return offer.price_per_hour > 0; });
-}
-
-bool CoversRate(double capacity_rps, double rate_rps) {
-  return capacity_rps >= rate_rps * (1 - kCapacityTolerance);
 }
 
 }  // namespace tessera

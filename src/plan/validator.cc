@@ -9,6 +9,8 @@
 #include "tessera/metrics.h"
 #include "tessera/mig_layout.h"
 
+#include "plan/mps_deployment.h"
+
 namespace tessera {
 namespace {
 
@@ -163,9 +165,18 @@ class Checker {
 
 }  // namespace
 
-std::vector<Violation> ValidateDeployment(const Deployment& deployment, const Scenario& scenario,
-                                          const ProfileTable& profiles, const LatencyRule& rule) {
-  return Checker(deployment, scenario, profiles, rule).Run();
+std::vector<Violation> ValidateDeployment(const Deployment& deployment, const Problem& problem) {
+  if (!problem.mps()) {
+    return Checker(deployment, problem.scenario(), problem.profiles(), deployment.rule).Run();
+  }
+  std::vector<Violation> violations;
+  if (deployment.sharing != Sharing::kMps) {
+    violations.push_back({"consistency", "deployment",
+                          fmt::format("a {} plan checked against MPS inputs (--coeffs)",
+                                      SharingName(deployment.sharing))});
+  }
+  CheckMpsDeployment(deployment, problem, violations);
+  return violations;
 }
 
 std::string FormatViolations(const std::vector<Violation>& violations) {

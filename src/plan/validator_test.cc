@@ -25,7 +25,10 @@ Deployment ValidDeployment() {
 }
 
 std::vector<Violation> Check(const Deployment& d, double slo_ms = 1000) {
-  return ValidateDeployment(d, TinyScenario({400, 50}, slo_ms), TinyTable(), testing::BareRule());
+  Result<Problem> p =
+      Problem::Build(TinyScenario({400, 50}, slo_ms), testing::A100(), TinyTable(), d.rule);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return ValidateDeployment(d, *p);
 }
 
 TEST(Validator, AcceptsAValidDeployment) { EXPECT_TRUE(Check(ValidDeployment()).empty()); }
@@ -134,7 +137,12 @@ Deployment MixedDeployment() {
 }
 
 std::vector<Violation> CheckMixed(const Deployment& d) {
-  return ValidateDeployment(d, TinyScenario({400, 50}), TinyTableWithH100(), testing::BareRule());
+  const GpuModel& h100 = **FindGpu("h100-80gb");
+  Result<Problem> p =
+      Problem::BuildPool(TinyScenario({400, 50}), {{&testing::A100(), 4, 0}, {&h100, 7, 0}},
+                         TinyTableWithH100(), d.rule);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return ValidateDeployment(d, *p);
 }
 
 bool HasRule(const std::vector<Violation>& v, const std::string& rule,

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "planners/exact/exact_planner.h"
+#include "planners/gpulet/gpulet_planner.h"
+#include "planners/igniter/igniter_planner.h"
 #include "planners/migserving/migserving_planner.h"
 #include "planners/parva/parva_planner.h"
 #include "planners/static/static_planner.h"
@@ -69,6 +71,24 @@ PlannerRegistry MakeBuiltins() {
                    o.genetic = true;
                    return NewMigServingPlanner(o, "migserving-ga");
                  });
+  // MPS planners: whole GPUs shared through MPS, with the iGniter model.
+  r.MustRegister("igniter",
+                 "iGniter (TPDS'23): Theorem 1 lower bounds, placement with the least added "
+                 "interference (Algorithms 1 and 2); MPS, needs --coeffs",
+                 NewIgniterPlanner);
+  r.MustRegister("ffd+",
+                 "iGniter's FFD+ baseline: lower-bound resources, first-fit decreasing, "
+                 "interference ignored; MPS, needs --coeffs",
+                 NewFfdPlusPlanner);
+  r.MustRegister("gslice+",
+                 "iGniter's GSLICE+ baseline: iGniter's placement, then five rounds of "
+                 "GSLICE's self-tuning from the lower bounds; MPS, needs --coeffs",
+                 NewGslicePlusPlanner);
+  r.MustRegister("gpulet",
+                 "gpu-lets+ (ATC'22, as in iGniter's evaluation): partitions of 20-100%, "
+                 "at most two per GPU, best fit, linear L2/DRAM interference; MPS, needs "
+                 "--coeffs and --gpulet-tables",
+                 NewGpuletPlanner);
   return r;
 }
 

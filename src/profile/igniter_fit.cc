@@ -12,7 +12,7 @@
 
 #include "tessera/profile_table.h"
 #include "util/least_squares.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

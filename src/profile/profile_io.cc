@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -170,7 +170,7 @@ Result<ProfileEntry> ParseTesseraRow(const RowReader& row, const TesseraLayout& 
   TESSERA_ASSIGN_OR_RETURN(std::string_view model, row.Text(0));
   e.key.model = CanonicalModelName(model);
   TESSERA_ASSIGN_OR_RETURN(std::string_view gpu_name, row.Text(1));
-  Result<const GpuModel*> gpu = FindGpu(gpu_name);
+  Result<const GpuModel*> gpu = FindMigGpu(gpu_name);
   if (!gpu.ok()) return row.Error(1, gpu.status().message());
   e.key.gpu = (*gpu)->name;
   TESSERA_ASSIGN_OR_RETURN(std::string_view profile, row.Text(2));
@@ -310,7 +310,7 @@ Result<ProfileTable> ParseTesseraProfileCsv(std::string_view text, std::string_v
 
 Result<ProfileTable> ParseParvaProfileCsv(std::string_view text, std::string_view source,
                                           std::string_view model, std::string_view gpu) {
-  Result<const GpuModel*> gpu_model = FindGpu(gpu);
+  Result<const GpuModel*> gpu_model = FindMigGpu(gpu);
   if (!gpu_model.ok()) return gpu_model.status().WithContext(source);
   const std::string canonical = CanonicalModelName(model);
   if (canonical.empty()) return Status::InvalidArgument(std::string(source) + ": empty model name");

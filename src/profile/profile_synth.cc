@@ -41,10 +41,12 @@ double ProcessMemoryGib(const ModelCard& card, int batch, const SynthParams& p) 
 // GPU time per sample on the instance, ms: compute at the instance's share of
 // the tensor-core peak plus activation traffic at its share of bandwidth.
 // Added, not max'ed: eager PyTorch runs compute-bound convolutions and
-// bandwidth-bound BatchNorm/ReLU/concat kernels one after the other.
+// bandwidth-bound BatchNorm/ReLU/concat kernels one after the other. The
+// largest MIG profile counts as the whole tensor-core peak (the fit's
+// calibration).
 double MsPerSample(const ModelCard& card, const GpuModel& gpu, const MigProfile& profile,
                    const SynthParams& p) {
-  const double sm_share = static_cast<double>(profile.sms) / gpu.sms;
+  const double sm_share = static_cast<double>(profile.sms) / gpu.MigSms();
   const double tflops = p.compute_efficiency * gpu.fp16_tensor_tflops * sm_share;
   const double bandwidth_gbs = gpu.memory_bandwidth_gbs * profile.memory_slices / gpu.memory_slices;
   return card.gflops / tflops +

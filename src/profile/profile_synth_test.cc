@@ -189,7 +189,8 @@ TEST(ProfileSynth, PredictSegmentMatchesHandWorkedFormula) {
 }
 
 TEST(ProfileSynth, EveryCatalogGpuGetsOnlyPrimaryProfiles) {
-  for (const GpuModel& gpu : AllGpus()) {
+  for (const GpuModel* mig : AllMigGpus()) {
+    const GpuModel& gpu = *mig;
     const ProfileTable table = DefaultProfiles(gpu);
     ASSERT_FALSE(table.empty()) << gpu.name;
     std::set<std::string> primary;
@@ -210,7 +211,8 @@ TEST(ProfileSynth, EveryCatalogGpuGetsOnlyPrimaryProfiles) {
 // A larger instance has at least the SMs, bandwidth and memory of a smaller
 // one, so it must never be slower for the same (batch, procs).
 TEST(ProfileSynth, LargerInstanceNeverSlower) {
-  for (const GpuModel& gpu : AllGpus()) {
+  for (const GpuModel* mig : AllMigGpus()) {
+    const GpuModel& gpu = *mig;
     const ProfileTable table = DefaultProfiles(gpu);
     const std::vector<int> primary = gpu.PrimaryProfiles();
     for (const ProfileEntry& e : table.entries()) {
@@ -268,7 +270,8 @@ TEST(ProfileSynth, FeasibilityAndThroughputMonotoneInProcs) {
 }
 
 TEST(ProfileSynth, LatencyConsistentWithThroughput) {
-  for (const GpuModel& gpu : AllGpus()) {
+  for (const GpuModel* mig : AllMigGpus()) {
+    const GpuModel& gpu = *mig;
     const ProfileTable table = DefaultProfiles(gpu);  // entries() views it: keep it alive
     for (const ProfileEntry& e : table.entries()) {
       // per-process throughput x latency / batch = 1, as in the measured data.

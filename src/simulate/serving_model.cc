@@ -7,6 +7,7 @@
 
 #include "tessera/gpu_catalog.h"
 #include "tessera/metrics.h"
+#include "simulate/serving_models.h"
 #include "tessera/simulator.h"
 
 namespace tessera {
@@ -43,14 +44,19 @@ std::vector<double> BatchLatencies(const std::map<int, double>& by_batch, int ba
 
 }  // namespace
 
-Result<ServingModel> BuildServingModel(const Deployment& deployment, const Scenario& scenario,
-                                       const ProfileTable& profiles) {
+Result<ServingModel> BuildServingModel(const Deployment& deployment, const Problem& problem) {
   ServingModel model;
+  model.rule = deployment.rule;
   std::map<std::string, int> service_index;
-  for (const Service& s : scenario.services) {
+  for (const Service& s : problem.scenario().services) {
     service_index[s.name] = static_cast<int>(model.services.size());
     model.services.push_back({s.name, s.rate_rps, s.slo_ms, {}});
   }
+  if (problem.mps()) {
+    TESSERA_RETURN_IF_ERROR(AddMpsInstances(deployment, problem, model));
+    return model;
+  }
+  const ProfileTable& profiles = problem.profiles();
   Result<const GpuModel*> fallback = FindGpu(deployment.gpu);
   if (!fallback.ok()) return fallback.status().WithContext("deployment gpu");
   for (const GpuAssignment& g : deployment.gpus) {

@@ -16,7 +16,6 @@
 #include <random>
 
 #include "simulate/sampling.h"
-#include "tessera/problem.h"
 
 namespace tessera {
 namespace {
@@ -86,11 +85,10 @@ class Simulation {
 
  private:
   // The weighted router sends each process the share of its throughput that
-  // the default latency rule's queueing model lets it carry within the SLO
+  // the plan's latency rule lets it carry within the SLO
   // (LatencyRule::UsableShare), as planners count capacity: processes whose
   // batches leave less slack get proportionally less. A floor keeps a
   // process with no slack at all reachable.
-  static constexpr LatencyRule kRouterRule{};
   static constexpr double kMinRouterShare = 1e-3;
 
   Status Setup() {
@@ -132,7 +130,7 @@ class Simulation {
     const double planned_ms = inst.latency_ms[inst.batch - 1];
     const double delay_ms = options_.max_queue_delay_ms >= 0
                                 ? options_.max_queue_delay_ms
-                                : std::max(0.0, service.slo_ms / 2 - planned_ms);
+                                : std::max(0.0, model_.rule.BudgetMs(service.slo_ms) - planned_ms);
     for (int k = 0; k < inst.procs; ++k) {
       Process p;
       p.instance = i;
@@ -141,8 +139,8 @@ class Simulation {
       p.latency_ms = &inst.latency_ms;
       p.max_delay_s = delay_ms / kMsPerS;
       p.rate = inst.batch * kMsPerS / planned_ms;
-      p.weight = p.rate * std::max(kMinRouterShare,
-                                   kRouterRule.UsableShare(inst.batch, planned_ms, service.slo_ms));
+      p.weight = p.rate * std::max(kMinRouterShare, model_.rule.UsableShare(inst.batch, planned_ms,
+                                                                            service.slo_ms));
       routes_[inst.service_index].push_back(static_cast<int>(processes_.size()));
       processes_.push_back(std::move(p));
     }
@@ -168,7 +166,7 @@ class Simulation {
 
   int Route(int s, double now) {
     const std::vector<int>& route = routes_[s];
-    if (options_.router == RouterKind::kShortestQueue) {
+    if (options_.router.value_or(model_.rule.router) == Router::kShortestQueue) {
       int best = route[0];
       double best_drain = std::numeric_limits<double>::infinity();
       for (int p : route) {

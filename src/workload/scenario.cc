@@ -19,9 +19,8 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/mps_plan.h"
 #include "tessera/profile_table.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -171,10 +170,7 @@ Result<std::string> YamlReader::GpuName(const YAML::Node& node, int line) const 
   TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(node, "gpu", line));
   Result<const GpuModel*> model = FindGpu(gpu);
   if (model.ok()) return (*model)->name;
-  // GPUs without MIG are planned by the MPS planners (mps_plan.h).
-  if (Result<const MpsGpu*> whole = FindMpsGpu(gpu); whole.ok()) return (*whole)->name;
-  return Error(LineOf(node, line), "gpu",
-               model.status().message() + "; for MPS planners also " + MpsGpuNames());
+  return Error(LineOf(node, line), "gpu", model.status().message());
 }
 
 Result<PoolEntry> YamlReader::ParsePoolEntry(const YAML::Node& node, int line) const {

@@ -115,31 +115,24 @@ bool CanShare(const GpuletInterference& model, const Gpulet& a, const Gpulet& b)
   return Meets(a, factor) && Meets(b, factor);
 }
 
-class GpuletPlanner final : public MpsPlanner {
+class GpuletPlanner final : public Planner {
  public:
   std::string_view Name() const override { return "gpulet"; }
+  Sharing Mode() const override { return Sharing::kMps; }
 
-  Result<MpsPlanResult> Plan(const MpsProblem& problem, const PlanContext&) const override {
-    if (problem.gpulet == nullptr) {
+  Status Check(const Problem& problem) const override {
+    if (problem.mps() == nullptr || problem.mps()->gpulet == nullptr) {
       return Status::InvalidArgument(
           "gpulet needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
           "i-Gniter/Profile/tools/gpulet.config)");
     }
-    const GpuletTables& tables = *problem.gpulet;
-    const std::vector<Service>& services = problem.scenario.services;
-    if (problem.workload_of.size() != services.size()) {
-      return Status::InvalidArgument(
-          fmt::format("gpulet: the problem maps {} of its {} services to iGniter coefficients",
-                      problem.workload_of.size(), services.size()));
-    }
-    for (size_t i = 0; i < services.size(); ++i) {
-      const int w = problem.workload_of[i];
-      if (w < 0 || w >= static_cast<int>(problem.coefficients.workloads.size())) {
-        return Status::InvalidArgument(fmt::format("gpulet: service '{}' maps to workload {} of {}",
-                                                   services[i].name, w,
-                                                   problem.coefficients.workloads.size()));
-      }
-    }
+    return Status::Ok();
+  }
+
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
+    TESSERA_RETURN_IF_ERROR(Check(problem));
+    const GpuletTables& tables = *problem.mps()->gpulet;
+    const std::vector<Service>& services = problem.scenario().services;
 
     // Step 2: allocation.
     std::vector<Gpulet> gpulets;
@@ -152,7 +145,7 @@ class GpuletPlanner final : public MpsPlanner {
         continue;  // infeasible: left out
       }
       const int batch = std::clamp(
-          LowerBoundOf(problem.coefficients.hardware, problem.Workload(i), budget, rate).batch, 1,
+          LowerBoundOf(problem.mps()->coefficients.hardware, problem.Workload(i), budget, rate).batch, 1,
           kMaxBatch);
       for (Gpulet& g : Allocate(tables, *model, i, batch, budget, rate)) {
         gpulets.push_back(std::move(g));
@@ -189,8 +182,8 @@ class GpuletPlanner final : public MpsPlanner {
       gpus[best].members.push_back(g);
     }
 
-    MpsPlanResult result;
-    result.gpus.reserve(gpus.size());
+    PlanResult result;
+    result.mps_gpus.reserve(gpus.size());
     for (const Gpu& gpu : gpus) {
       std::vector<MpsShare> shares;
       for (int g : gpu.members) {
@@ -200,7 +193,7 @@ class GpuletPlanner final : public MpsPlanner {
                           .resource_pct = static_cast<double>(gpulet.resource),
                           .rate_rps = gpulet.rate_rps});
       }
-      result.gpus.push_back(std::move(shares));
+      result.mps_gpus.push_back(std::move(shares));
     }
     return result;
   }
@@ -208,6 +201,6 @@ class GpuletPlanner final : public MpsPlanner {
 
 }  // namespace
 
-std::unique_ptr<MpsPlanner> NewGpuletPlanner() { return std::make_unique<GpuletPlanner>(); }
+std::unique_ptr<Planner> NewGpuletPlanner() { return std::make_unique<GpuletPlanner>(); }
 
 }  // namespace tessera

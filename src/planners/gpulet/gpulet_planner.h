@@ -46,7 +46,7 @@
 
 #include <memory>
 
-#include "tessera/mps_plan.h"
+#include "tessera/planner.h"
 
 namespace tessera {
 
@@ -54,7 +54,7 @@ namespace tessera {
 // when problem.gpulet is null ("gpulet needs gpu-lets' profiling tables
 // (--gpulet-tables FILE, e.g. i-Gniter/Profile/tools/gpulet.config)") or when
 // problem.workload_of does not map every service to a workload.
-std::unique_ptr<MpsPlanner> NewGpuletPlanner();
+std::unique_ptr<Planner> NewGpuletPlanner();
 
 }  // namespace tessera
 

@@ -19,7 +19,9 @@
 #include "planners/gpulet/gpulet_planner.h"
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
-#include "tessera/mps_plan.h"
+#include "tessera/metrics.h"
+#include "tessera/plan.h"
+#include "tessera/planner.h"
 #include "test_paths.h"
 
 namespace tessera {
@@ -357,32 +359,33 @@ const std::vector<std::tuple<std::string, double, double>> kTwelve = {
     {"resnet50", 20, 600}, {"resnet50", 30, 200}, {"vgg19", 20, 300},    {"vgg19", 30, 400},
     {"vgg19", 40, 200},    {"ssd", 30, 200},      {"ssd", 40, 100},      {"ssd", 50, 300}};
 
-MpsProblem Problem(const std::vector<std::tuple<std::string, double, double>>& workloads,
-                   std::shared_ptr<const GpuletTables> tables) {
-  MpsProblem p;
-  p.scenario.source = "test";
+// The workloads (model, SLO ms, rate) as services W1, W2, ... on a V100 at
+// $3.06/h; models the coefficients lack borrow the first workload's.
+Problem MakeProblem(const std::vector<std::tuple<std::string, double, double>>& workloads,
+                    std::shared_ptr<const GpuletTables> tables) {
+  Scenario scenario;
+  scenario.source = "test";
   Result<MpsCoefficients> c = LoadMpsCoefficients(testing::SharedDataPath(kCoefficientsFile));
   EXPECT_TRUE(c.ok()) << c.status().ToString();
-  if (c.ok()) p.coefficients = *c;
+  MpsCoefficients coefficients = c.ok() ? *c : MpsCoefficients{};
   for (const auto& [model, slo, rate] : workloads) {
-    p.scenario.services.push_back(
-        {"W" + std::to_string(p.scenario.services.size() + 1), model, rate, slo, 0});
-    int index = 0;  // models the coefficients lack map to the first workload
-    for (size_t w = 0; w < p.coefficients.workloads.size(); ++w) {
-      if (p.coefficients.workloads[w].model == model) index = static_cast<int>(w);
+    scenario.services.push_back(
+        {"W" + std::to_string(scenario.services.size() + 1), model, rate, slo, 0});
+    if (coefficients.Find(model) == nullptr && !coefficients.workloads.empty()) {
+      coefficients.workloads.push_back(coefficients.workloads.front());
+      coefficients.workloads.back().model = model;
     }
-    p.workload_of.push_back(index);
   }
-  p.gpu = "v100-16gb";
-  p.price_per_hour = 3.06;
-  p.gpulet = std::move(tables);
-  return p;
+  Result<Problem> p = Problem::BuildMps(scenario, {*FindGpu("v100-16gb"), 3.06, 0},
+                                        std::move(coefficients), LatencyRule{}, std::move(tables));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
 }
 
 // The plan's invariants; returns the services it serves.
-std::set<int> CheckPlan(const MpsProblem& problem, const MpsPlanResult& plan) {
+std::set<int> CheckPlan(const Problem& problem, const PlanResult& plan) {
   std::map<int, double> carried;
-  for (const std::vector<MpsShare>& gpu : plan.gpus) {
+  for (const std::vector<MpsShare>& gpu : plan.mps_gpus) {
     EXPECT_GE(gpu.size(), 1u);
     EXPECT_LE(gpu.size(), 2u);
     double used = 0;
@@ -394,12 +397,12 @@ std::set<int> CheckPlan(const MpsProblem& problem, const MpsPlanResult& plan) {
       EXPECT_LE(s.batch, 32);
       EXPECT_GT(s.rate_rps, 0);
       EXPECT_GE(s.service, 0);
-      EXPECT_LT(s.service, static_cast<int>(problem.scenario.services.size()));
+      EXPECT_LT(s.service, static_cast<int>(problem.scenario().services.size()));
       // Alone, each share meets its budget and carries at most its table throughput.
-      const Service& service = problem.scenario.services[s.service];
+      const Service& service = problem.scenario().services[s.service];
       const int p = static_cast<int>(s.resource_pct);
-      EXPECT_LE(*problem.gpulet->LatencyMs(service.model, s.batch, p), problem.BudgetMs(s.service));
-      EXPECT_LE(s.rate_rps, *problem.gpulet->ThroughputRps(service.model, s.batch, p) * 1.000001);
+      EXPECT_LE(*problem.mps()->gpulet->LatencyMs(service.model, s.batch, p), problem.BudgetMs(s.service));
+      EXPECT_LE(s.rate_rps, *problem.mps()->gpulet->ThroughputRps(service.model, s.batch, p) * 1.000001);
       used += s.resource_pct;
       carried[s.service] += s.rate_rps;
     }
@@ -407,20 +410,20 @@ std::set<int> CheckPlan(const MpsProblem& problem, const MpsPlanResult& plan) {
   }
   std::set<int> served;
   for (const auto& [service, rate] : carried) {
-    const double want = problem.scenario.services[service].rate_rps;
+    const double want = problem.scenario().services[service].rate_rps;
     EXPECT_NEAR(rate, want, 1e-9 * want) << "service " << service;
     served.insert(service);
   }
   return served;
 }
 
-std::string Describe(const MpsProblem& problem, const MpsPlanResult& plan) {
+std::string Describe(const Problem& problem, const PlanResult& plan) {
   std::string out;
-  for (size_t g = 0; g < plan.gpus.size(); ++g) {
+  for (size_t g = 0; g < plan.mps_gpus.size(); ++g) {
     out += "  GPU" + std::to_string(g + 1) + ":";
-    for (const MpsShare& s : plan.gpus[g]) {
-      out += " " + problem.scenario.services[s.service].name + "(" +
-             problem.scenario.services[s.service].model + " b" + std::to_string(s.batch) + " " +
+    for (const MpsShare& s : plan.mps_gpus[g]) {
+      out += " " + problem.scenario().services[s.service].name + "(" +
+             problem.scenario().services[s.service].model + " b" + std::to_string(s.batch) + " " +
              std::to_string(static_cast<int>(s.resource_pct)) + "% " +
              std::to_string(static_cast<int>(std::lround(s.rate_rps))) + "rps)";
     }
@@ -430,12 +433,20 @@ std::string Describe(const MpsProblem& problem, const MpsPlanResult& plan) {
 }
 
 TEST(GpuletPlanner, NeedsTheTables) {
-  const std::unique_ptr<MpsPlanner> planner = NewGpuletPlanner();
+  const std::unique_ptr<Planner> planner = NewGpuletPlanner();
   EXPECT_EQ(planner->Name(), "gpulet");
-  MpsProblem p;
-  p.scenario.services.push_back({"W1", "alexnet", 100, 10, 0});
-  p.workload_of = {0};
-  Result<MpsPlanResult> r = planner->Plan(p, PlanContext{});
+  Scenario scenario;
+  scenario.services.push_back({"W1", "alexnet", 100, 10, 0});
+  MpsCoefficients coefficients;
+  coefficients.workloads.push_back({});
+  coefficients.workloads.back().model = "alexnet";
+  Result<Problem> p = Problem::BuildMps(scenario, {*FindGpu("v100-16gb"), 3.06, 0},
+                                        std::move(coefficients), LatencyRule{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(planner->Check(*p).message(),
+            "gpulet needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
+            "i-Gniter/Profile/tools/gpulet.config)");
+  Result<PlanResult> r = planner->Plan(*p, PlanContext{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
@@ -447,18 +458,18 @@ TEST(GpuletPlanner, PlansTheTwelveWorkloads) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kTablesFile);
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficientsFile);
   const auto tables = std::make_shared<const GpuletTables>(RealTables());
-  const MpsProblem problem = Problem(kTwelve, tables);
-  const std::unique_ptr<MpsPlanner> planner = NewGpuletPlanner();
-  Result<MpsPlanResult> plan = planner->Plan(problem, PlanContext{});
+  const Problem problem = MakeProblem(kTwelve, tables);
+  const std::unique_ptr<Planner> planner = NewGpuletPlanner();
+  Result<PlanResult> plan = planner->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const std::string text = Describe(problem, *plan);
-  std::cout << "[ gpulet  ] twelve workloads: " << plan->gpus.size() << " GPUs\n" << text;
+  std::cout << "[ gpulet  ] twelve workloads: " << plan->mps_gpus.size() << " GPUs\n" << text;
   SCOPED_TRACE(text);
   const std::set<int> served = CheckPlan(problem, *plan);
   EXPECT_EQ(served.size(), 12u);  // every workload is feasible on the tables
   // The iGniter paper's examples: W2 (AlexNet, 15 ms, 500 rps) gets AlexNet's
   // most efficient partition, one gpulet, and no GPU holds more than two.
-  for (const std::vector<MpsShare>& gpu : plan->gpus) {
+  for (const std::vector<MpsShare>& gpu : plan->mps_gpus) {
     for (const MpsShare& s : gpu) {
       if (s.service == 1) {
         EXPECT_DOUBLE_EQ(s.rate_rps, 500);
@@ -467,17 +478,17 @@ TEST(GpuletPlanner, PlansTheTwelveWorkloads) {
   }
   // The plan is no smaller than the resources it allocates need.
   double resources = 0;
-  for (const auto& gpu : plan->gpus) {
+  for (const auto& gpu : plan->mps_gpus) {
     for (const MpsShare& s : gpu) resources += s.resource_pct;
   }
-  EXPECT_GE(static_cast<double>(plan->gpus.size()), std::ceil(resources / 100));
+  EXPECT_GE(static_cast<double>(plan->mps_gpus.size()), std::ceil(resources / 100));
   // Deterministic.
-  Result<MpsPlanResult> again = planner->Plan(problem, PlanContext{.seed = 99});
+  Result<PlanResult> again = planner->Plan(problem, PlanContext{.seed = 99});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(Describe(problem, *again), text);
   // As the iGniter model sees the plan (information only: gpu-lets+ plans on
   // its own tables, so it may miss budgets the iGniter model predicts).
-  const MpsDeployment d = DescribeMpsPlan(problem, *plan, "gpulet", 0);
+  const Deployment d = BuildDeployment(problem, *plan, "gpulet", StrongestBound(problem), 0);
   std::cout << "[ gpulet  ] iGniter-model view: " << d.metrics.gpus << " GPUs, "
             << d.metrics.resource_pct << "% allocated, lower bound " << d.metrics.lower_bound
             << ", predicted violations " << d.metrics.predicted_violations << "\n";
@@ -490,13 +501,13 @@ TEST(GpuletPlanner, LeavesOutWhatTheTablesCannotServe) {
   // bert-large: no tables; vgg19 at 4 ms: even batch 1 at 100% (2.83 ms)
   // misses a 2 ms budget; ssd at 10 ms fits only at batch 1, at 80% (4.95 ms)
   // or 100% (4.90 ms); vgg19 at 6 ms only at batch 1 and 100% (2.83 ms).
-  const MpsProblem problem = Problem({{"bert-large", 100, 50},
+  const Problem problem = MakeProblem({{"bert-large", 100, 50},
                                       {"vgg19", 4, 50},
                                       {"ssd", 10, 500},
                                       {"alexnet", 10, 100},
                                       {"vgg19", 6, 500}},
                                      tables);
-  Result<MpsPlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
+  Result<PlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   SCOPED_TRACE(Describe(problem, *plan));
   const std::set<int> served = CheckPlan(problem, *plan);
@@ -506,7 +517,7 @@ TEST(GpuletPlanner, LeavesOutWhatTheTablesCannotServe) {
   // 80% and 100% can carry within the budget. vgg19: 500 rps on 100%
   // gpulets of 360.7 rps.
   std::map<int, int> shares;
-  for (const auto& gpu : plan->gpus) {
+  for (const auto& gpu : plan->mps_gpus) {
     for (const MpsShare& s : gpu) {
       ++shares[s.service];
       EXPECT_EQ(s.batch, 1);
@@ -533,11 +544,11 @@ TEST(GpuletPlanner, ScalesToAThousandServices) {
     auto [model, slo, rate] = kTwelve[rng() % kTwelve.size()];
     workloads.emplace_back(model, slo, rate * (0.05 + (rng() % 100) / 50.0));
   }
-  const MpsProblem problem = Problem(workloads, tables);
-  Result<MpsPlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
+  const Problem problem = MakeProblem(workloads, tables);
+  Result<PlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(CheckPlan(problem, *plan).size(), 1000u);
-  std::cout << "[ gpulet  ] 1,000 services: " << plan->gpus.size() << " GPUs\n";
+  std::cout << "[ gpulet  ] 1,000 services: " << plan->mps_gpus.size() << " GPUs\n";
 }
 
 }  // namespace

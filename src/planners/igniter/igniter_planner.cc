@@ -34,24 +34,24 @@ constexpr double kDedicatedLoad = 0.9;
 // Whether a workload at Theorem 1's `bound` can run on one GPU: the bound
 // ignores the clock drop above the power cap, so the model has the last word
 // at 100% (the artifact trusts the bound alone).
-bool FitsOneGpu(const MpsProblem& problem, int service, const ResourceLowerBound& bound) {
+bool FitsOneGpu(const Problem& problem, int service, const ResourceLowerBound& bound) {
   if (!bound.fits) return false;
-  return PredictAlone(problem.coefficients.hardware, problem.Workload(service), bound.batch, 100)
+  return PredictAlone(problem.mps()->coefficients.hardware, problem.Workload(service), bound.batch, 100)
              .latency_ms <= problem.BudgetMs(service);
 }
 
 // Splits a service whose lower bound exceeds one GPU: whole GPUs at the
 // largest batch meeting the budget, then the rest as a workload. Nothing is
 // added when even batch 1 on a whole GPU misses the budget (infeasible).
-void SplitOversized(const MpsProblem& problem, int service, Prepared& out) {
-  const MpsHardware& hw = problem.coefficients.hardware;
+void SplitOversized(const Problem& problem, int service, Prepared& out) {
+  const MpsHardware& hw = problem.mps()->coefficients.hardware;
   const WorkloadCoefficients& w = problem.Workload(service);
   const double budget = problem.BudgetMs(service);
   const std::optional<int> batch = LargestSoloBatch(hw, w, budget);
   if (!batch) return;
   const double throughput = PredictAlone(hw, w, *batch, 100).throughput_rps;
   const double per_gpu = std::ceil(kDedicatedLoad * throughput);
-  double rest = problem.scenario.services[service].rate_rps;
+  double rest = problem.scenario().services[service].rate_rps;
   ResourceLowerBound bound = LowerBoundOf(hw, w, budget, rest);
   while (rest > 0 && !FitsOneGpu(problem, service, bound)) {
     out.dedicated.push_back({{service, *batch, 100, std::min(per_gpu, rest)}});
@@ -61,12 +61,12 @@ void SplitOversized(const MpsProblem& problem, int service, Prepared& out) {
   if (rest > 0) out.workloads.push_back({service, rest, bound.batch, bound.resource_pct});
 }
 
-Prepared Prepare(const MpsProblem& problem) {
+Prepared Prepare(const Problem& problem) {
   Prepared out;
-  const MpsHardware& hw = problem.coefficients.hardware;
-  for (size_t i = 0; i < problem.scenario.services.size(); ++i) {
+  const MpsHardware& hw = problem.mps()->coefficients.hardware;
+  for (size_t i = 0; i < problem.scenario().services.size(); ++i) {
     const int s = static_cast<int>(i);
-    const double rate = problem.scenario.services[i].rate_rps;
+    const double rate = problem.scenario().services[i].rate_rps;
     const ResourceLowerBound bound =
         LowerBoundOf(hw, problem.Workload(s), problem.BudgetMs(s), rate);
     if (FitsOneGpu(problem, s, bound)) {
@@ -112,7 +112,7 @@ std::vector<std::vector<MpsShare>> ToShares(const std::vector<std::vector<Slot>>
 // Algorithm 2 (alloc_gpus) with its scratch buffers, reused across calls.
 class Allocator {
  public:
-  Allocator(const MpsProblem& problem, const std::vector<Workload>& workloads)
+  Allocator(const Problem& problem, const std::vector<Workload>& workloads)
       : problem_(problem), workloads_(workloads) {}
 
   // `gpu` plus workload `w` at its lower bound, every workload raised one
@@ -121,7 +121,7 @@ class Allocator {
   bool Alloc(const std::vector<Slot>& gpu, int w, std::vector<Slot>& trial) {
     trial = gpu;
     trial.push_back({w, workloads_[w].lower_pct});
-    const double unit = problem_.coefficients.hardware.unit_pct;
+    const double unit = problem_.mps()->coefficients.hardware.unit_pct;
     double total = Total(trial);
     bool raised = true;
     while (total <= 100 && raised) {
@@ -146,17 +146,17 @@ class Allocator {
       const Workload& w = workloads_[s.workload];
       colocated_.push_back({&problem_.Workload(w.service), w.batch, s.resource_pct});
     }
-    predicted_ = PredictColocated(problem_.coefficients.hardware, colocated_);
+    predicted_ = PredictColocated(problem_.mps()->coefficients.hardware, colocated_);
   }
 
-  const MpsProblem& problem_;
+  const Problem& problem_;
   const std::vector<Workload>& workloads_;
   std::vector<Colocated> colocated_;
   std::vector<Prediction> predicted_;
 };
 
 // Algorithm 1: every workload onto the GPU where Algorithm 2 adds the least.
-std::vector<std::vector<Slot>> PlaceWithInterference(const MpsProblem& problem,
+std::vector<std::vector<Slot>> PlaceWithInterference(const Problem& problem,
                                                      const std::vector<Workload>& workloads) {
   std::vector<std::vector<Slot>> gpus;
   std::vector<double> totals;
@@ -192,20 +192,24 @@ std::vector<std::vector<Slot>> PlaceWithInterference(const MpsProblem& problem,
   return gpus;
 }
 
-class IgniterPlanner : public MpsPlanner {
+class IgniterPlanner : public Planner {
  public:
+  Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "igniter"; }
-  Result<MpsPlanResult> Plan(const MpsProblem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
     Prepared p = Prepare(problem);
     const auto gpus = PlaceWithInterference(problem, p.workloads);
-    return MpsPlanResult{ToShares(gpus, p.workloads, std::move(p.dedicated))};
+    PlanResult result;
+    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    return result;
   }
 };
 
-class FfdPlusPlanner : public MpsPlanner {
+class FfdPlusPlanner : public Planner {
  public:
+  Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "ffd+"; }
-  Result<MpsPlanResult> Plan(const MpsProblem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
     Prepared p = Prepare(problem);
     std::vector<std::vector<Slot>> gpus;
     std::vector<double> totals;
@@ -220,7 +224,9 @@ class FfdPlusPlanner : public MpsPlanner {
       gpus[j].push_back({w, lower});
       totals[j] += lower;
     }
-    return MpsPlanResult{ToShares(gpus, p.workloads, std::move(p.dedicated))};
+    PlanResult result;
+    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    return result;
   }
 };
 
@@ -231,7 +237,7 @@ constexpr double kGslicePlusThreshold = 0.10;
 // One round of GSLICE's rule on one GPU: every process's new share from its
 // predicted latency and throughput, then max-min fair shares of the GPU,
 // rounded up to whole MPS percentages where they still fit.
-void TuneOnce(const MpsProblem& problem, const std::vector<Workload>& workloads,
+void TuneOnce(const Problem& problem, const std::vector<Workload>& workloads,
               std::vector<Slot>& gpu) {
   std::vector<Colocated> colocated;
   for (const Slot& s : gpu) {
@@ -239,7 +245,7 @@ void TuneOnce(const MpsProblem& problem, const std::vector<Workload>& workloads,
     colocated.push_back({&problem.Workload(w.service), w.batch, s.resource_pct});
   }
   const std::vector<Prediction> predicted =
-      PredictColocated(problem.coefficients.hardware, colocated);
+      PredictColocated(problem.mps()->coefficients.hardware, colocated);
   GsliceOptions options;
   options.tuning_threshold = kGslicePlusThreshold;
   std::vector<double> demands;
@@ -267,24 +273,27 @@ void TuneOnce(const MpsProblem& problem, const std::vector<Workload>& workloads,
   }
 }
 
-class GslicePlusPlanner : public MpsPlanner {
+class GslicePlusPlanner : public Planner {
  public:
+  Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "gslice+"; }
-  Result<MpsPlanResult> Plan(const MpsProblem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
     Prepared p = Prepare(problem);
     std::vector<std::vector<Slot>> gpus = PlaceWithInterference(problem, p.workloads);
     for (std::vector<Slot>& gpu : gpus) {
       for (Slot& s : gpu) s.resource_pct = p.workloads[s.workload].lower_pct;
       for (int round = 0; round < kGslicePlusRounds; ++round) TuneOnce(problem, p.workloads, gpu);
     }
-    return MpsPlanResult{ToShares(gpus, p.workloads, std::move(p.dedicated))};
+    PlanResult result;
+    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    return result;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<MpsPlanner> NewIgniterPlanner() { return std::make_unique<IgniterPlanner>(); }
-std::unique_ptr<MpsPlanner> NewFfdPlusPlanner() { return std::make_unique<FfdPlusPlanner>(); }
-std::unique_ptr<MpsPlanner> NewGslicePlusPlanner() { return std::make_unique<GslicePlusPlanner>(); }
+std::unique_ptr<Planner> NewIgniterPlanner() { return std::make_unique<IgniterPlanner>(); }
+std::unique_ptr<Planner> NewFfdPlusPlanner() { return std::make_unique<FfdPlusPlanner>(); }
+std::unique_ptr<Planner> NewGslicePlusPlanner() { return std::make_unique<GslicePlusPlanner>(); }
 
 }  // namespace tessera

@@ -21,13 +21,13 @@
 
 #include <memory>
 
-#include "tessera/mps_plan.h"
+#include "tessera/planner.h"
 
 namespace tessera {
 
-std::unique_ptr<MpsPlanner> NewIgniterPlanner();
-std::unique_ptr<MpsPlanner> NewFfdPlusPlanner();
-std::unique_ptr<MpsPlanner> NewGslicePlusPlanner();
+std::unique_ptr<Planner> NewIgniterPlanner();
+std::unique_ptr<Planner> NewFfdPlusPlanner();
+std::unique_ptr<Planner> NewGslicePlusPlanner();
 
 // Rounds of GSLICE's tuning "gslice+" runs (the iGniter paper adopts the plan
 // after five adjustments).

@@ -8,9 +8,11 @@
 
 #include "planners/igniter/igniter_planner.h"
 #include "tessera/igniter_model.h"
-#include "tessera/mps_plan.h"
+#include "tessera/deployment_format.h"
+#include "tessera/plan.h"
+#include "tessera/validator.h"
 #include "test_paths.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -77,8 +79,9 @@ Scenario Workloads(const std::vector<std::tuple<std::string, double, double>>& l
   return s;
 }
 
-MpsProblem V100Problem(const Scenario& scenario) {
-  Result<MpsProblem> p = BuildMpsProblem(scenario, V100(), **FindMpsGpu("v100-16gb"), 3.06);
+Problem V100Problem(const Scenario& scenario) {
+  Result<Problem> p =
+      Problem::BuildMps(scenario, {*FindGpu("v100-16gb"), 3.06, 0}, V100(), LatencyRule{});
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return *p;
 }
@@ -86,9 +89,9 @@ MpsProblem V100Problem(const Scenario& scenario) {
 // One GPU of placements_v100.json: (service index, batch, resource) per process.
 using Gpu = std::vector<std::tuple<int, int, double>>;
 
-std::vector<Gpu> Summarise(const MpsPlanResult& r) {
+std::vector<Gpu> Summarise(const PlanResult& r) {
   std::vector<Gpu> out;
-  for (const auto& gpu : r.gpus) {
+  for (const auto& gpu : r.mps_gpus) {
     Gpu g;
     for (const MpsShare& s : gpu) g.emplace_back(s.service, s.batch, s.resource_pct);
     out.push_back(g);
@@ -98,9 +101,9 @@ std::vector<Gpu> Summarise(const MpsPlanResult& r) {
 
 TEST(IgniterPlacement, ThreeWorkloadExampleFitsOneGpu) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
-  const MpsProblem p =
+  const Problem p =
       V100Problem(Workloads({{"alexnet", 15, 500}, {"resnet50", 40, 400}, {"vgg19", 60, 200}}));
-  Result<MpsPlanResult> r = NewIgniterPlanner()->Plan(p, {});
+  Result<PlanResult> r = NewIgniterPlanner()->Plan(p, {});
   ASSERT_TRUE(r.ok());
   // placements_v100.json, default_3_workloads: vgg19, resnet50, alexnet.
   EXPECT_EQ(Summarise(*r), (std::vector<Gpu>{{{2, 6, 37.5}, {1, 8, 30.0}, {0, 4, 10.0}}}));
@@ -124,8 +127,8 @@ Scenario TwelveB() {
 
 TEST(IgniterPlacement, TwelveWorkloadsTakeSixGpusAsTheArtifacts) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
-  const MpsProblem p = V100Problem(TwelveB());
-  Result<MpsPlanResult> r = NewIgniterPlanner()->Plan(p, {});
+  const Problem p = V100Problem(TwelveB());
+  Result<PlanResult> r = NewIgniterPlanner()->Plan(p, {});
   ASSERT_TRUE(r.ok());
   // placements_v100.json, twelve_workloads_variant_B, GPU by GPU. The last
   // GPU is W12's dedicated one at batch 7 (the artifact writes batch 6, an
@@ -136,13 +139,13 @@ TEST(IgniterPlacement, TwelveWorkloadsTakeSixGpusAsTheArtifacts) {
                                              {{4, 6, 47.5}, {3, 2, 45.0}},
                                              {{8, 4, 37.5}, {10, 2, 32.5}, {1, 4, 10.0}},
                                              {{11, 7, 100.0}}}));
-  EXPECT_DOUBLE_EQ(r->gpus[5][0].rate_rps, 287);
-  EXPECT_DOUBLE_EQ(r->gpus[2][2].rate_rps, 13);
+  EXPECT_DOUBLE_EQ(r->mps_gpus[5][0].rate_rps, 287);
+  EXPECT_DOUBLE_EQ(r->mps_gpus[2][2].rate_rps, 13);
 }
 
 TEST(IgniterPlacement, TwelveWorkloadsVariantCTakeSevenGpus) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
-  const MpsProblem p = V100Problem(Workloads({{"alexnet", 5, 1000},
+  const Problem p = V100Problem(Workloads({{"alexnet", 5, 1000},
                                               {"alexnet", 10, 500},
                                               {"alexnet", 15, 2000},
                                               {"resnet50", 10, 400},
@@ -154,7 +157,7 @@ TEST(IgniterPlacement, TwelveWorkloadsVariantCTakeSevenGpus) {
                                               {"ssd", 20, 200},
                                               {"ssd", 40, 100},
                                               {"ssd", 60, 300}}));
-  Result<MpsPlanResult> r = NewIgniterPlanner()->Plan(p, {});
+  Result<PlanResult> r = NewIgniterPlanner()->Plan(p, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Summarise(*r), (std::vector<Gpu>{{{11, 9, 92.5}},
                                              {{6, 3, 82.5}},
@@ -167,17 +170,19 @@ TEST(IgniterPlacement, TwelveWorkloadsVariantCTakeSevenGpus) {
 
 TEST(IgniterPlacement, IgniterPredictsNoViolationWhereFfdPlusDoes) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
-  const MpsProblem p = V100Problem(TwelveB());
-  Result<MpsDeployment> ig = RunMpsPlanner(*NewIgniterPlanner(), p, {});
-  Result<MpsDeployment> ffd = RunMpsPlanner(*NewFfdPlusPlanner(), p, {});
-  ASSERT_TRUE(ig.ok() && ffd.ok());
+  const Problem p = V100Problem(TwelveB());
+  Result<PlanReport> ig_report = RunPlanner(*NewIgniterPlanner(), p, {});
+  Result<PlanReport> ffd_report = RunPlanner(*NewFfdPlusPlanner(), p, {});
+  ASSERT_TRUE(ig_report.ok() && ffd_report.ok());
+  const Deployment* ig = &ig_report->deployment;
+  const Deployment* ffd = &ffd_report->deployment;
   EXPECT_EQ(ig->metrics.predicted_violations, 0);
   EXPECT_GT(ffd->metrics.predicted_violations, 0);
   EXPECT_LE(ffd->metrics.gpus, ig->metrics.gpus);
   EXPECT_DOUBLE_EQ(ig->metrics.cost_per_hour, 6 * 3.06);
   EXPECT_GE(ig->metrics.gpus, ig->metrics.lower_bound);
-  EXPECT_TRUE(ValidateMpsDeployment(*ig, p).empty());
-  EXPECT_TRUE(ValidateMpsDeployment(*ffd, p).empty());
+  EXPECT_TRUE(ValidateDeployment(*ig, p).empty());
+  EXPECT_TRUE(ValidateDeployment(*ffd, p).empty());
 }
 
 // Every MPS planner's plan passes the validator on random workloads.
@@ -192,16 +197,17 @@ TEST(MpsPlanners, EveryPlanPassesTheValidatorOnRandomWorkloads) {
       list.emplace_back(models[rng() % 4], 5 + static_cast<double>(rng() % 120),
                         10 + static_cast<double>(rng() % 1500));
     }
-    const MpsProblem p = V100Problem(Workloads(list));
+    const Problem p = V100Problem(Workloads(list));
     for (auto make : {NewIgniterPlanner, NewFfdPlusPlanner, NewGslicePlusPlanner}) {
-      const std::unique_ptr<MpsPlanner> planner = make();
-      Result<MpsDeployment> d = RunMpsPlanner(*planner, p, {});
-      ASSERT_TRUE(d.ok());
-      SCOPED_TRACE(FormatMpsDeploymentTable(*d));
-      EXPECT_EQ(ValidateMpsDeployment(*d, p), std::vector<std::string>{}) << planner->Name();
+      const std::unique_ptr<Planner> planner = make();
+      Result<PlanReport> report = RunPlanner(*planner, p, {});
+      ASSERT_TRUE(report.ok());
+      const Deployment& d = report->deployment;
+      SCOPED_TRACE(FormatDeploymentTable(d));
+      EXPECT_EQ(FormatViolations(ValidateDeployment(d, p)), "") << planner->Name();
       if (planner->Name() == "igniter") {
-        EXPECT_EQ(d->metrics.predicted_violations, 0);
-        EXPECT_GE(d->metrics.gpus, d->metrics.lower_bound);
+        EXPECT_EQ(d.metrics.predicted_violations, 0);
+        EXPECT_GE(d.metrics.gpus, d.metrics.lower_bound);
       }
     }
   }
@@ -209,18 +215,20 @@ TEST(MpsPlanners, EveryPlanPassesTheValidatorOnRandomWorkloads) {
 
 TEST(MpsValidator, CatchesOverfullGpusUncoveredRatesAndEditedPredictions) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
-  const MpsProblem p = V100Problem(TwelveB());
-  Result<MpsDeployment> d = RunMpsPlanner(*NewIgniterPlanner(), p, {});
+  const Problem p = V100Problem(TwelveB());
+  Result<PlanReport> d = RunPlanner(*NewIgniterPlanner(), p, {});
   ASSERT_TRUE(d.ok());
-  MpsDeployment bad = *d;
-  bad.gpus[0].processes[0].share.resource_pct = 95;  // 95 + 15 > 100
-  bad.gpus[1].processes[0].share.rate_rps = 100;     // W10 carries 100 of 200
-  bad.gpus[2].processes[0].predicted.latency_ms += 1;
-  const std::vector<std::string> issues = ValidateMpsDeployment(bad, p);
-  std::string all;
-  for (const std::string& i : issues) all += i + "\n";
+  Deployment bad = d->deployment;
+  bad.gpus[0].processes[0].resource_pct = 95;  // 95 + 15 > 100
+  bad.gpus[1].processes[0].rate_rps = 100;     // W10 carries 100 of 200
+  bad.gpus[2].processes[0].latency_ms += 1;
+  const std::string all = FormatViolations(ValidateDeployment(bad, p));
   EXPECT_NE(all.find("sum to 110% > 100%"), std::string::npos) << all;
   EXPECT_NE(all.find("W10: processes carry 100 of 200 rps"), std::string::npos) << all;
+  // A deployment that goes through JSON is checked the same way.
+  Result<Deployment> back = ParseDeploymentJson(FormatDeploymentJson(bad), "bad.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(FormatViolations(ValidateDeployment(*back, p)), all);
   EXPECT_NE(all.find("the model says"), std::string::npos) << all;
 }
 

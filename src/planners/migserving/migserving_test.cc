@@ -24,8 +24,7 @@ Deployment Plan(const Planner& planner, const Problem& problem, const PlanContex
   Result<PlanReport> report = RunPlanner(planner, problem, context);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   const Deployment& d = report->deployment;
-  EXPECT_TRUE(
-      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), testing::BareRule()).empty());
+  EXPECT_TRUE(ValidateDeployment(d, problem).empty());
   return d;
 }
 
@@ -130,7 +129,7 @@ TEST(MigServingGenetic, NeverWorseThanTheGreedyPlanItStartsFrom) {
     Result<PlanReport> g = RunPlanner(**greedy, p, {});
     Result<PlanReport> e = RunPlanner(*ga, p, PlanContext{.time_limit_s = 5, .seed = 1});
     ASSERT_TRUE(g.ok() && e.ok());
-    EXPECT_TRUE(ValidateDeployment(e->deployment, p.scenario(), table, LatencyRule{}).empty());
+    EXPECT_TRUE(ValidateDeployment(e->deployment, p).empty());
     const Metrics& gm = g->deployment.metrics;
     const Metrics& em = e->deployment.metrics;
     ASSERT_TRUE(em.gpus < gm.gpus || (em.gpus == gm.gpus && em.gpcs <= gm.gpcs))

@@ -16,8 +16,7 @@ Deployment PlanWith(const ParvaOptions& options, const Problem& problem) {
   Result<PlanReport> report = RunPlanner(*planner, problem, PlanContext{});
   EXPECT_TRUE(report.ok());
   const Deployment& d = report->deployment;
-  EXPECT_TRUE(
-      ValidateDeployment(d, problem.scenario(), testing::TinyTable(), testing::BareRule()).empty());
+  EXPECT_TRUE(ValidateDeployment(d, problem).empty());
   return d;
 }
 

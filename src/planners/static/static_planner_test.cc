@@ -42,8 +42,7 @@ Deployment PlanWith(StaticPartition partition, const std::vector<double>& rates,
   auto planner = NewStaticPlanner(partition, "static");
   Result<PlanReport> report = RunPlanner(*planner, *problem, PlanContext{});
   EXPECT_TRUE(report.ok()) << report.status().ToString();
-  const std::vector<Violation> violations =
-      ValidateDeployment(report->deployment, scenario, table, BareRule());
+  const std::vector<Violation> violations = ValidateDeployment(report->deployment, *problem);
   EXPECT_TRUE(violations.empty()) << FormatViolations(violations);
   return report->deployment;
 }
@@ -74,7 +73,8 @@ std::vector<std::string> CutNames(const GpuModel& gpu, StaticPartition partition
 using Names = std::vector<std::string>;
 
 TEST(StaticCut, IsALegalLayoutOfPrimaryProfilesOnEveryCatalogGpu) {
-  for (const GpuModel& gpu : AllGpus()) {
+  for (const GpuModel* mig : AllMigGpus()) {
+    const GpuModel& gpu = *mig;
     for (StaticPartition partition :
          {StaticPartition::kWhole, StaticPartition::kSingles, StaticPartition::kMix}) {
       Result<std::vector<Placement>> cut = StaticCut(gpu, partition);
@@ -176,7 +176,7 @@ TEST(StaticPlanners, LeaveOutAServiceNothingCanServe) {
         RunPlanner(*NewStaticPlanner(partition, "static"), *problem, PlanContext{});
     ASSERT_TRUE(report.ok());
     const Deployment& d = report->deployment;
-    EXPECT_TRUE(ValidateDeployment(d, scenario, TinyTable(), BareRule()).empty());
+    EXPECT_TRUE(ValidateDeployment(d, *problem).empty());
     EXPECT_EQ(d.metrics.gpus, 1);
     EXPECT_EQ(d.services[0].status, ServiceStatus::kOk);
     EXPECT_EQ(d.services[1].status, ServiceStatus::kInfeasible);

@@ -1,11 +1,12 @@
 // Small text helpers shared by the file parsers (profile CSVs, scenario YAML,
-// ParvaGPU SLO files): reading a file, splitting it into lines and CSV fields,
-// reading numbers, and quoting input in error messages. Internal to the
-// library: not part of the public include/tessera API.
+// ParvaGPU SLO files) and the CLI's flags: reading a file, splitting it into
+// lines and CSV fields, reading numbers, and quoting input in error messages,
+// so that a program built on the library reads numbers and reports bad input
+// exactly as Tessera's own parsers do.
 //
 // Thread-safety: free functions without state.
-#ifndef TESSERA_UTIL_TEXT_IO_H_
-#define TESSERA_UTIL_TEXT_IO_H_
+#ifndef TESSERA_TEXT_IO_H_
+#define TESSERA_TEXT_IO_H_
 
 #include <optional>
 #include <string>
@@ -85,4 +86,4 @@ Status FieldError(std::string_view source, int line, std::string_view field, std
 
 }  // namespace tessera
 
-#endif  // TESSERA_UTIL_TEXT_IO_H_
+#endif  // TESSERA_TEXT_IO_H_

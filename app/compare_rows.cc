@@ -1,0 +1,129 @@
+#include "compare_rows.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace tessera::cli {
+namespace {
+
+bool IsMps(const Row& r) { return r.sharing == Sharing::kMps; }
+
+std::string Percent(const Row& r, double share) {
+  return IsMps(r) ? "-" : fmt::format("{:.1f}%", 100 * share);
+}
+
+}  // namespace
+
+// Every row's gap against the strongest bound a planner of its kind found
+// (the exact planner's proven bound when it ran), so the gaps compare.
+void MeasureAgainstStrongestBound(std::vector<Row>& rows) {
+  for (const bool mps : {false, true}) {
+    const Row* strongest = nullptr;
+    for (const Row& r : rows) {
+      if ((r.sharing == Sharing::kMps) != mps) continue;
+      if (!strongest || r.metrics.lower_bound > strongest->metrics.lower_bound) strongest = &r;
+    }
+    if (!strongest) continue;
+    const LowerBound bound{strongest->metrics.lower_bound, strongest->metrics.lower_bound_kind};
+    for (Row& r : rows) {
+      if ((r.sharing == Sharing::kMps) != mps) continue;
+      r.metrics.lower_bound = bound.gpus;
+      r.metrics.lower_bound_kind = bound.kind;
+      r.metrics.gap = bound.gpus > 0 ? static_cast<double>(r.metrics.gpus) / bound.gpus - 1 : 0;
+    }
+  }
+}
+
+// Every bound known for each problem, weakest first, the solver's last when
+// the exact planner proved one stronger than the others.
+std::vector<LowerBound> KnownBounds(const Result<Problem>& mig, const Result<Problem>& mps,
+                                    const std::vector<Row>& rows) {
+  std::vector<LowerBound> bounds;
+  for (const Result<Problem>* p : {&mig, &mps}) {
+    if (!p->ok()) continue;
+    for (const LowerBound& b : AllBounds(**p)) bounds.push_back(b);
+  }
+  for (const Row& r : rows) {
+    if (r.metrics.lower_bound_kind == "solver") {
+      bounds.push_back({r.metrics.lower_bound, "solver"});
+      break;
+    }
+  }
+  return bounds;
+}
+
+std::string FormatCompareTable(const std::vector<Row>& rows,
+                               const std::vector<LowerBound>& bounds) {
+  size_t width = 16;  // the planner column fits the longest name
+  for (const Row& r : rows) width = std::max(width, r.planner.size());
+  std::string out =
+      fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>7} {:>8} {:>5} {:>9}  {}\n", "planner",
+                  width, "gpus", "gpcs/SMs", "int.slack", "ext.frag", "lower bound", "gap",
+                  "cost/h", "miss", "plan_ms", "valid");
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    const std::string used =
+        IsMps(r) ? fmt::format("{:.0f}%", m.resource_pct) : fmt::format("{}", m.gpcs);
+    out += fmt::format(
+        "{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>6.1f}% {:>8} {:>5} {:>9.3f}  {}{}\n", r.planner,
+        width, m.gpus, used, Percent(r, m.internal_slack), Percent(r, m.external_fragmentation),
+        fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind), 100 * m.gap,
+        m.cost_per_hour > 0 ? fmt::format("{:.2f}", m.cost_per_hour) : "-",
+        IsMps(r) ? fmt::format("{}", m.predicted_violations) : "-", m.plan_ms,
+        r.violations == 0 ? "yes" : fmt::format("NO ({})", r.violations),
+        r.infeasible ? fmt::format(", {} infeasible", r.infeasible) : "");
+  }
+  std::vector<std::string> known;
+  for (const LowerBound& b : bounds) known.push_back(fmt::format("{} {}", b.kind, b.gpus));
+  out += fmt::format("lower bounds on gpus: {}\n", fmt::join(known, ", "));
+  if (std::any_of(rows.begin(), rows.end(), IsMps)) {
+    out +=
+        "MPS rows: gpcs/SMs is the SMs allocated (% of one GPU); miss counts the services "
+        "the iGniter model predicts miss their latency budget or rate\n";
+  }
+  return out;
+}
+
+std::string FormatCompareCsv(const std::vector<Row>& rows) {
+  std::string out =
+      "planner,sharing,gpus,gpcs,internal_slack,external_fragmentation,lower_bound,"
+      "lower_bound_kind,gap,cost_per_hour,resource_pct,predicted_violations,plan_ms,violations,"
+      "infeasible\n";
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    out += fmt::format("{},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},{},{:.4f},{},{}\n",
+                       r.planner, SharingName(r.sharing), m.gpus, m.gpcs, m.internal_slack,
+                       m.external_fragmentation, m.lower_bound, m.lower_bound_kind, m.gap,
+                       m.cost_per_hour, m.resource_pct, m.predicted_violations, m.plan_ms,
+                       r.violations, r.infeasible);
+  }
+  return out;
+}
+
+std::string FormatCompareJson(const std::vector<Row>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    const Metrics& m = r.metrics;
+    out.push_back({{"planner", r.planner},
+                   {"sharing", SharingName(r.sharing)},
+                   {"gpus", m.gpus},
+                   {"gpcs", m.gpcs},
+                   {"internal_slack", m.internal_slack},
+                   {"external_fragmentation", m.external_fragmentation},
+                   {"lower_bound", m.lower_bound},
+                   {"lower_bound_kind", m.lower_bound_kind},
+                   {"gap", m.gap},
+                   {"cost_per_hour", m.cost_per_hour},
+                   {"resource_pct", m.resource_pct},
+                   {"predicted_violations", m.predicted_violations},
+                   {"plan_ms", m.plan_ms},
+                   {"valid", r.violations == 0},
+                   {"infeasible_services", r.infeasible}});
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace tessera::cli
