@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tessera/gslice.h"
+#include "tessera/gslice_tuning.h"
 
 namespace tessera {
 namespace {
@@ -240,7 +240,7 @@ void TuneOnce(const MpsProblem& problem, const std::vector<Workload>& workloads,
   }
   const std::vector<Prediction> predicted =
       PredictColocated(problem.coefficients.hardware, colocated);
-  GsliceOptions options;
+  TuningOptions options;
   options.tuning_threshold = kGslicePlusThreshold;
   std::vector<double> demands;
   for (size_t i = 0; i < gpu.size(); ++i) {
