@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/svg_text.h"
 #include "tessera/gpu_catalog.h"
 #include "util/json_numbers.h"
+#include "util/svg_text.h"
 #include "util/text_io.h"
 
 namespace tessera {
