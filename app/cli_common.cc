@@ -10,7 +10,7 @@
 #include "tessera/mps_plan.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 

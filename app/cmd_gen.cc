@@ -18,8 +18,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "tessera/profile_synth.h"
+#include "tessera/text_io.h"
 #include "tessera/workload_gen.h"
-#include "util/text_io.h"
 
 namespace tessera::cli {
 namespace {

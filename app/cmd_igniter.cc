@@ -12,7 +12,7 @@
 #include "tessera/igniter_fit.h"
 #include "tessera/igniter_model.h"
 #include "tessera/mps_plan.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_report_format.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {

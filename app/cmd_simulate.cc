@@ -18,7 +18,7 @@
 #include "tessera/deployment_format.h"
 #include "tessera/profile_io.h"
 #include "tessera/simulator.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera::cli {
 namespace {

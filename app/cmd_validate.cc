@@ -5,8 +5,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "tessera/deployment_format.h"
+#include "tessera/text_io.h"
 #include "tessera/validator.h"
-#include "util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/text_io.h"
 #include "util/json_numbers.h"
 #include "util/svg_text.h"
-#include "util/text_io.h"
 
 namespace tessera {
 namespace {

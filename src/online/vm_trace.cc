@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/problem.h"
+#include "tessera/text_io.h"
 #include "util/json_numbers.h"
-#include "util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -11,8 +11,8 @@
 #include <span>
 
 #include "tessera/profile_table.h"
+#include "tessera/text_io.h"
 #include "util/least_squares.h"
-#include "util/text_io.h"
 
 namespace tessera {
 namespace {

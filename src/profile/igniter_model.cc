@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/profile_table.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

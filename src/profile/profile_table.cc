@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

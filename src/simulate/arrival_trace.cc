@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tessera/arrivals.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

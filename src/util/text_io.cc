@@ -1,4 +1,4 @@
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 #include <fmt/format.h>
 

@@ -21,7 +21,7 @@
 #include "tessera/gpu_catalog.h"
 #include "tessera/mps_plan.h"
 #include "tessera/profile_table.h"
-#include "util/text_io.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {

@@ -9,8 +9,8 @@
 #include "planners/igniter/igniter_planner.h"
 #include "tessera/igniter_model.h"
 #include "tessera/mps_plan.h"
+#include "tessera/text_io.h"
 #include "test_paths.h"
-#include "util/text_io.h"
 
 namespace tessera {
 namespace {
