@@ -1,8 +1,8 @@
+#include "tessera/gslice_tuning.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "tessera/gslice_tuning.h"
 
 namespace tessera {
 namespace {

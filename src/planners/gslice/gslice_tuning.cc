@@ -1,10 +1,10 @@
 // GSLICE's self-tuning of gslice_tuning.h: Algorithm 1 and the max-min fair
 // allocation.
+#include "tessera/gslice_tuning.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
-#include "tessera/gslice_tuning.h"
 
 namespace tessera {
 namespace {
