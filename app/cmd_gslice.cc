@@ -1,4 +1,4 @@
-// `tessera gslice`: the GSLICE runtime (gslice.h) on one whole GPU shared by
+// `tessera gslice`: the GSLICE runtime (gslice_runtime.h) on one whole GPU shared by
 // the scenario's services through MPS, each with a GPU% that GSLICE tunes.
 #include <fmt/format.h>
 
@@ -10,7 +10,9 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "tessera/gslice.h"
+#include "tessera/gslice_report_format.h"
+#include "tessera/gslice_runtime.h"
+#include "tessera/gslice_workload.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 

@@ -1,10 +1,15 @@
-// Small text helpers shared by the file parsers (profile CSVs, scenario YAML,
-// ParvaGPU SLO files) and the CLI's flags: reading a file, splitting it into
-// lines and CSV fields, reading numbers, and quoting input in error messages,
-// so that a program built on the library reads numbers and reports bad input
-// exactly as Tessera's own parsers do.
+// Text I/O helpers: reading a whole file, splitting text into numbered lines
+// and CSV fields, reading numbers strictly, and quoting user input in error
+// messages in the one form every Tessera parser reports ("<file>:<line>:
+// field '<name>': ..."). The library's parsers (profile CSVs, scenario YAML,
+// ParvaGPU SLO files, traces, coefficients) use them, and so does the CLI, so
+// that flags and files are read and reported the same way.
 //
-// Thread-safety: free functions without state.
+// Contract: no function throws; failures are a Status (ReadTextFile,
+// FieldError) or nullopt (ToDouble). Views returned by SplitLines and
+// SplitCsvFields point into the caller's text and live as long as it does.
+//
+// Thread-safety: free functions without state; safe from any thread.
 #ifndef TESSERA_TEXT_IO_H_
 #define TESSERA_TEXT_IO_H_
 

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/svg_text.h"
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
 #include "tessera/metrics.h"
+#include "util/svg_text.h"
 
 namespace tessera {
 namespace {

@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/svg_text.h"
 #include "tessera/gpu_catalog.h"
-#include "util/json_numbers.h"
 #include "tessera/text_io.h"
+#include "util/json_numbers.h"
+#include "util/svg_text.h"
 
 namespace tessera {
 namespace {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/profile_table.h"
-#include "util/least_squares.h"
 #include "tessera/text_io.h"
+#include "util/least_squares.h"
 
 namespace tessera {
 namespace {

@@ -11,8 +11,8 @@
 #include <span>
 
 #include "tessera/profile_table.h"
-#include "util/least_squares.h"
 #include "tessera/text_io.h"
+#include "util/least_squares.h"
 
 namespace tessera {
 namespace {

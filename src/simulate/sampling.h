@@ -1,4 +1,4 @@
-// Small pieces both serving runtimes (simulator.cc, gslice.cc) share: seeds
+// Small pieces both serving runtimes (simulator.cc, gslice_runtime.cc) share: seeds
 // of independent random streams and tail quantiles of latency samples.
 #ifndef TESSERA_SERVE_SAMPLING_H_
 #define TESSERA_SERVE_SAMPLING_H_

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tessera/gslice.h"
+#include "tessera/gslice_tuning.h"
 
 namespace tessera {
 namespace {
@@ -246,7 +246,7 @@ void TuneOnce(const Problem& problem, const std::vector<Workload>& workloads,
   }
   const std::vector<Prediction> predicted =
       PredictColocated(problem.mps()->coefficients.hardware, colocated);
-  GsliceOptions options;
+  TuningOptions options;
   options.tuning_threshold = kGslicePlusThreshold;
   std::vector<double> demands;
   for (size_t i = 0; i < gpu.size(); ++i) {

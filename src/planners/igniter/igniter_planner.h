@@ -8,7 +8,7 @@
 //  * "ffd+": the lower bound, placed first-fit decreasing, ignoring
 //    interference.
 //  * "gslice+": iGniter's placement, then GSLICE's tuning rule (Algorithm 1
-//    of GSLICE: ComputeNewShare, gslice.h) applied for five rounds to every
+//    of GSLICE: ComputeNewShare, gslice_tuning.h) applied for five rounds to every
 //    process from its lower bound, with latency and throughput predicted by
 //    the iGniter model, and the GPU divided max-min fairly.
 // A workload whose lower bound exceeds a whole GPU is split as the artifact

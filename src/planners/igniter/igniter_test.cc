@@ -7,12 +7,12 @@
 #include <random>
 
 #include "planners/igniter/igniter_planner.h"
-#include "tessera/igniter_model.h"
 #include "tessera/deployment_format.h"
+#include "tessera/igniter_model.h"
 #include "tessera/plan.h"
+#include "tessera/text_io.h"
 #include "tessera/validator.h"
 #include "test_paths.h"
-#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -146,17 +146,17 @@ TEST(IgniterPlacement, TwelveWorkloadsTakeSixGpusAsTheArtifacts) {
 TEST(IgniterPlacement, TwelveWorkloadsVariantCTakeSevenGpus) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kCoefficients);
   const Problem p = V100Problem(Workloads({{"alexnet", 5, 1000},
-                                              {"alexnet", 10, 500},
-                                              {"alexnet", 15, 2000},
-                                              {"resnet50", 10, 400},
-                                              {"resnet50", 20, 600},
-                                              {"resnet50", 30, 200},
-                                              {"vgg19", 15, 300},
-                                              {"vgg19", 30, 400},
-                                              {"vgg19", 45, 200},
-                                              {"ssd", 20, 200},
-                                              {"ssd", 40, 100},
-                                              {"ssd", 60, 300}}));
+                                           {"alexnet", 10, 500},
+                                           {"alexnet", 15, 2000},
+                                           {"resnet50", 10, 400},
+                                           {"resnet50", 20, 600},
+                                           {"resnet50", 30, 200},
+                                           {"vgg19", 15, 300},
+                                           {"vgg19", 30, 400},
+                                           {"vgg19", 45, 200},
+                                           {"ssd", 20, 200},
+                                           {"ssd", 40, 100},
+                                           {"ssd", 60, 300}}));
   Result<PlanResult> r = NewIgniterPlanner()->Plan(p, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Summarise(*r), (std::vector<Gpu>{{{11, 9, 92.5}},

@@ -1,25 +1,21 @@
-// The GSLICE runtime of gslice.h: the performance model at a GPU%, Algorithm
-// 1, the max-min fair allocation, the discrete-event run and its reports.
+// The GSLICE runtime of gslice_runtime.h: policies, options and the
+// discrete-event run (GPU% tuning itself is gslice_tuning.h's).
 //
 // Events are arrivals (one pending per service), batch completions, switch-
 // overs and their resumes, and tuning ticks, in a binary heap ordered by
 // (time, kind, sequence) so runs are deterministic. Time is the simulated
 // clock in seconds.
-#include "tessera/gslice.h"
+#include "tessera/gslice_runtime.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <iterator>
 #include <limits>
-#include <nlohmann/json.hpp>
-#include <numeric>
 #include <queue>
 
 #include "simulate/sampling.h"
-#include "util/json_numbers.h"
 
 namespace tessera {
 namespace {
@@ -38,71 +34,7 @@ constexpr double kTuningEwmaWeight = 0.5;
 // Weight of the newest batch in SLAB's latency average.
 constexpr double kSlabEwmaWeight = 0.3;
 
-double Lerp(double x0, double y0, double x1, double y1, double x) {
-  return y0 + (x - x0) / (x1 - x0) * (y1 - y0);
-}
-
 }  // namespace
-
-// ---- ShareLatencyModel --------------------------------------------------
-
-Result<ShareLatencyModel> ShareLatencyModel::Build(const ProfileTable& profiles,
-                                                   const GpuModel& gpu, std::string_view model) {
-  // Per compute size: the profile the column is read from (the primary one
-  // when it is profiled, else the first seen), then its points.
-  std::map<int, std::string> chosen;
-  for (const ProfileEntry* e : profiles.EntriesFor(model, gpu.name)) {
-    const MigProfile* p = gpu.FindProfile(e->key.profile);
-    if (e->key.procs != 1 || p == nullptr) continue;
-    const int primary = gpu.PrimaryProfileWithComputeSlices(p->compute_slices);
-    const bool is_primary = primary >= 0 && gpu.profiles[primary].name == p->name;
-    auto [it, inserted] = chosen.emplace(p->compute_slices, p->name);
-    if (!inserted && is_primary) it->second = p->name;
-  }
-  if (chosen.empty()) {
-    return Status::NotFound(fmt::format(
-        "no profile of model '{}' on {} with one process (procs = 1)", model, gpu.name));
-  }
-  ShareLatencyModel m;
-  for (const auto& [slices, name] : chosen) {
-    Column column{static_cast<double>(slices) / gpu.compute_slices, {}};
-    for (const ProfileEntry* e : profiles.EntriesFor(model, gpu.name)) {
-      if (e->key.procs == 1 && e->key.profile == name)
-        column.points.emplace_back(e->key.batch, e->latency_ms);
-    }
-    std::sort(column.points.begin(), column.points.end());
-    m.columns_.push_back(std::move(column));
-  }
-  return m;
-}
-
-double ShareLatencyModel::AtBatch(const Column& column, int batch) {
-  const auto& pts = column.points;
-  if (batch <= pts.front().first) return pts.front().second;
-  if (batch >= pts.back().first) return pts.back().second * batch / pts.back().first;
-  auto above = std::lower_bound(pts.begin(), pts.end(), std::make_pair(batch, 0.0));
-  if (above->first == batch) return above->second;
-  auto below = std::prev(above);
-  return Lerp(below->first, below->second, above->first, above->second, batch);
-}
-
-double ShareLatencyModel::LatencyMs(int batch, double share) const {
-  share = std::min(share, 1.0);
-  const Column& first = columns_.front();
-  if (share <= first.share) return AtBatch(first, batch) * first.share / share;
-  const Column& last = columns_.back();
-  if (share >= last.share) return AtBatch(last, batch);
-  auto above = std::lower_bound(columns_.begin(), columns_.end(), share,
-                                [](const Column& c, double s) { return c.share < s; });
-  auto below = std::prev(above);
-  return Lerp(below->share, AtBatch(*below, batch), above->share, AtBatch(*above, batch), share);
-}
-
-std::vector<double> ShareLatencyModel::Shares() const {
-  std::vector<double> shares;
-  for (const Column& c : columns_) shares.push_back(c.share);
-  return shares;
-}
 
 // ---- Policies and options ---------------------------------------------------
 
@@ -168,85 +100,6 @@ Status GsliceOptions::Validate() const {
     TESSERA_RETURN_IF_ERROR(burst.Validate().WithContext("burst"));
   }
   return Status::Ok();
-}
-
-// ---- Algorithm 1 and the allocation -------------------------------------
-
-TuningDecision ComputeNewShare(const TuningInput& in, const GsliceOptions& options) {
-  TuningDecision d;
-  d.new_share = in.current_share;
-  const double residual_l = in.slo_ms - in.avg_latency_ms;
-  const double residual_t = in.avg_throughput_rps - in.arrival_rps;
-  d.diff_latency = residual_l / in.slo_ms;
-  d.diff_throughput = residual_t / in.arrival_rps;
-  if (std::fabs(d.diff_latency) < options.tuning_threshold &&
-      std::fabs(d.diff_throughput) < options.tuning_threshold) {
-    return d;
-  }
-  d.change_factor = std::max(std::fabs(residual_l) / in.avg_latency_ms,
-                             std::fabs(residual_t) / in.avg_throughput_rps);
-  if (residual_l < 0 || residual_t < 0) {
-    d.action = TuningAction::kIncrease;
-    d.new_share = std::min(1.0, in.current_share * (1 + d.change_factor));
-  } else if (residual_l > 0 && residual_t > 0) {
-    d.action = TuningAction::kDecrease;
-    const double cut = std::min(d.change_factor, options.max_decrease);
-    d.new_share = std::max(options.min_share, in.current_share * (1 - cut));
-  }
-  return d;
-}
-
-std::vector<double> MaxMinFairShares(std::span<const double> demands, double capacity,
-                                     bool distribute_spare) {
-  const size_t n = demands.size();
-  std::vector<double> shares(n, 0.0);
-  std::vector<size_t> open;  // unsatisfied, demand > 0
-  for (size_t i = 0; i < n; ++i)
-    if (demands[i] > 0) open.push_back(i);
-  double left = std::max(0.0, capacity);
-  // Progressive filling: whoever fits in an equal split of what is left is
-  // satisfied (the smallest demands first); repeat until nobody fits.
-  for (bool satisfied_some = true; satisfied_some && !open.empty();) {
-    satisfied_some = false;
-    const double equal = left / open.size();
-    std::vector<size_t> still_open;
-    for (size_t i : open) {
-      if (demands[i] <= equal + kEpsilon) {
-        shares[i] = demands[i];
-        left -= demands[i];
-        satisfied_some = true;
-      } else {
-        still_open.push_back(i);
-      }
-    }
-    open = std::move(still_open);
-  }
-  double open_demand = 0;
-  for (size_t i : open) open_demand += demands[i];
-  for (size_t i : open) shares[i] = left * demands[i] / open_demand;
-  if (open.empty() && distribute_spare && left > kEpsilon) {
-    const double total = std::accumulate(demands.begin(), demands.end(), 0.0);
-    if (total > 0)
-      for (size_t i = 0; i < n; ++i) shares[i] += left * demands[i] / total;
-  }
-  return shares;
-}
-
-// ---- The workload -------------------------------------------------------
-
-Result<GsliceWorkload> BuildGsliceWorkload(const Scenario& scenario, const GpuModel& gpu,
-                                           const ProfileTable& profiles) {
-  GsliceWorkload w;
-  w.gpu = gpu.name;
-  for (const Service& s : scenario.services) {
-    Result<ShareLatencyModel> perf = ShareLatencyModel::Build(profiles, gpu, s.model);
-    if (!perf.ok()) {
-      return perf.status().WithContext(
-          fmt::format("{}: field 'model'", ServiceLocation(scenario, s.line)));
-    }
-    w.services.push_back({s.name, s.model, s.rate_rps, s.slo_ms, std::move(perf).value()});
-  }
-  return w;
 }
 
 std::string_view GsliceEventKindName(GsliceEventKind kind) {
@@ -591,7 +444,7 @@ class GsliceRun {
     ServiceState& st = states_[s];
     const TuningDecision d = ComputeNewShare(
         {st.share, Spec(s).slo_ms, st.avg_arrival_rps, st.avg_latency_ms, st.avg_throughput_rps},
-        options_);
+        options_.Tuning());
     const char* action = d.action == TuningAction::kIncrease   ? "increase"
                          : d.action == TuningAction::kDecrease ? "decrease"
                                                                : "keep";
@@ -753,136 +606,6 @@ Result<GsliceReport> RunGslice(const GsliceWorkload& workload, const GsliceOptio
   TESSERA_RETURN_IF_ERROR(options.Validate());
   TESSERA_RETURN_IF_ERROR(CheckWorkload(workload, options));
   return GsliceRun(workload, options).Run();
-}
-
-// ---- Formats ------------------------------------------------------------
-
-namespace {
-
-using Out = std::back_insert_iterator<std::string>;
-using OrderedJson = nlohmann::ordered_json;
-
-// "-" for a window without completed requests.
-std::string Ms(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}", v); }
-// Percent rounded down, so 98.996% does not print as a compliant "99.00".
-std::string Percent(double v) {
-  return std::isnan(v) ? "-" : fmt::format("{:.2f}", std::floor(v * 1e4 + 1e-6) / 100);
-}
-
-void AppendSummary(const GsliceReport& r, std::string& out) {
-  fmt::format_to(Out(out),
-                 "GSLICE runtime: policy {}, {} (MPS, whole GPU), {:g} s, period {:g} s, seed {}\n",
-                 GslicePolicyName(r.policy), r.gpu, r.duration_s, r.period_s, r.seed);
-  if (r.last_switch_s >= 0)
-    fmt::format_to(Out(out), "Last switch-over at {:.3f} s\n", r.last_switch_s);
-  out += "\nServices\n";
-  fmt::format_to(Out(out), "  {:<16} {:<12} {:>7} {:>6} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6}\n",
-                 "name", "model", "rate/s", "SLO", "in SLO %", "p99 ms", "GPU% 0", "GPU% end",
-                 "batch", "under");
-  for (const GsliceServiceSummary& s : r.services) {
-    fmt::format_to(
-        Out(out), "  {:<16} {:<12} {:>7g} {:>6g} {:>8} {:>8} {:>8.1f} {:>9.1f} {:>6} {:>6}\n",
-        s.name, s.model, s.rate_rps, s.slo_ms, Percent(s.compliance), Ms(s.p99_ms),
-        100 * s.initial_share, 100 * s.final_share, s.final_max_batch, s.underprovisioned);
-  }
-}
-
-void AppendTimeline(const GsliceReport& r, std::string& out) {
-  out += "\nTimeline (per period; latency of the requests completed in it)\n";
-  fmt::format_to(Out(out), "  {:>7} {:<16} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "time s",
-                 "service", "GPU%", "batch", "arr/s", "thr/s", "mean ms", "p99 ms", "in SLO %");
-  for (const GslicePeriod& p : r.periods) {
-    for (size_t s = 0; s < p.services.size(); ++s) {
-      const GsliceWindow& w = p.services[s];
-      fmt::format_to(Out(out),
-                     "  {:>7.1f} {:<16} {:>6.1f} {:>6} {:>8.0f} {:>8.0f} {:>8} {:>8} {:>8}\n",
-                     p.end_s, r.services[s].name, 100 * w.share, w.max_batch, w.arrival_rps,
-                     w.throughput_rps, Ms(w.mean_ms), Ms(w.p99_ms), Percent(w.compliance));
-    }
-  }
-}
-
-void AppendEvents(const GsliceReport& r, std::string& out) {
-  out += "\nEvents\n";
-  if (r.events.empty()) out += "  (none)\n";
-  for (const GsliceEvent& e : r.events) {
-    fmt::format_to(Out(out), "  {:>8.3f} {:<16} {:<17} {:>5.1f}% -> {:>5.1f}%  {}\n", e.time_s,
-                   r.services[e.service].name, GsliceEventKindName(e.kind), 100 * e.from_share,
-                   100 * e.to_share, e.note);
-  }
-}
-
-OrderedJson SummaryJson(const GsliceServiceSummary& s) {
-  OrderedJson j;
-  j["name"] = s.name;
-  j["model"] = s.model;
-  j["rate_rps"] = JsonNumber(s.rate_rps);
-  j["slo_ms"] = JsonNumber(s.slo_ms);
-  j["requests"] = s.requests;
-  j["compliance"] = JsonMeasurement(s.compliance);
-  j["mean_ms"] = JsonMeasurement(s.mean_ms);
-  j["p99_ms"] = JsonMeasurement(s.p99_ms);
-  j["initial_share"] = JsonMeasurement(s.initial_share);
-  j["final_share"] = JsonMeasurement(s.final_share);
-  j["final_max_batch"] = s.final_max_batch;
-  j["switch_overs"] = s.switch_overs;
-  j["underprovisioned"] = s.underprovisioned;
-  return j;
-}
-
-OrderedJson PeriodJson(const GslicePeriod& p, const GsliceReport& r) {
-  OrderedJson services = OrderedJson::array();
-  for (size_t s = 0; s < p.services.size(); ++s) {
-    const GsliceWindow& w = p.services[s];
-    OrderedJson j;
-    j["name"] = r.services[s].name;
-    j["share"] = JsonMeasurement(w.share);
-    j["max_batch"] = w.max_batch;
-    j["arrivals"] = w.arrivals;
-    j["completed"] = w.completed;
-    j["arrival_rps"] = JsonMeasurement(w.arrival_rps);
-    j["throughput_rps"] = JsonMeasurement(w.throughput_rps);
-    j["mean_ms"] = JsonMeasurement(w.mean_ms);
-    j["p99_ms"] = JsonMeasurement(w.p99_ms);
-    j["compliance"] = JsonMeasurement(w.compliance);
-    services.push_back(std::move(j));
-  }
-  return {{"start_s", JsonMeasurement(p.start_s)},
-          {"end_s", JsonMeasurement(p.end_s)},
-          {"services", std::move(services)}};
-}
-
-OrderedJson EventJson(const GsliceEvent& e, const GsliceReport& r) {
-  return {{"time_s", JsonMeasurement(e.time_s)},     {"service", r.services[e.service].name},
-          {"kind", GsliceEventKindName(e.kind)},     {"from_share", JsonMeasurement(e.from_share)},
-          {"to_share", JsonMeasurement(e.to_share)}, {"note", e.note}};
-}
-
-}  // namespace
-
-std::string FormatGsliceReportTable(const GsliceReport& report) {
-  std::string out;
-  AppendSummary(report, out);
-  AppendTimeline(report, out);
-  AppendEvents(report, out);
-  return out;
-}
-
-std::string FormatGsliceReportJson(const GsliceReport& report) {
-  OrderedJson j;
-  j["policy"] = GslicePolicyName(report.policy);
-  j["gpu"] = report.gpu;
-  j["duration_s"] = JsonNumber(report.duration_s);
-  j["period_s"] = JsonNumber(report.period_s);
-  j["seed"] = report.seed;
-  j["last_switch_s"] = JsonMeasurement(report.last_switch_s);
-  j["services"] = OrderedJson::array();
-  for (const GsliceServiceSummary& s : report.services) j["services"].push_back(SummaryJson(s));
-  j["periods"] = OrderedJson::array();
-  for (const GslicePeriod& p : report.periods) j["periods"].push_back(PeriodJson(p, report));
-  j["events"] = OrderedJson::array();
-  for (const GsliceEvent& e : report.events) j["events"].push_back(EventJson(e, report));
-  return j.dump(2) + "\n";
 }
 
 }  // namespace tessera

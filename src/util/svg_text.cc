@@ -1,4 +1,4 @@
-#include "emit/svg_text.h"
+#include "util/svg_text.h"
 
 #include <iterator>
 

@@ -1,9 +1,10 @@
 // Small pieces every SVG Tessera draws shares: XML escaping and the colour
-// palette. Internal to the library.
+// palette. Internal to the library (util: the emitters and the online replay
+// report both draw SVG).
 //
 // Thread-safety: free functions without state.
-#ifndef TESSERA_EMIT_SVG_TEXT_H_
-#define TESSERA_EMIT_SVG_TEXT_H_
+#ifndef TESSERA_UTIL_SVG_TEXT_H_
+#define TESSERA_UTIL_SVG_TEXT_H_
 
 #include <cstddef>
 #include <string>
@@ -23,4 +24,4 @@ std::string_view PaletteColour(size_t i);
 
 }  // namespace tessera
 
-#endif  // TESSERA_EMIT_SVG_TEXT_H_
+#endif  // TESSERA_UTIL_SVG_TEXT_H_

@@ -4,84 +4,38 @@
 //
 // What it models (GSLICE, Dhakal et al., SoCC'20, sections 3.2-3.3; iGniter's
 // shadow process, Xu et al., IEEE TPDS, section 4.2):
-//  * performance at a GPU% (ShareLatencyModel): an approximation built from
-//    MIG profiles, where an instance with c of the GPU's C compute slices
+//  * performance at a GPU% (share_latency_model.h): an approximation built
+//    from MIG profiles, where an instance with c of the GPU's C compute slices
 //    stands for an MPS process limited to c / C of the SMs;
 //  * one FIFO queue per service; an idle process immediately starts a batch
 //    of what is queued, at most its current maximum batch size;
 //  * SLAB, self-learning adaptive batching: the maximum batch follows the
 //    latency headroom after every batch;
-//  * self-tuning GPU% (Algorithm 1, ComputeNewShare) every tuning period, then
-//    a max-min fair allocation of the GPU (MaxMinFairShares); a new GPU% takes
-//    effect after the shadow process has loaded (reload delay), with a short
-//    switch-over downtime;
+//  * self-tuning GPU% (gslice_tuning.h: Algorithm 1, ComputeNewShare) every
+//    tuning period, then a max-min fair allocation of the GPU
+//    (MaxMinFairShares); a new GPU% takes effect after the shadow process has
+//    loaded (reload delay), with a short switch-over downtime;
 //  * iGniter's guard, the alternative: a pre-launched shadow process with a
 //    few more percent of the GPU, switched to at once when the p99 misses.
+// The workload it runs is gslice_workload.h's; its reports are rendered by
+// gslice_report_format.h.
 //
-// Thread-safety: pure functions of their arguments; a ShareLatencyModel is
-// immutable after Build and safe to read from several threads.
-#ifndef TESSERA_GSLICE_H_
-#define TESSERA_GSLICE_H_
+// Thread-safety: RunGslice is a pure function of its arguments.
+#ifndef TESSERA_GSLICE_RUNTIME_H_
+#define TESSERA_GSLICE_RUNTIME_H_
 
 #include <cstdint>
 #include <map>
-#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "tessera/arrivals.h"
-#include "tessera/gpu_catalog.h"
-#include "tessera/profile_table.h"
-#include "tessera/scenario.h"
+#include "tessera/gslice_tuning.h"
+#include "tessera/gslice_workload.h"
 #include "tessera/status.h"
 
 namespace tessera {
-
-// ---- Performance at a GPU% ----------------------------------------------
-
-// Batch latency of one model on one GPU model as a function of the batch size
-// and the SM share of its MPS process. An approximation: MIG instances also
-// partition memory bandwidth and L2, which an MPS limit does not, and MPS
-// neighbours interfere, which MIG instances do not.
-//
-// From the profile entries of the model on the GPU with procs = 1: a profile
-// with c compute slices on a GPU with C gives share c / C (when several
-// profiles have the same c, the primary one, e.g. 1g.10gb over 1g.20gb).
-//  * Between profiled batches of a share: linear in the batch; below the
-//    smallest, the smallest's latency; above the largest (a batch that did not
-//    fit in a small instance's memory, which a whole GPU has), proportional to
-//    the batch, i.e. the largest batch's throughput.
-//  * Between profiled shares: linear in the share. Below the smallest share s0:
-//    the latency at s0 times s0 / share (fewer SMs, proportionally slower).
-//    Above the largest share: its latency (no faster). Shares above 1 are 1.
-class ShareLatencyModel {
- public:
-  // NotFound naming model and GPU when `profiles` has no procs = 1 entry of
-  // `model` on a profile of `gpu`.
-  static Result<ShareLatencyModel> Build(const ProfileTable& profiles, const GpuModel& gpu,
-                                         std::string_view model);
-
-  // Execution time of a batch, ms. REQUIRES: batch >= 1, share > 0.
-  double LatencyMs(int batch, double share) const;
-  // Requests per second of a process that is always busy with such batches.
-  double ThroughputRps(int batch, double share) const {
-    return batch * 1000.0 / LatencyMs(batch, share);
-  }
-  // The profiled shares, ascending.
-  std::vector<double> Shares() const;
-
- private:
-  struct Column {
-    double share = 0;
-    std::vector<std::pair<int, double>> points;  // (batch, latency ms), by batch
-  };
-  ShareLatencyModel() = default;
-  static double AtBatch(const Column& column, int batch);
-
-  std::vector<Column> columns_;  // by share, ascending
-};
 
 // ---- Policies and options ---------------------------------------------------
 
@@ -112,17 +66,17 @@ struct GsliceOptions {
   // static and igniter-guard. Default: 32.
   int max_batch = 32;
   // Algorithm 1 keeps a GPU% when both |diffL%| and |diffT%| are below this
-  // fraction. Default: 0.05 (the paper's 5%).
-  double tuning_threshold = 0.05;
+  // fraction. Default: 0.05 (the paper's 5%; TuningOptions' default).
+  double tuning_threshold = TuningOptions{}.tuning_threshold;
   // A service's new GPU% is applied only if it differs from the current one
   // by more than this share of the GPU. Default: 0.05 (5 percentage points).
   double apply_threshold = 0.05;
   // Algorithm 1 never asks for less than this GPU%. Default: 0.05.
-  double min_share = 0.05;
+  double min_share = TuningOptions{}.min_share;
   // A decrease cuts at most this fraction of the current GPU% in one step
   // (Algorithm 1's changeFactor can exceed 1, which would ask for a negative
   // GPU%). In (0, 1). Default: 0.5.
-  double max_decrease = 0.5;
+  double max_decrease = TuningOptions{}.max_decrease;
   // When the demands leave part of the GPU unallocated, share it out in
   // proportion to the demands (the paper: "no IF obtains a share larger than
   // its demand, unless the GPU is underutilized"). Default: true.
@@ -149,66 +103,11 @@ struct GsliceOptions {
 
   // InvalidArgument naming the first bad field: "initial_share: ...".
   Status Validate() const;
+  // The settings Algorithm 1 reads.
+  TuningOptions Tuning() const { return {tuning_threshold, min_share, max_decrease}; }
 };
 
-// ---- Algorithm 1 and the allocation -------------------------------------
-
-// What Algorithm 1 reads for one service, measured over the last period(s).
-struct TuningInput {
-  double current_share = 0;       // currentGPU%, in (0, 1]
-  double slo_ms = 0;              // SLO, > 0
-  double arrival_rps = 0;         // arrivalRate, > 0
-  double avg_latency_ms = 0;      // avgL: mean request latency, > 0
-  double avg_throughput_rps = 0;  // avgT: requests served per busy second, > 0
-};
-
-enum class TuningAction { kKeep, kIncrease, kDecrease };
-
-struct TuningDecision {
-  TuningAction action = TuningAction::kKeep;
-  double new_share = 0;        // newGPU%
-  double change_factor = 0;    // max(|residualL| / avgL, |residualT| / avgT)
-  double diff_latency = 0;     // diffL% as a fraction: residualL / SLO
-  double diff_throughput = 0;  // diffT% as a fraction: residualT / arrivalRate
-};
-
-// GSLICE's Algorithm 1. residualL = SLO - avgL, residualT = avgT - arrivalRate;
-// keep when |residualL / SLO| and |residualT / arrivalRate| are both below
-// options.tuning_threshold; otherwise changeFactor = max(|residualL| / avgL,
-// |residualT| / avgT) and, if either residual is < 0, newGPU% = current x
-// (1 + changeFactor) (at most 1); if both are > 0, current x (1 -
-// min(changeFactor, max_decrease)) (at least min_share); otherwise (a residual
-// exactly 0) keep. REQUIRES: the input's fields as documented.
-TuningDecision ComputeNewShare(const TuningInput& in, const GsliceOptions& options);
-
-// Max-min fair allocation of `capacity` over `demands` (each >= 0): demands
-// are fulfilled smallest first while they fit in an equal split of what is
-// left; the unsatisfied then share what is left in proportion to their
-// demands. Nobody gets more than its demand, unless everybody is satisfied,
-// capacity is left and `distribute_spare`: then the rest is shared out in
-// proportion to the demands. Returns one share per demand.
-std::vector<double> MaxMinFairShares(std::span<const double> demands, double capacity,
-                                     bool distribute_spare);
-
-// ---- The runtime --------------------------------------------------------
-
-struct GsliceService {
-  std::string name;
-  std::string model;
-  double rate_rps = 0;
-  double slo_ms = 0;
-  ShareLatencyModel performance;
-};
-
-struct GsliceWorkload {
-  std::string gpu;  // catalog name
-  std::vector<GsliceService> services;
-};
-
-// The services of `scenario` on `gpu` with their performance models.
-// NotFound "<file>:<line>: field 'model': ..." for a model `profiles` lacks.
-Result<GsliceWorkload> BuildGsliceWorkload(const Scenario& scenario, const GpuModel& gpu,
-                                           const ProfileTable& profiles);
+// ---- The run and its report ---------------------------------------------
 
 // One service over one tuning period. Latencies and compliance are of the
 // requests completed in the period (NaN when none was).
@@ -281,10 +180,6 @@ struct GsliceReport {
 // service without a trace.
 Result<GsliceReport> RunGslice(const GsliceWorkload& workload, const GsliceOptions& options);
 
-// The report for people (summary, timeline, events) and for programs.
-std::string FormatGsliceReportTable(const GsliceReport& report);
-std::string FormatGsliceReportJson(const GsliceReport& report);
-
 }  // namespace tessera
 
-#endif  // TESSERA_GSLICE_H_
+#endif  // TESSERA_GSLICE_RUNTIME_H_
