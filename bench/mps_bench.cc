@@ -9,7 +9,9 @@
 #include <string>
 
 #include "planners/igniter/igniter_planner.h"
-#include "tessera/mps_plan.h"
+#include "tessera/metrics.h"
+#include "tessera/planner.h"
+#include "tessera/problem.h"
 
 namespace tessera {
 namespace {
@@ -32,27 +34,27 @@ Scenario RandomWorkloads(int n) {
   return s;
 }
 
-void RunMps(benchmark::State& state, std::unique_ptr<MpsPlanner> (*make)()) {
+void RunMps(benchmark::State& state, std::unique_ptr<Planner> (*make)()) {
   Result<MpsCoefficients> c = LoadMpsCoefficients(kCoefficients);
   if (!c.ok()) {
     state.SkipWithError("../shared/data/igniter is absent");
     return;
   }
-  Result<MpsProblem> problem = BuildMpsProblem(RandomWorkloads(static_cast<int>(state.range(0))),
-                                               *c, **FindMpsGpu("v100-16gb"), 3.06);
+  Result<Problem> problem = Problem::BuildMps(RandomWorkloads(static_cast<int>(state.range(0))),
+                                              {*FindGpu("v100-16gb"), 3.06, 0}, *c, LatencyRule{});
   if (!problem.ok()) {
     state.SkipWithError(problem.status().message().c_str());
     return;
   }
-  const std::unique_ptr<MpsPlanner> planner = make();
+  const std::unique_ptr<Planner> planner = make();
   int gpus = 0;
   for (auto _ : state) {
-    Result<MpsPlanResult> r = planner->Plan(*problem, {});
+    Result<PlanResult> r = planner->Plan(*problem, {});
     benchmark::DoNotOptimize(r);
-    gpus = static_cast<int>(r->gpus.size());
+    gpus = static_cast<int>(r->mps_gpus.size());
   }
   state.counters["gpus"] = gpus;
-  state.counters["bound"] = MpsLowerBound(*problem);
+  state.counters["bound"] = StrongestBound(*problem).gpus;
 }
 
 void BM_IgniterPlace(benchmark::State& state) { RunMps(state, NewIgniterPlanner); }

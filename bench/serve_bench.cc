@@ -42,7 +42,7 @@ ServingModel ParvaPlanOfS6() {
   if (!problem.ok() || !planner.ok()) std::abort();
   Result<PlanReport> plan = RunPlanner(**planner, *problem, PlanContext{});
   if (!plan.ok()) std::abort();
-  Result<ServingModel> model = BuildServingModel(plan->deployment, *scenario, profiles);
+  Result<ServingModel> model = BuildServingModel(plan->deployment, *problem);
   if (!model.ok()) std::abort();
   return *model;
 }

@@ -30,7 +30,9 @@ TEST_F(MpsCliTest, PlansTheTwelveWorkloadsOnSixV100s) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["planner"], "igniter");
-  EXPECT_EQ(j["instance"], "p3.2xlarge");
+  EXPECT_EQ(j["sharing"], "mps");
+  EXPECT_DOUBLE_EQ(j["pool"][0]["price_per_hour"].get<double>(), 3.06);  // one p3.2xlarge
+  EXPECT_EQ(j["latency_rule"]["factor"], 0.5);
   EXPECT_EQ(j["metrics"]["gpus"], 6);
   EXPECT_DOUBLE_EQ(j["metrics"]["cost_per_hour"].get<double>(), 18.36);
   EXPECT_EQ(j["metrics"]["predicted_violations"], 0);
@@ -41,8 +43,10 @@ TEST_F(MpsCliTest, PriceFromTheFlagAndVerifySimulates) {
   Outcome r = Tessera("plan --scenario " + Twelve() + " --coeffs " + Coeffs() +
                       " --planner ffd+ --price 1 --verify --verify-duration 2s");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("ffd+ plan on 6 x v100-16gb"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cost $6.00/h"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Deployment: ffd+ on v100-16gb | 6 GPUs shared whole through MPS"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("cost per hour              6.00"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Simulation: 2 s simulated"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the iGniter model predicts"), std::string::npos) << r.err;
 }
@@ -65,7 +69,9 @@ TEST_F(MpsCliTest, CompareShowsTheFourPlannersWithCostAndViolations) {
   Outcome table =
       Tessera("compare --scenario " + Twelve() + " --coeffs " + Coeffs() + " --repeat 1");
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.err.find("gpulet needs --gpulet-tables; skipped"), std::string::npos);
+  EXPECT_NE(table.err.find("skipped gpulet: needs gpu-lets' profiling tables (--gpulet-tables"),
+            std::string::npos)
+      << table.err;
   EXPECT_NE(table.out.find("cost/h"), std::string::npos);
 }
 
@@ -84,7 +90,7 @@ TEST_F(MpsCliTest, BadInputsExitTwoNamingWhatIsWrong) {
       << unknown.err;
   Outcome bad_gpu = Tessera("plan --scenario " + Twelve() + " --coeffs " + Coeffs() + " --gpu x1");
   EXPECT_EQ(bad_gpu.exit_code, 2);
-  EXPECT_NE(bad_gpu.err.find("--gpu: unknown MPS GPU 'x1'"), std::string::npos) << bad_gpu.err;
+  EXPECT_NE(bad_gpu.err.find("--gpu: unknown GPU 'x1'"), std::string::npos) << bad_gpu.err;
   Outcome gpulet =
       Tessera("plan --scenario " + Twelve() + " --coeffs " + Coeffs() + " --planner gpulet");
   EXPECT_EQ(gpulet.exit_code, 2);

@@ -79,7 +79,7 @@ OrderedJson ProcessJson(const MpsProcess& p) {
   j["model"] = p.model;
   j["batch"] = p.batch;
   j["resource_pct"] = Measurement(p.resource_pct);
-  j["rate_rps"] = Measurement(p.rate_rps);
+  j["rate_rps"] = Number(p.rate_rps);  // a share of an input rate: exact
   j["latency_ms"] = Measurement(p.latency_ms);
   j["throughput_rps"] = Measurement(p.throughput_rps);
   j["meets_slo"] = p.meets_slo;

@@ -89,7 +89,7 @@ TEST(DeploymentJson, KeysInDesignOrderRoundedMeasurementsIntegersStay) {
   // DESIGN.md key order, 2-space indent, final newline.
   EXPECT_TRUE(
       json.starts_with("{\n  \"gpu\": \"a100-80gb\",\n  \"planner\": \"parva\",\n"
-                       "  \"gpus\": [\n"))
+                       "  \"sharing\": \"mig+mps\",\n  \"latency_rule\": {\n"))
       << json;
   EXPECT_TRUE(json.ends_with("}\n"));
   const std::vector<std::string> order = {"\"profile\"",
@@ -207,13 +207,15 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
        "d.json: invalid JSON: parse error at line 1, column 1: syntax error "
        "while parsing value - invalid literal; last read: 'p'"},
       {"empty", "", "d.json: invalid JSON: parse error at line 1, column 1: "},
-      {"trailing text", good + "x", "d.json: invalid JSON: parse error at line 86, column 1: "},
+      {"trailing text", good + "x", "d.json: invalid JSON: parse error at line 95, column 1: "},
       {"overflow", Replace(good, "61.3", "1e400"), "d.json: invalid JSON: number overflow"},
       {"root is an array", "[]", "d.json: (root): expected an object, got []"},
       {"unknown top key", Replace(good, "\"metrics\": {", "\"x\": {"),
-       "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics, pool)"},
+       "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
+       "latency_rule, pool)"},
       {"typo at top", Replace(good, "\"planner\"", "\"planer\""),
-       "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics, pool)"},
+       "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
+       "latency_rule, pool)"},
       {"missing planner", Replace(good, "  \"planner\": \"parva\",\n", ""),
        "d.json: planner: missing"},
       {"duplicate key", Replace(good, "\"index\": 1,", "\"index\": 1, \"index\": 2,"),
@@ -256,7 +258,7 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
       {"metrics typo", Replace(good, "\"gap\"", "\"gpa\""),
        "d.json: metrics.gpa: unknown key (expected: gpus, gpcs, internal_slack, "
        "external_fragmentation, lower_bound, lower_bound_kind, gap, plan_ms, proven_optimal, "
-       "cost_per_hour, cost_lower_bound)"},
+       "cost_per_hour, cost_lower_bound, resource_pct, predicted_violations)"},
       {"negative gpus", Replace(good, "\"gpus\": 2,", "\"gpus\": -2,"),
        "d.json: metrics.gpus: must be an integer in [0, 2147483647], got -2"},
   };
@@ -422,7 +424,8 @@ TEST(DeploymentJson, PoolErrorsNameThePath) {
       {"typo in a GPU",
        Replace(good, "\"gpu\": \"h100-80gb\",\n      \"node\"",
                "\"model\": \"h100-80gb\",\n      \"node\""),
-       "d.json: gpus[1].model: unknown key (expected: index, node, instances, gpu)"},
+       "d.json: gpus[1].model: unknown key (expected: index, node, gpu, instances, resource_pct, "
+       "processes)"},
       {"duplicate pool key",
        Replace(good, "\"used\": 1\n    }\n  ]", "\"used\": 1, \"used\": 2\n    }\n  ]"),
        "d.json: pool[1].used: duplicate key"},

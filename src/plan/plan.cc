@@ -141,29 +141,27 @@ Status Planner::Check(const Problem&) const { return Status::Ok(); }
 Status CheckPlannerFits(const Planner& planner, const Problem& problem) {
   const bool mps_planner = planner.Mode() == Sharing::kMps;
   if (mps_planner && !problem.mps()) {
-    return Status::InvalidArgument(fmt::format(
-        "planner {} shares whole GPUs through MPS and predicts latencies with the iGniter "
-        "model: give the GPU's coefficients (--coeffs FILE)",
-        planner.Name()));
+    return Status::InvalidArgument(
+        "shares whole GPUs through MPS and predicts latencies with the iGniter model: give the "
+        "GPU's coefficients (--coeffs FILE)");
   }
   if (!mps_planner && problem.mps()) {
-    return Status::InvalidArgument(fmt::format(
-        "planner {} cuts GPUs into MIG instances from profiles; the iGniter coefficients "
-        "(--coeffs) are for the MPS planners",
-        planner.Name()));
+    return Status::InvalidArgument(
+        "cuts GPUs into MIG instances from profiles; the iGniter coefficients (--coeffs) are "
+        "for the MPS planners");
   }
   if (problem.pool().size() > 1 && !planner.SupportsPools()) {
-    return Status::InvalidArgument(fmt::format(
-        "planner {} plans for one GPU model; a pool of several models needs a planner that "
-        "supports pools (exact)",
-        planner.Name()));
+    return Status::InvalidArgument(
+        "plans one GPU model; a pool of several models needs a planner that supports pools "
+        "(exact)");
   }
   return planner.Check(problem);
 }
 
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock) {
-  TESSERA_RETURN_IF_ERROR(CheckPlannerFits(planner, problem));
+  TESSERA_RETURN_IF_ERROR(
+      CheckPlannerFits(planner, problem).WithContext("planner " + std::string(planner.Name())));
   const double start = clock.NowMs();
   Result<PlanResult> result = planner.Plan(problem, context);
   const double plan_ms = clock.NowMs() - start;

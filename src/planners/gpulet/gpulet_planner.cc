@@ -123,7 +123,7 @@ class GpuletPlanner final : public Planner {
   Status Check(const Problem& problem) const override {
     if (problem.mps() == nullptr || problem.mps()->gpulet == nullptr) {
       return Status::InvalidArgument(
-          "gpulet needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
+          "needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
           "i-Gniter/Profile/tools/gpulet.config)");
     }
     return Status::Ok();

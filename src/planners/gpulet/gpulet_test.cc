@@ -444,13 +444,13 @@ TEST(GpuletPlanner, NeedsTheTables) {
                                         std::move(coefficients), LatencyRule{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(planner->Check(*p).message(),
-            "gpulet needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
+            "needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
             "i-Gniter/Profile/tools/gpulet.config)");
   Result<PlanResult> r = planner->Plan(*p, PlanContext{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
-            "gpulet needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
+            "needs gpu-lets' profiling tables (--gpulet-tables FILE, e.g. "
             "i-Gniter/Profile/tools/gpulet.config)");
 }
 
