@@ -32,6 +32,10 @@ nlohmann::ordered_json GpuJson(const GpuModel& gpu, const GpusFlags& flags) {
                                 {"memory_slices", gpu.memory_slices},
                                 {"memory_gib", gpu.memory_gib},
                                 {"sms", gpu.sms},
+                                {"mig", gpu.HasMig()},
+                                {"mps_max_clients", gpu.mps_max_clients},
+                                {"cloud_instance", gpu.cloud.instance},
+                                {"price_per_hour", gpu.cloud.price_per_hour},
                                 {"profiles", nlohmann::ordered_json::array()}};
   for (const MigProfile& p : gpu.profiles) {
     out["profiles"].push_back({{"name", p.name},
@@ -45,7 +49,7 @@ nlohmann::ordered_json GpuJson(const GpuModel& gpu, const GpusFlags& flags) {
                                {"media_extensions", p.media_extensions},
                                {"inferred", p.inferred}});
   }
-  if (!flags.layouts) return out;
+  if (!flags.layouts || !gpu.HasMig()) return out;
   out["layouts"] = nlohmann::ordered_json::array();
   for (const Layout& layout :
        EnumerateMaximalLayouts(gpu, LayoutProfiles(gpu, flags.all_profiles))) {
@@ -63,9 +67,20 @@ std::string Starts(const MigProfile& p) {
 }
 
 std::string DescribeGpu(const GpuModel& gpu) {
-  std::string out =
-      fmt::format("{} - {}: {} compute slices, {} memory slices, {:g} GB, {} SMs\n", gpu.name,
-                  gpu.display_name, gpu.compute_slices, gpu.memory_slices, gpu.memory_gib, gpu.sms);
+  const std::string cloud =
+      gpu.cloud.instance.empty()
+          ? ""
+          : fmt::format("; {} ${:.4g}/h", gpu.cloud.instance, gpu.cloud.price_per_hour);
+  if (!gpu.HasMig()) {
+    return fmt::format(
+        "{} - {}: no MIG (shared whole through MPS, up to {} clients), {:g} GB, {} SMs{}\n",
+        gpu.name, gpu.display_name, gpu.mps_max_clients, gpu.memory_gib, gpu.sms, cloud);
+  }
+  std::string out = fmt::format(
+      "{} - {}: {} compute slices, {} memory slices, {:g} GB, {} SMs ({} under MIG), MPS up to "
+      "{} clients{}\n",
+      gpu.name, gpu.display_name, gpu.compute_slices, gpu.memory_slices, gpu.memory_gib, gpu.sms,
+      gpu.MigSms(), gpu.mps_max_clients, cloud);
   out += fmt::format("  {:<12} {:>3} {:>3} {:>7} {:>8} {:>4} {:>4}  {}\n", "profile", "id", "g",
                      "mem.sl", "GiB", "SMs", "max", "placements (-lgipp)");
   for (const MigProfile& p : gpu.profiles) {
@@ -107,7 +122,7 @@ int RunGpus(const GpusFlags& flags) {
   }
   for (const GpuModel* gpu : gpus) {
     std::cout << DescribeGpu(*gpu);
-    if (flags.layouts) std::cout << DescribeLayouts(*gpu, flags.all_profiles);
+    if (flags.layouts && gpu->HasMig()) std::cout << DescribeLayouts(*gpu, flags.all_profiles);
     std::cout << "\n";
   }
   return kExitOk;
@@ -118,11 +133,14 @@ int RunGpus(const GpusFlags& flags) {
 void AddGpusCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<GpusFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "gpus", "Print the GPU catalog: MIG profiles, placements and maximal layouts");
+      "gpus", "Print the GPU catalog: MIG profiles, placements, maximal layouts, prices");
   cmd->footer(
-      "Print the GPU catalog: every MIG profile with its nvidia-smi ID, compute and\n"
-      "memory slices, memory, SMs and allowed placements; with --layouts, every\n"
-      "maximal MIG layout (an A100 has 19, in 14 distinct profile mixes).\n\n"
+      "Print the GPU catalog, the one table of GPUs every planner reads: each GPU's\n"
+      "SMs, memory, MPS client limit and one-GPU cloud instance with its price; for\n"
+      "GPUs with MIG every MIG profile with its nvidia-smi ID, compute and memory\n"
+      "slices, memory, SMs and allowed placements; with --layouts, every maximal MIG\n"
+      "layout (an A100 has 19, in 14 distinct profile mixes). GPUs without MIG (V100,\n"
+      "T4, A10G) are shared whole through MPS by the MPS planners.\n\n"
       "Examples:\n"
       "  tessera gpus\n"
       "  tessera gpus --gpu a100-80gb --layouts");
