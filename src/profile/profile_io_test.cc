@@ -172,13 +172,13 @@ TEST(ProfileIoTessera, FormatOmitsOptionalColumnsNobodyHas) {
 }
 
 // Each bad input and the start of the message it must give: file, line, field.
+// `rows` are data rows the check puts under the header; `files`, whole files.
 TEST(ProfileIoTessera, ErrorMessagesNameFileLineAndField) {
   const std::string kHeader = "model,gpu,profile,batch,procs,throughput_rps,latency_ms\n";
-  auto row = [&](const std::string& r) { return kHeader + r + "\n"; };
   struct Case {
     std::string name, text, message;
   };
-  const std::vector<Case> cases = {
+  const std::vector<Case> files = {
       {"empty file", "", "t.csv:1: field 'header': empty file, expected 'model,gpu,profile,"},
       {"bad header", "model,gpu,profile,batch,procs,throughput,latency_ms\n",
        "t.csv:1: field 'header': expected 'model,gpu,profile,batch,procs,throughput_rps,"
@@ -189,53 +189,56 @@ TEST(ProfileIoTessera, ErrorMessagesNameFileLineAndField) {
       {"optional column twice",
        "model,gpu,profile,batch,procs,throughput_rps,latency_ms,p99_ms,p99_ms\n",
        "t.csv:1: field 'header': expected"},
-      {"too few columns", row("resnet50,a100-80gb,1g.10gb,1,1,100"),
-       "t.csv:2: field 'latency_ms': missing: the row has 6 columns, the header 7"},
-      {"too many columns", row("resnet50,a100-80gb,1g.10gb,1,1,100,5,7"),
-       "t.csv:2: field 'row': 8 columns but the header has 7: "
-       "'resnet50,a100-80gb,1g.10gb,1,1,100,5,7'"},
-      {"empty model", row(",a100-80gb,1g.10gb,1,1,100,5"),
-       "t.csv:2: field 'model': must not be empty"},
-      {"unknown gpu", row("resnet50,v100,1g.10gb,1,1,100,5"),
-       "t.csv:2: field 'gpu': unknown GPU 'v100' (known: a100-40gb"},
-      {"unknown profile", row("resnet50,a100-80gb,3g.20gb,1,1,100,5"),
-       "t.csv:2: field 'profile': unknown MIG profile '3g.20gb' on a100-80gb"},
-      {"batch 0", row("resnet50,a100-80gb,1g.10gb,0,1,100,5"),
-       "t.csv:2: field 'batch': must be an integer >= 1, got '0'"},
-      {"fractional procs", row("resnet50,a100-80gb,1g.10gb,1,1.5,100,5"),
-       "t.csv:2: field 'procs': must be an integer >= 1, got '1.5'"},
-      {"negative procs", row("resnet50,a100-80gb,1g.10gb,1,-2,100,5"),
-       "t.csv:2: field 'procs': must be an integer >= 1, got '-2'"},
-      {"text throughput", row("resnet50,a100-80gb,1g.10gb,1,1,fast,5"),
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got 'fast'"},
-      {"negative throughput", row("resnet50,a100-80gb,1g.10gb,1,1,-1,5"),
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '-1'"},
-      {"zero throughput", row("resnet50,a100-80gb,1g.10gb,1,1,0,5"),
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '0'"},
-      {"empty throughput", row("resnet50,a100-80gb,1g.10gb,1,1,,5"),
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got ''"},
-      {"NaN latency", row("resnet50,a100-80gb,1g.10gb,1,1,100,NaN"),
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'NaN'"},
-      {"inf latency", row("resnet50,a100-80gb,1g.10gb,1,1,100,inf"),
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'inf'"},
-      {"overflowing latency", row("resnet50,a100-80gb,1g.10gb,1,1,100,1e400"),
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got '1e400'"},
       {"negative p99",
        "model,gpu,profile,batch,procs,throughput_rps,latency_ms,p99_ms\n"
        "resnet50,a100-80gb,1g.10gb,1,1,100,5,-2\n",
        "t.csv:2: field 'p99_ms': must be a finite number > 0, got '-2'"},
       {"duplicate entry",
-       row("resnet50,a100-80gb,1g.10gb,1,1,100,5") + "\nResNet50,A100-80GB,1g.10gb,1,1,90,6\n",
+       kHeader + "resnet50,a100-80gb,1g.10gb,1,1,100,5\n\nResNet50,A100-80GB,1g.10gb,1,1,90,6\n",
        "t.csv:4: field 'model,gpu,profile,batch,procs': duplicate entry (resnet50, a100-80gb, "
        "1g.10gb, batch 1, procs 1), first at line 2"},
   };
-  for (const Case& c : cases) {
-    Result<ProfileTable> r = ParseTesseraProfileCsv(c.text, "t.csv");
+  const std::vector<Case> rows = {
+      {"too few columns", "resnet50,a100-80gb,1g.10gb,1,1,100",
+       "t.csv:2: field 'latency_ms': missing: the row has 6 columns, the header 7"},
+      {"too many columns", "resnet50,a100-80gb,1g.10gb,1,1,100,5,7",
+       "t.csv:2: field 'row': 8 columns but the header has 7: "
+       "'resnet50,a100-80gb,1g.10gb,1,1,100,5,7'"},
+      {"empty model", ",a100-80gb,1g.10gb,1,1,100,5", "t.csv:2: field 'model': must not be empty"},
+      {"unknown gpu", "resnet50,v100,1g.10gb,1,1,100,5",
+       "t.csv:2: field 'gpu': unknown GPU 'v100' (known: a100-40gb"},
+      {"unknown profile", "resnet50,a100-80gb,3g.20gb,1,1,100,5",
+       "t.csv:2: field 'profile': unknown MIG profile '3g.20gb' on a100-80gb"},
+      {"batch 0", "resnet50,a100-80gb,1g.10gb,0,1,100,5",
+       "t.csv:2: field 'batch': must be an integer >= 1, got '0'"},
+      {"fractional procs", "resnet50,a100-80gb,1g.10gb,1,1.5,100,5",
+       "t.csv:2: field 'procs': must be an integer >= 1, got '1.5'"},
+      {"negative procs", "resnet50,a100-80gb,1g.10gb,1,-2,100,5",
+       "t.csv:2: field 'procs': must be an integer >= 1, got '-2'"},
+      {"text throughput", "resnet50,a100-80gb,1g.10gb,1,1,fast,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got 'fast'"},
+      {"negative throughput", "resnet50,a100-80gb,1g.10gb,1,1,-1,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '-1'"},
+      {"zero throughput", "resnet50,a100-80gb,1g.10gb,1,1,0,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '0'"},
+      {"empty throughput", "resnet50,a100-80gb,1g.10gb,1,1,,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got ''"},
+      {"NaN latency", "resnet50,a100-80gb,1g.10gb,1,1,100,NaN",
+       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'NaN'"},
+      {"inf latency", "resnet50,a100-80gb,1g.10gb,1,1,100,inf",
+       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'inf'"},
+      {"overflowing latency", "resnet50,a100-80gb,1g.10gb,1,1,100,1e400",
+       "t.csv:2: field 'latency_ms': must be a finite number > 0, got '1e400'"},
+  };
+  auto check = [](const Case& c, const std::string& text) {
+    Result<ProfileTable> r = ParseTesseraProfileCsv(text, "t.csv");
     ASSERT_FALSE(r.ok()) << c.name;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_TRUE(r.status().message().starts_with(c.message))
         << c.name << "\n  got:  " << r.status().message() << "\n  want: " << c.message;
-  }
+  };
+  for (const Case& c : files) check(c, c.text);
+  for (const Case& c : rows) check(c, kHeader + c.text + "\n");
 }
 
 // ---- ParvaGPU CSV ---------------------------------------------------------
