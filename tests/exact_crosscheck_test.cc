@@ -288,9 +288,8 @@ struct Planned {
 // made to model every service by its segment counts instead of its covers
 // ("exact-per-service": the fallback for classes with too many covers; a
 // 2 s limit, as it can stall where covers take milliseconds).
-std::map<std::string, Planned> PlanWithEveryPlanner(const Problem& problem,
-                                                    const Scenario& scenario,
-                                                    const ProfileTable& table) {
+std::map<std::string, Planned> PlanWithEveryPlanner(const Problem& problem) {
+  const Scenario& scenario = problem.scenario();
   std::vector<std::unique_ptr<Planner>> planners;
   for (const std::string& name : BuiltinPlanners().Names()) {
     auto planner = BuiltinPlanners().Create(name);
@@ -308,8 +307,7 @@ std::map<std::string, Planned> PlanWithEveryPlanner(const Problem& problem,
     Result<PlanReport> report = RunPlanner(*planner, problem, PlanContext{});
     EXPECT_TRUE(report.ok()) << name << ": " << report.status().ToString();
     if (!report.ok()) continue;
-    const std::vector<Violation> violations =
-        ValidateDeployment(report->deployment, problem);
+    const std::vector<Violation> violations = ValidateDeployment(report->deployment, problem);
     EXPECT_TRUE(violations.empty()) << name << " on " << Describe(scenario) << "\n"
                                     << FormatViolations(violations);
     const Metrics& m = report->deployment.metrics;
@@ -332,8 +330,7 @@ TEST(ExactCrosscheck, FewestGpusOfAllPlannersAndOfABruteForce) {
     rule.queueing_headroom = i % 2 == 1;
     Result<Problem> problem = Problem::Build(scenario, gpu, ProfilesOf(gpu), rule);
     ASSERT_TRUE(problem.ok()) << problem.status().ToString();
-    const std::map<std::string, Planned> planned =
-        PlanWithEveryPlanner(*problem, scenario, ProfilesOf(gpu));
+    const std::map<std::string, Planned> planned = PlanWithEveryPlanner(*problem);
     ASSERT_TRUE(planned.contains("exact") && planned.contains("exact-per-service"));
     const int exact = planned.at("exact").gpus;
     // With nothing to serve there is nothing to prove.

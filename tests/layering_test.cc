@@ -3,13 +3,14 @@
 //
 // A floor includes only floors below it:
 //
-//   util -> gpu -> profile -> workload -> plan -> planners
-//        -> {simulate, online, transition} -> emit -> agent -> control -> app
+//   util -> gpu -> profile -> workload -> plan -> planners -> transition
+//        -> {simulate, online} -> emit -> agent -> control -> app
 //   util -> nvml -> agent   (nvml only declares NVML's API and loads it)
 //
-// Floors on one level (simulate, online, transition) must not include each
-// other. src/planners/<p>/ folders are all the planners floor, but one
-// planner's folder must not include another's: a planners/<x>/ file may
+// (the simulator replays a transition plan, so transition sits below it).
+// Floors on one level (simulate, online) must not include each other.
+// src/planners/<p>/ folders are all the planners floor, but one planner's
+// folder must not include another's: a planners/<x>/ file may
 // include planners/<x>/ files and the planners' shared files directly under
 // src/planners/, nothing from planners/<y>/. app/ includes only public headers
 // (include/tessera/) and its own files, never src/.
@@ -58,10 +59,10 @@ const std::vector<FloorSpec>& FloorSpecs() {
       {"workload", {"profile"}},
       {"plan", {"workload"}},
       {"planners", {"plan"}},
-      {"simulate", {"planners"}},
-      {"online", {"planners"}},
       {"transition", {"planners"}},
-      {"emit", {"simulate", "online", "transition"}},
+      {"simulate", {"transition"}},
+      {"online", {"planners"}},
+      {"emit", {"simulate", "online"}},
       {"agent", {"emit", "nvml"}},
       {"control", {"agent"}},
       {"app", {"control"}},
@@ -364,8 +365,8 @@ TEST(LayeringTest, NoUpwardIncludes) {
   for (const Violation& violation : violations) list += "  " + violation.ToString() + "\n";
   EXPECT_TRUE(violations.empty())
       << violations.size()
-      << " layering violations (floors include only floors below them; simulate, online and "
-         "transition not each other; one planner's folder not another's; app only "
+      << " layering violations (floors include only floors below them; simulate and online "
+         "not each other; one planner's folder not another's; app only "
          "include/tessera/; see docs/architecture.md):\n"
       << list;
 }

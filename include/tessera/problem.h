@@ -81,7 +81,10 @@ class Problem {
   static Result<Problem> BuildPool(const Scenario& scenario, std::vector<GpuOffer> pool,
                                    const ProfileTable& profiles, const LatencyRule& rule);
   // A problem of whole GPUs of one model shared through MPS (Sharing::kMps),
-  // described by `coefficients`. NotFound
+  // described by `coefficients`. MPS planners count a process's whole
+  // predicted throughput towards its rate, as the papers do, so the problem's
+  // rule is `rule` with the bare capacity rule (its factor and router stay).
+  // NotFound
   // "<file>:<line>: field 'model': no iGniter coefficients for '<m>' (have:
   // ...)"; InvalidArgument for an invalid scenario or rule, a null model or a
   // price < 0.

@@ -118,6 +118,7 @@ Result<Problem> Problem::BuildMps(const Scenario& scenario, GpuOffer gpu,
   problem.pool_ = {gpu};
   problem.scenario_ = scenario;
   problem.rule_ = rule;
+  TESSERA_RETURN_IF_ERROR(problem.rule_.SetCapacity("bare"));
   problem.profiles_ = std::make_shared<const ProfileTable>();
   problem.mps_ = std::move(mps);
   for (const Service& service : scenario.services) problem.services_.push_back({service, {}, {}});
