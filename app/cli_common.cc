@@ -87,7 +87,16 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       .add_option("--price", flags.price_per_hour,
                   "MPS planners: hourly price of one GPU (default: the scenario pool's price, "
                   "else the catalog's one-GPU cloud instance, e.g. p3.2xlarge $3.06)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
+}
+
+CLI::Validator NonNegative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::optional<double> v = ToDouble(Trim(text));
+        return v && *v >= 0 ? "" : "must be a number >= 0, got " + QuoteForMessage(text);
+      },
+      "NUMBER >= 0");
 }
 
 void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
@@ -101,6 +110,7 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
       .add_option("--seed", flags.seed,
                   "Seed of a randomised planner (migserving-ga): same seed, same plan, unless "
                   "the time limit cuts the search short")
+      ->check(NonNegative())
       ->capture_default_str();
 }
 

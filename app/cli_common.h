@@ -58,6 +58,11 @@ struct SearchFlags {
   std::uint64_t seed = 1;   // --seed N
 };
 
+// A flag validator for numbers >= 0, saying what is wrong: CLI11's
+// NonNegativeNumber would print DBL_MAX in full, and an unsigned option takes
+// "-1" as 2^64 - 1.
+CLI::Validator NonNegative();
+
 // Declares the SearchFlags options on `command`.
 void AddSearchFlags(CLI::App& command, SearchFlags& flags);
 PlanContext ContextFrom(const SearchFlags& flags);

@@ -46,15 +46,6 @@ Result<double> ParseDelay(std::string_view flag, std::string_view text) {
       fmt::format("{}: expected a duration >= 0 such as 5s, 500ms or 0, got '{}'", flag, text));
 }
 
-// Unsigned flags: CLI11 would read "-1" as 2^64 - 1.
-CLI::Validator NotNegative() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        return text.starts_with("-") ? "must be >= 0, got " + text : "";
-      },
-      "NUMBER >= 0");
-}
-
 // GsliceOptions::Validate names the field; the user typed a flag.
 Status NameTheFlag(const Status& status) {
   constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
@@ -186,7 +177,7 @@ void AddFlags(CLI::App& cmd, GsliceFlags& f) {
       ->check(CLI::IsMember({"poisson", "constant", "bursty"}))
       ->capture_default_str();
   cmd.add_option("--seed", f.seed, "Seed of the arrivals; same seed, same report")
-      ->check(NotNegative())
+      ->check(NonNegative())
       ->capture_default_str();
   cmd.add_option("--format", f.format, "table (for people) or json")
       ->check(CLI::IsMember({"table", "json"}))

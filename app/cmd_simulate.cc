@@ -25,17 +25,6 @@ namespace {
 
 constexpr std::string_view kDefaultDuration = "60s";
 
-// Numbers >= 0 for flags. CLI11's NonNegativeNumber would print DBL_MAX in
-// full, and an unsigned option takes "-1" as 2^64 - 1; this says what is wrong.
-CLI::Validator NonNegative() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const std::optional<double> v = ToDouble(Trim(text));
-        return v && *v >= 0 ? "" : "must be a number >= 0, got " + QuoteForMessage(text);
-      },
-      "NUMBER >= 0");
-}
-
 struct SimulateFlags {
   std::string scenario;
   std::string parva_slo;

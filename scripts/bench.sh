@@ -96,12 +96,14 @@ run_median() {  # prints the median wall time in ms of N runs of "$@"
 }
 
 echo
-echo "== whole process: tessera plan on S6 (median of 21 runs, ms)"
-echo "embedded profiles:        $(run_median 21 "$build/tessera" plan --scenario examples/scenarios/s6.yaml --format json)"
-if [ -d ../shared/data/parvagpu/prof_data ]; then
-  echo "ParvaGPU data, row 6:     $(run_median 21 "$build/tessera" plan --profiles ../shared/data/parvagpu/prof_data \
-    --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --format json)"
-fi
+echo "== whole process: tessera plan on S6 and ParvaGPU row 6, parva and exact (the default) (median of 21 runs, ms)"
+for planner in parva exact; do
+  echo "embedded profiles, $planner:  $(run_median 21 "$build/tessera" plan --scenario examples/scenarios/s6.yaml --planner $planner --format json)"
+  if [ -d ../shared/data/parvagpu/prof_data ]; then
+    echo "ParvaGPU row 6, $planner:     $(run_median 21 "$build/tessera" plan --profiles ../shared/data/parvagpu/prof_data \
+      --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --planner $planner --format json)"
+  fi
+done
 D=../shared/data/alibaba-gpu-2023/csv
 if [ -d "$D" ]; then
   echo

@@ -34,8 +34,9 @@ Deployment SmallDeployment() {
        0,
        {{"4g.40gb", 0, "resnet50", "resnet50", 32, 2, 1004.56789, 61.3},
         {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}},
-       ""},
-      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}, ""},
+       "",
+       {}},
+      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}, "", {}},
   };
   d.services = {
       {"resnet50", "resnet50", 829, 204.5, 1134.81789, ServiceStatus::kOk, ""},
