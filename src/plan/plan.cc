@@ -185,6 +185,13 @@ Result<PlanReport> RunDefaultPlanner(const PlannerRegistry& planners, const Prob
                                      const PlanContext& context, std::string& note,
                                      const Clock& clock) {
   note.clear();
+  const size_t services = problem.services().size();
+  if (services > kDefaultExactMaxServices && problem.pool().size() == 1) {
+    note = fmt::format("{} services: more than {} keeps within its time limit; planned by {}",
+                       services, kDefaultPlanner, kFallbackPlanner);
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> fallback, planners.Create(kFallbackPlanner));
+    return RunPlanner(*fallback, problem, context, clock);
+  }
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> exact, planners.Create(kDefaultPlanner));
   Result<PlanReport> report = RunPlanner(*exact, problem, context, clock);
   const bool proven = report.ok() && report->deployment.metrics.proven_optimal.value_or(false);
