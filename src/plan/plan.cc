@@ -194,7 +194,11 @@ Result<PlanReport> RunDefaultPlanner(const PlannerRegistry& planners, const Prob
   }
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> exact, planners.Create(kDefaultPlanner));
   Result<PlanReport> report = RunPlanner(*exact, problem, context, clock);
-  const bool proven = report.ok() && report->deployment.metrics.proven_optimal.value_or(false);
+  // A plan at its lower bound is optimal whether or not the solver said so
+  // (e.g. every service infeasible: nothing to place).
+  const bool proven =
+      report.ok() && (report->deployment.metrics.proven_optimal.value_or(false) ||
+                      report->deployment.metrics.gpus <= report->deployment.metrics.lower_bound);
   if (proven || problem.pool().size() > 1) return report;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Planner> fallback, planners.Create(kFallbackPlanner));
   TESSERA_ASSIGN_OR_RETURN(PlanReport heuristic, RunPlanner(*fallback, problem, context, clock));
