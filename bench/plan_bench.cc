@@ -3,7 +3,8 @@
 // (110 services), on the embedded profiles and, when ../shared/data is
 // present, on ParvaGPU's measured A100 profiles under its artifact's rule.
 // The exact planner also runs on 1,000 generated services; its benchmarks
-// report the GPUs, the proven bound and their gap as counters.
+// report the GPUs, the proven bound and their gap as counters. Also the
+// synthesis of the embedded profiles (DefaultProfiles).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -28,6 +29,19 @@ const ProfileTable& EmbeddedProfiles() {
   static const ProfileTable table = DefaultProfiles(A100());
   return table;
 }
+
+// DefaultProfiles(a100-80gb): the embedded profiles every run without
+// --profiles synthesizes (timed here, never asserted in a test).
+void BM_DefaultProfiles(benchmark::State& state) {
+  size_t entries = 0;
+  for (auto _ : state) {
+    const ProfileTable table = DefaultProfiles(A100());
+    entries = table.size();
+    benchmark::DoNotOptimize(entries);
+  }
+  state.counters["entries"] = static_cast<double>(entries);
+}
+BENCHMARK(BM_DefaultProfiles)->Unit(benchmark::kMillisecond);
 
 Scenario BundledScenario(int number, int copies) {
   const std::string path =

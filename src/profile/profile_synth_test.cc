@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -307,19 +306,6 @@ TEST(ProfileSynth, OptionsSelectBatchesProcsAndProfiles) {
   // Every profile (primary, 1g.20gb and 1g.10gb+me) x batch 4 x procs 1..2.
   EXPECT_EQ(t->size(), gpu.profiles.size() * 2);
   EXPECT_NE(t->Find({"resnet50", "a100-80gb", "1g.10gb+me", 4, 2}), nullptr);
-}
-
-TEST(ProfileSynth, DefaultProfilesIsCheap) {
-  const GpuModel& gpu = Gpu("a100-80gb");
-  constexpr int kRuns = 20;
-  const auto start = std::chrono::steady_clock::now();
-  size_t entries = 0;
-  for (int i = 0; i < kRuns; ++i) entries += DefaultProfiles(gpu).size();
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-      kRuns;
-  std::cout << "DefaultProfiles(a100-80gb): " << entries / kRuns << " entries in " << ms << " ms\n";
-  EXPECT_LT(ms, 5.0);
 }
 
 // Conformance against ParvaGPU's A100-80GB measurements (read at run time from
