@@ -102,8 +102,14 @@ Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& s
 // The embedded (synthesized) profiles of every model in `gpus`, one table.
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus);
 
-// Writes `content` to `path` through a temporary file renamed into place, so
-// a failed run never leaves a partial file. "-" writes to stdout.
+// Writes `content` to `path`. "-" (or "") writes to stdout. A regular file,
+// or a path where nothing is yet, is written through a temporary file beside
+// it renamed into place, so a failed run never leaves a partial file (an
+// existing file keeps its permissions). A FIFO or a character device
+// (/dev/null, a terminal) is written through in place, never replaced. A
+// symbolic link stays a link: its target is written by these same rules (a
+// dangling link's target is created). A directory, a block device or a
+// socket is an IoError naming the path, and so is any failure.
 Status WriteOutput(const std::string& path, const std::string& content);
 
 }  // namespace tessera::cli
