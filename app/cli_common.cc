@@ -12,6 +12,7 @@
 #include <memory>
 #include <system_error>
 
+#include "durations.h"
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
 #include "tessera/profile_io.h"
@@ -105,10 +106,11 @@ CLI::Validator NonNegative() {
 void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
   command
       .add_option("--time-limit", flags.time_limit_s,
-                  "Seconds a searching planner may take (exact: returns the best plan found, "
-                  "its proven bound and gap; migserving-ga: the best plan its rounds found); "
-                  "default: the planner's own (10 for both)")
-      ->check(CLI::PositiveNumber);
+                  "Wall-clock time a searching planner may take, " + DescribeRange(kTimeLimit) +
+                      ", e.g. 10, 30s or 2m (exact: returns the best plan found, its proven "
+                      "bound and gap; migserving-ga: the best plan its rounds found); "
+                      "default: the planner's own (10 s for both)")
+      ->transform(DurationFlag(kTimeLimit));
   command
       .add_option("--seed", flags.seed,
                   "Seed of a randomised planner (migserving-ga): same seed, same plan, unless "

@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "durations.h"
 #include "tessera/gslice_report_format.h"
 #include "tessera/gslice_runtime.h"
 #include "tessera/gslice_workload.h"
@@ -37,13 +38,10 @@ struct GsliceFlags {
   std::string output;
 };
 
-// A time flag that may be 0 ("0", "0s"): ParseDuration wants > 0.
-Result<double> ParseDelay(std::string_view flag, std::string_view text) {
-  if (text == "0" || text == "0s" || text == "0ms") return 0.0;
-  Result<double> delay = ParseDuration(flag, text);
-  if (delay.ok()) return delay;
-  return Status::InvalidArgument(
-      fmt::format("{}: expected a duration >= 0 such as 5s, 500ms or 0, got '{}'", flag, text));
+double TotalRate(const GsliceWorkload& workload) {
+  double rate = 0;
+  for (const GsliceService& s : workload.services) rate += s.rate_rps;
+  return rate;
 }
 
 // GsliceOptions::Validate names the field; the user typed a flag.
@@ -61,9 +59,17 @@ Status NameTheFlag(const Status& status) {
 Result<GsliceOptions> OptionsFrom(const GsliceFlags& flags) {
   GsliceOptions o;
   TESSERA_ASSIGN_OR_RETURN(o.policy, ParseGslicePolicy(flags.policy));
-  TESSERA_ASSIGN_OR_RETURN(o.duration_s, ParseDuration("--duration", flags.duration));
-  TESSERA_ASSIGN_OR_RETURN(o.period_s, ParseDuration("--period", flags.period));
-  TESSERA_ASSIGN_OR_RETURN(o.reload_delay_s, ParseDelay("--reload-delay", flags.reload_delay));
+  TESSERA_ASSIGN_OR_RETURN(o.duration_s,
+                           ParseDuration("--duration", flags.duration, kSimulatedTime));
+  TESSERA_ASSIGN_OR_RETURN(o.period_s, ParseDuration("--period", flags.period, kTuningPeriod));
+  if (o.duration_s / o.period_s > kMaxPeriods) {
+    return Status::InvalidArgument(
+        fmt::format("--period: {} over --duration {} makes {:.3g} tuning periods; at most {:.3g}",
+                    FormatDuration(o.period_s), FormatDuration(o.duration_s),
+                    o.duration_s / o.period_s, kMaxPeriods));
+  }
+  TESSERA_ASSIGN_OR_RETURN(o.reload_delay_s,
+                           ParseDuration("--reload-delay", flags.reload_delay, kReloadDelay));
   o.initial_share = flags.initial_share;
   o.max_batch = flags.max_batch;
   o.shadow_extra_share = flags.shadow_extra;
@@ -103,6 +109,10 @@ int RunGsliceCommand(const GsliceFlags& flags) {
   if (!options.ok()) return ReportError(options.status());
   Result<GsliceWorkload> workload = LoadWorkload(flags);
   if (!workload.ok()) return ReportError(workload.status());
+  if (Status fits = CheckSimulatedRequests("--duration", options->duration_s, TotalRate(*workload));
+      !fits.ok()) {
+    return ReportError(fits);
+  }
   Result<GsliceReport> report = RunGslice(*workload, *options);
   if (!report.ok()) return ReportError(NameTheFlag(report.status()));
   const std::string text =
@@ -155,15 +165,20 @@ void AddFlags(CLI::App& cmd, GsliceFlags& f) {
   cmd.add_option("--policy", f.policy, "gslice, static or igniter-guard")
       ->check(CLI::IsMember({"gslice", "static", "igniter-guard"}))
       ->capture_default_str();
-  cmd.add_option("--duration", f.duration, "How long requests arrive: 30, 30s, 2m")
+  cmd.add_option("--duration", f.duration,
+                 "How long requests arrive, " + DescribeRange(kSimulatedTime) + ": 30, 30s, 2m")
       ->capture_default_str();
   cmd.add_option("--initial-share", f.initial_share,
                  "Every service's GPU% at the start, as a fraction (GSLICE's default 30%)")
       ->capture_default_str();
   cmd.add_option("--reload-delay", f.reload_delay,
-                 "Time a shadow process takes to load with its new GPU% (paper: 2-15 s)")
+                 "Time a shadow process takes to load with its new GPU% (paper: 2-15 s), " +
+                     DescribeRange(kReloadDelay))
       ->capture_default_str();
-  cmd.add_option("--period", f.period, "Tuning and reporting period")->capture_default_str();
+  cmd.add_option(
+         "--period", f.period,
+         "Tuning and reporting period, " + DescribeRange(kTuningPeriod) + " and at most --duration")
+      ->capture_default_str();
   cmd.add_option("--max-batch", f.max_batch,
                  "Largest batch: SLAB's ceiling, the fixed maximum of static and igniter-guard")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "durations.h"
 #include "help_text.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
@@ -73,7 +74,8 @@ Status WriteResults(const PlanFlags& flags, const Deployment& d, const Problem& 
 }
 
 int RunPlan(const PlanFlags& flags) {
-  Result<double> verify_s = ParseDuration("--verify-duration", flags.verify_duration);
+  Result<double> verify_s =
+      ParseDuration("--verify-duration", flags.verify_duration, kSimulatedTime);
   if (!verify_s.ok()) return ReportError(verify_s.status());
   const std::string name = PlannerFor(flags);
   Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
@@ -88,6 +90,11 @@ int RunPlan(const PlanFlags& flags) {
   }
   Result<Problem> problem = LoadProblem(flags.input, mps);
   if (!problem.ok()) return ReportError(problem.status());
+  if (flags.verify) {
+    Status fits =
+        CheckSimulatedRequests("--verify-duration", *verify_s, TotalRate(problem->scenario()));
+    if (!fits.ok()) return ReportError(fits);
+  }
   Result<PlanReport> report = Run(flags, **planner, *problem);
   if (!report.ok()) return ReportError(report.status());
   const Deployment& d = report->deployment;
@@ -138,8 +145,9 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   auto* verify = cmd->add_flag("--verify", flags->verify,
                                "Also simulate the plan, request by request, under its own rule "
                                "and report its tail latency per service (see below)");
-  cmd->add_option("--verify-duration", flags->verify_duration,
-                  "Simulated time of --verify: 60, 60s, 500ms, 2m")
+  cmd->add_option(
+         "--verify-duration", flags->verify_duration,
+         "Simulated time of --verify, " + DescribeRange(kSimulatedTime) + ": 60, 60s, 500ms, 2m")
       ->needs(verify)
       ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = RunPlan(*flags); });

@@ -9,6 +9,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "durations.h"
 #include "tessera/alibaba_trace.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
@@ -36,17 +37,18 @@ struct ReplayFlags {
   std::string output;
 };
 
-// "off" or "0" turn consolidation off; anything else is a duration.
+// "off" or 0 turn consolidation off; anything else is a duration.
 Result<double> ParseInterval(const std::string& text) {
-  if (text == "off" || text == "0") return 0.0;
-  return ParseDuration("--consolidate-every", text);
+  if (text == "off") return 0.0;
+  return ParseDuration("--consolidate-every", text, kConsolidation);
 }
 
 Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
   PlacerOptions o;
   o.heavy_share = flags.heavy_share;
   TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
-  TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s, ParseDuration("--mecc-window", flags.mecc_window));
+  TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s,
+                           ParseDuration("--mecc-window", flags.mecc_window, kMeccWindow));
   o.defragment = !flags.no_defragment;
   TESSERA_RETURN_IF_ERROR(o.Validate());
   return o;
@@ -187,12 +189,14 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--consolidate-every", flags.consolidate_every,
-                 "grmu: interval of inter-GPU consolidation, e.g. 24h; off = never")
+                 "grmu: interval of inter-GPU consolidation in trace time, e.g. 24h, " +
+                     DescribeRange(kConsolidation) + "; off = never")
       ->capture_default_str();
   cmd.add_flag("--no-defragment", flags.no_defragment,
                "grmu: do not rearrange a fragmented GPU after a rejection");
   cmd.add_option("--mecc-window", flags.mecc_window,
-                 "mecc: look-back window of arrivals estimating the profile mix")
+                 "mecc: look-back window of arrivals estimating the profile mix, " +
+                     DescribeRange(kMeccWindow))
       ->capture_default_str();
 }
 

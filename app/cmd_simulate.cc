@@ -15,6 +15,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "durations.h"
 #include "tessera/deployment_format.h"
 #include "tessera/profile_io.h"
 #include "tessera/simulator.h"
@@ -257,7 +258,8 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
   SimOptions options;
   std::string trace_path;
   const std::string_view duration = flags.duration.empty() ? kDefaultDuration : flags.duration;
-  TESSERA_ASSIGN_OR_RETURN(options.duration_s, ParseDuration("--duration", duration));
+  TESSERA_ASSIGN_OR_RETURN(options.duration_s,
+                           ParseDuration("--duration", duration, kSimulatedTime));
   TESSERA_RETURN_IF_ERROR(ParseArrivals(flags, options, trace_path));
   if (!flags.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(options.router, ParseRouter(flags.router));
@@ -269,6 +271,9 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
   TESSERA_RETURN_IF_ERROR(ValidateNamingFlags(options));
   if (options.arrivals == ArrivalKind::kTrace) {
     TESSERA_RETURN_IF_ERROR(LoadTrace(trace_path, scenario, options, !flags.duration.empty()));
+  } else {
+    TESSERA_RETURN_IF_ERROR(
+        CheckSimulatedRequests("--duration", options.duration_s, TotalRate(scenario)));
   }
   return options;
 }
@@ -351,19 +356,36 @@ constexpr const char* kFooter =
     "the start, any order); it must cover every service. Without --duration it is replayed\n"
     "to its last request.";
 
+// --burst-on-share: a share in [kMinBurstOnShare, 1], NaN rejected.
+CLI::Validator BurstOnShare() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::optional<double> v = ToDouble(Trim(text));
+        if (v && *v >= kMinBurstOnShare && *v <= 1) return "";
+        return fmt::format("expected a share of time in [{:g}, 1], got {}", kMinBurstOnShare,
+                           QuoteForMessage(text));
+      },
+      "SHARE");
+}
+
 void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--duration", flags.duration,
-                 "How long requests arrive: 60, 60s, 500ms, 2m or 1h (default 60s; with "
-                 "trace:FILE, the trace's last request rounded up to a second)");
+                 "How long requests arrive, " + DescribeRange(kSimulatedTime) +
+                     ": 60, 60s, 500ms, 2m or 1h (default 60s; with trace:FILE, the trace's "
+                     "last request rounded up to a second)");
   cmd.add_option("--arrivals", flags.arrivals,
                  "poisson, constant, bursty (on/off Markov-modulated Poisson, same mean rate) "
                  "or trace:FILE (CSV service,time_s)")
       ->capture_default_str();
   cmd.add_option("--burst-on-share", flags.burst_on_share,
-                 "bursty: long-run share of time 'on', in (0, 1]; the rate while on is "
-                 "rate / share (default 0.5)");
+                 fmt::format("bursty: long-run share of time 'on', in [{:g}, 1]; the rate while "
+                             "on is rate / share (default 0.5)",
+                             kMinBurstOnShare))
+      ->check(BurstOnShare());
   cmd.add_option("--burst-on-s", flags.burst_on_s,
-                 "bursty: mean length of an 'on' period in seconds, > 0 (default 1)");
+                 "bursty: mean length of an 'on' period, " + DescribeRange(kBurstOn) +
+                     "; a plain number is seconds (default 1)")
+      ->transform(DurationFlag(kBurstOn));
   cmd.add_option("--seed", flags.seed, "Seed of every random draw; same seed, same report")
       ->check(NonNegative())
       ->capture_default_str();
@@ -378,16 +400,18 @@ void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--max-queue-delay-ms", flags.max_queue_delay_ms,
                  "A partial batch starts once its oldest request has waited this long (default: "
                  "the plan's batch budget, e.g. half the SLO, minus the planned batch's latency, "
-                 "at least 0)")
-      ->check(NonNegative());
+                 "at least 0); " +
+                     DescribeRange(kServingDelay) + ", a plain number is ms")
+      ->transform(DurationFlag(kServingDelay, kMillisecond));
   cmd.add_option("--variability", flags.variability,
                  "Batch execution time: none, exponential, lognormal or lognormal:CV (mean 1 x "
                  "the profiled latency; CV default 0.1)")
       ->capture_default_str();
   cmd.add_option("--drop-after-ms", flags.drop_after_ms,
                  "Drop a request that has waited longer than this when its batch forms (counted "
-                 "as missing its SLO); 0 = never")
-      ->check(NonNegative())
+                 "as missing its SLO); 0 = never, else up to " +
+                     FormatDuration(kServingDelay.max_s) + ", a plain number is ms")
+      ->transform(DurationFlag(kServingDelay, kMillisecond))
       ->capture_default_str();
 }
 
@@ -417,31 +441,6 @@ void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
 }
 
 }  // namespace
-
-Result<double> ParseDuration(std::string_view flag, std::string_view text) {
-  struct Unit {
-    std::string_view suffix;
-    double seconds;
-  };
-  // "ms" before "s" and "m", which it ends with / starts with.
-  constexpr Unit kUnits[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  std::string_view number = Trim(text);
-  double scale = 1;
-  for (const Unit& unit : kUnits) {
-    if (number.ends_with(unit.suffix)) {
-      number = Trim(number.substr(0, number.size() - unit.suffix.size()));
-      scale = unit.seconds;
-      break;
-    }
-  }
-  const std::optional<double> value = ToDouble(number);
-  if (!value || !std::isfinite(*value * scale) || *value * scale <= 0) {
-    return Status::InvalidArgument(
-        fmt::format("{}: expected a duration > 0 such as 60, 60s, 500ms or 2m, got {}", flag,
-                    QuoteForMessage(text)));
-  }
-  return *value * scale;
-}
 
 void NoteSloMisses(const SimReport& report) {
   for (const ServiceReport& s : report.services) {

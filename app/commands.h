@@ -24,10 +24,6 @@ void AddIgniterCommand(CLI::App& app, int& exit_code);
 
 // ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
 
-// A duration flag's value in seconds: "60" or "60s", "500ms", "2m", "1h".
-// InvalidArgument naming `flag` unless it is a finite time > 0.
-Result<double> ParseDuration(std::string_view flag, std::string_view text);
-
 // Prints "tessera: note: service ..." on stderr for every service the
 // simulation served below 99% within its SLO: findings, not errors.
 void NoteSloMisses(const SimReport& report);

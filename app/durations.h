@@ -1,0 +1,92 @@
+// Every time flag of the `tessera` CLI is read here, once, at the edge: one
+// parser for "60", "60s", "500ms", "2m", "1h", "1d", and one range per flag
+// with a floor and a ceiling, so that no flag can make a run loop forever
+// (a period of 1e-300 s), overflow (a limit of 1e300 s) or quietly fall back
+// to a default (NaN). Errors name the flag, the accepted range and the text.
+#ifndef TESSERA_APP_DURATIONS_H_
+#define TESSERA_APP_DURATIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+
+#include "tessera/scenario.h"
+#include "tessera/status.h"
+
+namespace tessera::cli {
+
+inline constexpr double kMillisecond = 1e-3;
+inline constexpr double kMinute = 60;
+inline constexpr double kHour = 3600;
+inline constexpr double kDay = 86400;
+inline constexpr double kYear = 365 * kDay;
+
+// The durations a flag accepts, in seconds: [min_s, max_s], and 0 as well
+// when `zero` (then 0 means off, never or no delay).
+struct DurationRange {
+  double min_s = kMillisecond;
+  double max_s = kDay;
+  bool zero = false;
+};
+
+// ---- The range of every time flag (README, "Input limits") ----------------
+
+// Simulated time: simulate --duration, plan --verify-duration, gslice
+// --duration.
+inline constexpr DurationRange kSimulatedTime{kMillisecond, kDay};
+// A planner's wall-clock budget: plan and compare --time-limit.
+inline constexpr DurationRange kTimeLimit{kMillisecond, kDay};
+// gslice --period (also at most --duration, and at most kMaxPeriods of them).
+inline constexpr DurationRange kTuningPeriod{kMillisecond, kDay};
+// gslice --reload-delay: 0 = a shadow process is ready at once.
+inline constexpr DurationRange kReloadDelay{0, kDay, true};
+// simulate --burst-on-s: the mean length of an "on" period.
+inline constexpr DurationRange kBurstOn{kMillisecond, kDay};
+// simulate --max-queue-delay-ms and --drop-after-ms (plain numbers are ms;
+// 0 = start a partial batch at once / never drop).
+inline constexpr DurationRange kServingDelay{0, kDay, true};
+// replay --consolidate-every: off (0) or a trace-time interval; a floor of a
+// minute keeps a trace of months to at most a few hundred thousand rounds.
+inline constexpr DurationRange kConsolidation{kMinute, kYear, true};
+// replay --mecc-window: the look-back window of arrivals.
+inline constexpr DurationRange kMeccWindow{1, kYear};
+
+// simulate --burst-on-share is a share, not a time: [kMinBurstOnShare, 1].
+// Below it the rate while "on" (rate / share) spaces arrivals closer than a
+// double resolves over a day.
+inline constexpr double kMinBurstOnShare = 1e-3;
+// gslice: at most this many tuning periods in one run (--duration / --period).
+inline constexpr double kMaxPeriods = 1e6;
+// simulate and plan --verify: at most this many requests (the scenario's
+// total rate x the duration); each is kept for the percentiles.
+inline constexpr double kMaxSimulatedRequests = 1e8;
+
+// `seconds` for people: "1 ms", "1.5 s", "1 min", "1 h", "1 day", "365 days".
+std::string FormatDuration(double seconds);
+
+// The range as the error messages say it: "from 1 ms to 1 day", "0 (off) or
+// from 1 min to 365 days".
+std::string DescribeRange(const DurationRange& range);
+
+// `text` as seconds: a number with an optional unit (ms, s, m, h, d; a plain
+// number is in `plain_unit_s` seconds: 1 for seconds, 1e-3 for flags named
+// -ms). InvalidArgument "<flag>: expected a duration from ... to ... such as
+// ..., got '<text>'" when it is not a finite number, or out of `range`.
+Result<double> ParseDuration(std::string_view flag, std::string_view text,
+                             const DurationRange& range, double plain_unit_s = 1);
+
+// The same as a CLI11 transformer for a numeric option: the text the user
+// typed ("2m") becomes the number in the option's unit ("120"), or the
+// option's error names the range.
+CLI::Validator DurationFlag(const DurationRange& range, double plain_unit_s = 1);
+
+// Ok iff `duration_s` at a total rate of `rate_rps` stays within
+// kMaxSimulatedRequests; otherwise InvalidArgument naming `flag`, the count
+// and the longest duration that fits.
+Status CheckSimulatedRequests(std::string_view flag, double duration_s, double rate_rps);
+// The sum of the scenario's rates.
+double TotalRate(const Scenario& scenario);
+
+}  // namespace tessera::cli
+
+#endif  // TESSERA_APP_DURATIONS_H_
