@@ -15,13 +15,14 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tessera/deployment_format.h"
+#include "tessera/text_io.h"
 #include "util/json_numbers.h"
+#include "util/json_structure.h"
 
 namespace tessera {
 namespace {
@@ -32,16 +33,16 @@ using OrderedJson = nlohmann::ordered_json;  // keeps DESIGN.md's key order
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
 constexpr std::array<std::string_view, 3> kTopOptionalKeys = {"sharing", "latency_rule", "pool"};
-constexpr std::array<std::string_view, 6> kRuleKeys = {
-    "factor", "truncate_slo", "max_procs", "capacity", "headroom_quantile", "router"};
+constexpr std::array<std::string_view, 6> kRuleKeys = {"factor",   "truncate_slo",      "max_procs",
+                                                       "capacity", "headroom_quantile", "router"};
 constexpr std::array<std::string_view, 4> kPoolKeys = {"gpu", "price_per_hour", "max_count",
                                                        "used"};
 constexpr std::array<std::string_view, 2> kGpuKeys = {"index", "node"};
 constexpr std::array<std::string_view, 4> kGpuOptionalKeys = {"gpu", "instances", "resource_pct",
                                                               "processes"};
 constexpr std::array<std::string_view, 8> kProcessKeys = {
-    "service",    "model",          "batch",    "resource_pct", "rate_rps",
-    "latency_ms", "throughput_rps", "meets_slo"};
+    "service",  "model",      "batch",          "resource_pct",
+    "rate_rps", "latency_ms", "throughput_rps", "meets_slo"};
 constexpr std::array<std::string_view, 8> kInstanceKeys = {
     "profile", "start", "service", "model", "batch", "procs", "throughput_rps", "latency_ms"};
 constexpr std::array<std::string_view, 6> kServiceKeys = {"name",   "model",        "rate_rps",
@@ -156,78 +157,6 @@ OrderedJson MetricsJson(const Metrics& m, Sharing sharing) {
 
 // ---- Parse ----------------------------------------------------------------
 
-// A SAX pass run before the DOM parse: reports the first syntax error with
-// its position (the DOM parser without exceptions only says "discarded") and
-// any duplicate key with its path (the DOM parser silently keeps the last).
-class StructureCheck : public nlohmann::json_sax<Json> {
- public:
-  bool null() override { return Value(); }
-  bool boolean(bool) override { return Value(); }
-  bool number_integer(number_integer_t) override { return Value(); }
-  bool number_unsigned(number_unsigned_t) override { return Value(); }
-  bool number_float(number_float_t, const string_t&) override { return Value(); }
-  bool string(string_t&) override { return Value(); }
-  bool binary(binary_t&) override { return Value(); }
-  bool start_object(std::size_t) override { return Open(false); }
-  bool start_array(std::size_t) override { return Open(true); }
-  bool end_object() override { return Close(); }
-  bool end_array() override { return Close(); }
-  bool key(string_t& key) override {
-    Frame& frame = stack_.back();
-    frame.key = key;
-    if (frame.keys.insert(key).second) return true;
-    error = Path() + ": duplicate key";
-    return false;
-  }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& ex) override {
-    error = ex.what();
-    // Drop the "[json.exception.parse_error.101] " prefix.
-    const size_t end = error.find("] ");
-    if (error.starts_with("[") && end != std::string::npos) error.erase(0, end + 2);
-    error = "invalid JSON: " + error;
-    return false;
-  }
-
-  std::string error;  // empty when the text is well-formed
-
- private:
-  struct Frame {
-    bool array = false;
-    size_t items = 0;  // arrays: values seen so far
-    std::string key;   // objects: the current key
-    std::set<std::string> keys;
-  };
-
-  bool Value() {
-    if (!stack_.empty() && stack_.back().array) ++stack_.back().items;
-    return true;
-  }
-  bool Open(bool array) {
-    Value();
-    stack_.push_back({array, 0, {}, {}});
-    return true;
-  }
-  bool Close() {
-    stack_.pop_back();
-    return true;
-  }
-  // The path of the current key, e.g. "gpus[1].instances[0].batch".
-  std::string Path() const {
-    std::string path;
-    for (const Frame& frame : stack_) {
-      if (frame.array) {
-        path += fmt::format("[{}]", frame.items - 1);
-      } else {
-        path += (path.empty() ? "" : ".") + frame.key;
-      }
-    }
-    return path;
-  }
-
-  std::vector<Frame> stack_;
-};
-
 std::string Describe(const Json& value) {
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 60) + "...";
@@ -245,7 +174,7 @@ class JsonReader {
 
   Status Error(const std::string& path, std::string_view what) const {
     return Status::InvalidArgument(
-        fmt::format("{}: {}: {}", source_, path.empty() ? "(root)" : path, what));
+        fmt::format("{}: {}: {}", source_, path.empty() ? "(root)" : EscapeForMessage(path), what));
   }
 
   // `j` is an object holding every key of `required`, and no key outside
@@ -316,7 +245,8 @@ class JsonReader {
 
   Result<bool> Bool(const Json& j, const std::string& path, std::string_view key) const {
     const Json& v = j[key];
-    if (!v.is_boolean()) return Error(Join(path, key), "expected true or false, got " + Describe(v));
+    if (!v.is_boolean())
+      return Error(Join(path, key), "expected true or false, got " + Describe(v));
     return v.get<bool>();
   }
 
@@ -378,11 +308,12 @@ Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& pat
   }
   if (j.contains("processes")) {
     TESSERA_RETURN_IF_ERROR(Array(j, path, "processes"));
-    if (j.contains("resource_pct")) TESSERA_RETURN_IF_ERROR(Number(j, path, "resource_pct").status());
+    if (j.contains("resource_pct"))
+      TESSERA_RETURN_IF_ERROR(Number(j, path, "resource_pct").status());
     const Json& processes = j["processes"];
     for (size_t i = 0; i < processes.size(); ++i) {
-      TESSERA_ASSIGN_OR_RETURN(MpsProcess p, ParseProcess(processes[i], fmt::format(
-                                                                          "{}.processes[{}]", path, i)));
+      TESSERA_ASSIGN_OR_RETURN(
+          MpsProcess p, ParseProcess(processes[i], fmt::format("{}.processes[{}]", path, i)));
       gpu.processes.push_back(std::move(p));
     }
     return gpu;
@@ -407,7 +338,8 @@ Result<LatencyRule> JsonReader::ParseRule(const Json& j, const std::string& path
   TESSERA_ASSIGN_OR_RETURN(rule.truncate_slo, Bool(j, path, "truncate_slo"));
   TESSERA_ASSIGN_OR_RETURN(rule.max_procs, Int(j, path, "max_procs", 0));
   TESSERA_ASSIGN_OR_RETURN(std::string capacity, String(j, path, "capacity", true));
-  if (Status s = rule.SetCapacity(capacity); !s.ok()) return Error(Join(path, "capacity"), s.message());
+  if (Status s = rule.SetCapacity(capacity); !s.ok())
+    return Error(Join(path, "capacity"), s.message());
   TESSERA_ASSIGN_OR_RETURN(rule.headroom_quantile, Number(j, path, "headroom_quantile"));
   TESSERA_ASSIGN_OR_RETURN(std::string router, String(j, path, "router", true));
   Result<Router> parsed = ParseRouter(router);
@@ -599,10 +531,10 @@ std::string FormatDeploymentJson(const Deployment& deployment) {
 }
 
 Result<Deployment> ParseDeploymentJson(std::string_view text, std::string_view source) {
-  StructureCheck check;
-  if (!Json::sax_parse(text, &check) || !check.error.empty()) {
-    return Status::InvalidArgument(
-        fmt::format("{}: {}", source, check.error.empty() ? "invalid JSON" : check.error));
+  // Syntax, duplicate keys and nesting depth first: Describe() and the
+  // readers below recurse.
+  if (const std::string error = CheckJsonStructure(text); !error.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: {}", source, error));
   }
   const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return Status::InvalidArgument(fmt::format("{}: invalid JSON", source));

@@ -266,6 +266,65 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
   ExpectParseErrors(cases);
 }
 
+std::string Repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// 100,000 nested arrays in a reason or an unknown key used to overflow the
+// stack (Describe() dumps values recursively); nesting is now bounded before
+// the DOM is built, and the error names the path.
+TEST(DeploymentJson, DeepNestingIsAnErrorNamingThePath) {
+  const std::string good = FormatDeploymentJson(SmallDeployment());
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<ErrorCase> cases = {
+      {"deep reason",
+       Replace(good, "\"status\": \"ok\"", "\"status\": \"ok\", \"reason\": " + deep),
+       "d.json: services[0].reason[0][0][0]"},
+      {"deep unknown key", Replace(good, "\"metrics\": {", "\"zzz\": " + deep + ", \"metrics\": {"),
+       "d.json: zzz[0][0]"},
+      {"deep root", deep, "d.json: [0][0][0]"},
+      {"deep objects", Repeat("{\"a\": ", 50000) + "1" + std::string(50000, '}'),
+       "d.json: a.a.a.a"},
+      {"deep and unclosed", std::string(100000, '['), "d.json: [0][0]"},
+  };
+  for (const ErrorCase& c : cases) {
+    Result<Deployment> r = ParseDeploymentJson(c.text, "d.json");
+    ASSERT_FALSE(r.ok()) << c.name;
+    const std::string& got = r.status().message();
+    EXPECT_TRUE(got.starts_with(c.message)) << c.name << "\n  got:  " << got;
+    EXPECT_NE(got.find("nested deeper than 64 levels"), std::string::npos) << c.name << ": " << got;
+    EXPECT_LT(got.size(), 300u) << c.name;  // the path is cut short
+  }
+  // 64 levels in all are read (a reason 61 arrays deep in a service of the
+  // services array of the document), 65 are not.
+  const auto with_reason = [&](int arrays) {
+    const std::string reason = std::string(arrays, '[') + std::string(arrays, ']');
+    return ParseDeploymentJson(
+        Replace(good, "\"status\": \"ok\"", "\"status\": \"ok\", \"reason\": " + reason), "d.json");
+  };
+  Result<Deployment> at_limit = with_reason(61);
+  ASSERT_FALSE(at_limit.ok());  // a reason is a string
+  EXPECT_EQ(at_limit.status().message().find("nested deeper"), std::string::npos)
+      << at_limit.status().message();
+  Result<Deployment> over = with_reason(62);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("nested deeper than 64 levels"), std::string::npos)
+      << over.status().message();
+}
+
+// A key holding control bytes is echoed escaped, never raw.
+TEST(DeploymentJson, KeysInMessagesAreEscaped) {
+  const std::string good = FormatDeploymentJson(SmallDeployment());
+  Result<Deployment> r = ParseDeploymentJson(
+      Replace(good, "\"metrics\": {", "\"a\\u0000b\\u001b\": 1, \"metrics\": {"), "d.json");
+  ASSERT_FALSE(r.ok());
+  const std::string& got = r.status().message();
+  EXPECT_TRUE(got.starts_with("d.json: a\\x00b\\x1b: unknown key")) << got;
+  EXPECT_EQ(got.find('\0'), std::string::npos);
+}
+
 TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
   const std::string good = FormatDeploymentJson(SmallDeployment());
   std::mt19937 rng(20240917);

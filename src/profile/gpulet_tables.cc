@@ -9,6 +9,7 @@
 
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
+#include "util/json_structure.h"
 #include "util/least_squares.h"
 
 namespace tessera {
@@ -190,6 +191,10 @@ Result<GpuletTables> ParseGpuletTables(std::string_view text, std::string_view s
   GpuletTables out;
   for (const TextLine& line : SplitLines(text, ByteOrderMark::kStrip)) {
     if (IsBlank(line.text)) continue;
+    // Syntax (with its position), duplicate keys and nesting depth first.
+    if (const std::string error = CheckJsonStructure(line.text); !error.empty()) {
+      return Status::InvalidArgument(fmt::format("{}:{}: {}", source, line.number, error));
+    }
     const Json root = Json::parse(line.text, nullptr, /*allow_exceptions=*/false);
     if (root.is_discarded()) {
       return Status::InvalidArgument(fmt::format("{}:{}: invalid JSON", source, line.number));

@@ -8,6 +8,7 @@
 
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
+#include "util/json_structure.h"
 
 namespace tessera {
 namespace {
@@ -150,6 +151,10 @@ const WorkloadCoefficients* MpsCoefficients::Find(std::string_view model) const 
 }
 
 Result<MpsCoefficients> ParseMpsCoefficientsJson(std::string_view text, std::string_view source) {
+  // Syntax (with its position), duplicate keys and nesting depth first.
+  if (const std::string error = CheckJsonStructure(text); !error.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: {}", source, error));
+  }
   const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
     return Status::InvalidArgument(fmt::format("{}: invalid JSON", source));

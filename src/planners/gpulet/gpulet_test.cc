@@ -208,6 +208,22 @@ TEST(GpuletTables, RejectsBadInputNamingLineAndField) {
   }
 }
 
+// Each line's nesting is bounded before the DOM is built (issue 17).
+TEST(GpuletTables, DeepNestingIsAnErrorNamingLineAndPath) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {SmallFile() + "{\"alexnet\": " + deep + "}\n", "t.jsonl:11: alexnet[0][0]"},
+      {SmallFile() + "{\"interference\": {\"latency\": " + deep + "}}\n",
+       "t.jsonl:11: interference.latency[0]"},
+      {"{\"vgg19\": {}, \"vgg19\": {}}\n", "t.jsonl:1: vgg19: duplicate key"},
+  };
+  for (const auto& [text, expected] : cases) {
+    Result<GpuletTables> r = ParseGpuletTables(text, "t.jsonl");
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_TRUE(r.status().message().starts_with(expected)) << r.status().message();
+  }
+}
+
 TEST(GpuletTables, LoadNamesAMissingFile) {
   Result<GpuletTables> r = LoadGpuletTables("/nonexistent/gpulet.config");
   ASSERT_FALSE(r.ok());
@@ -401,8 +417,10 @@ std::set<int> CheckPlan(const Problem& problem, const PlanResult& plan) {
       // Alone, each share meets its budget and carries at most its table throughput.
       const Service& service = problem.scenario().services[s.service];
       const int p = static_cast<int>(s.resource_pct);
-      EXPECT_LE(*problem.mps()->gpulet->LatencyMs(service.model, s.batch, p), problem.BudgetMs(s.service));
-      EXPECT_LE(s.rate_rps, *problem.mps()->gpulet->ThroughputRps(service.model, s.batch, p) * 1.000001);
+      EXPECT_LE(*problem.mps()->gpulet->LatencyMs(service.model, s.batch, p),
+                problem.BudgetMs(s.service));
+      EXPECT_LE(s.rate_rps,
+                *problem.mps()->gpulet->ThroughputRps(service.model, s.batch, p) * 1.000001);
       used += s.resource_pct;
       carried[s.service] += s.rate_rps;
     }
@@ -502,11 +520,11 @@ TEST(GpuletPlanner, LeavesOutWhatTheTablesCannotServe) {
   // misses a 2 ms budget; ssd at 10 ms fits only at batch 1, at 80% (4.95 ms)
   // or 100% (4.90 ms); vgg19 at 6 ms only at batch 1 and 100% (2.83 ms).
   const Problem problem = MakeProblem({{"bert-large", 100, 50},
-                                      {"vgg19", 4, 50},
-                                      {"ssd", 10, 500},
-                                      {"alexnet", 10, 100},
-                                      {"vgg19", 6, 500}},
-                                     tables);
+                                       {"vgg19", 4, 50},
+                                       {"ssd", 10, 500},
+                                       {"alexnet", 10, 100},
+                                       {"vgg19", 6, 500}},
+                                      tables);
   Result<PlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   SCOPED_TRACE(Describe(problem, *plan));

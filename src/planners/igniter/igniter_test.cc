@@ -284,6 +284,27 @@ TEST(MpsCoefficientsJson, RejectsBadFilesNamingTheField) {
   }
 }
 
+// Nesting is bounded before the DOM is built (issue 17: 100,000 nested
+// arrays), even in a "_note" the reader skips; a duplicate key is an error
+// rather than the last one silently winning.
+TEST(MpsCoefficientsJson, DeepNestingAndDuplicateKeysAreErrors) {
+  const std::string good = kSmall;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Replace(good, "\"hardware\"", "\"_note\": " + deep + ", \"hardware\""),
+       "c.json: _note[0][0][0]"},
+      {Replace(good, "\"hardware\"", "\"zzz\": " + deep + ", \"hardware\""), "c.json: zzz[0]"},
+      {Replace(good, "\"n_k\": 20,", "\"n_k\": 20, \"n_k\": 30,"),
+       "c.json: alexnet.n_k: duplicate key"},
+      {"{\"a\": 1", "c.json: invalid JSON: parse error at line 1, column 8"},
+  };
+  for (const auto& [text, expected] : cases) {
+    Result<MpsCoefficients> r = ParseMpsCoefficientsJson(text, "c.json");
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_TRUE(r.status().message().starts_with(expected)) << r.status().message();
+  }
+}
+
 TEST(MpsCoefficientsJson, SurvivesRandomMutations) {
   std::mt19937_64 rng(11);
   const std::string good = kSmall;
