@@ -4,7 +4,8 @@
 // present, on ParvaGPU's measured A100 profiles under its artifact's rule.
 // The exact planner also runs on 1,000 generated services; its benchmarks
 // report the GPUs, the proven bound and their gap as counters. Also the
-// synthesis of the embedded profiles (DefaultProfiles).
+// inputs: the synthesis of the embedded profiles (DefaultProfiles) and the
+// parse of a large scenario YAML.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "tessera/scenario.h"
+#include "tessera/workload_gen.h"
 
 namespace tessera {
 namespace {
@@ -42,6 +44,32 @@ void BM_DefaultProfiles(benchmark::State& state) {
   state.counters["entries"] = static_cast<double>(entries);
 }
 BENCHMARK(BM_DefaultProfiles)->Unit(benchmark::kMillisecond);
+
+// ParseScenarioYaml on a generated scenario of N services (one flow mapping
+// per line, as `tessera gen` writes it): the file is parsed once.
+void BM_ParseScenarioYaml(benchmark::State& state) {
+  WorkloadGenOptions options;
+  options.services = static_cast<int>(state.range(0));
+  Result<Scenario> generated = GenerateWorkload(options);
+  if (!generated.ok()) {
+    state.SkipWithError(generated.status().message().c_str());
+    return;
+  }
+  const std::string text = FormatScenarioYaml(*generated);
+  size_t services = 0;
+  for (auto _ : state) {
+    Result<Scenario> parsed = ParseScenarioYaml(text, "bench.yaml");
+    services = parsed.ok() ? parsed->services.size() : 0;
+    benchmark::DoNotOptimize(services);
+  }
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+  state.counters["services"] = static_cast<double>(services);
+}
+BENCHMARK(BM_ParseScenarioYaml)
+    ->ArgName("services")
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 Scenario BundledScenario(int number, int copies) {
   const std::string path =

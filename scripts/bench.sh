@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `make bench`: the embedded profiles' synthesis and the planner hot paths
-# with Google Benchmark (medians of 5 repetitions; the exact planner's with
-# its GPUs, proven bound and gap), then
-# the serving simulator and online replays, and the whole-process times of
-# `tessera plan` on S6 and `tessera replay --compare` (medians of 21 runs,
-# output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# `make bench`: the embedded profiles' synthesis, the scenario YAML parse and
+# the planner hot paths with Google Benchmark (medians of 5 repetitions; the
+# exact planner's with its GPUs, proven bound and gap), then the serving
+# simulator and online replays, and the whole-process times of `tessera
+# plan` on S6 and `tessera replay --compare` (medians of 21 runs, output to
+# /dev/null). Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -53,6 +53,9 @@ wall_and_counters() {
 
 echo "== embedded profiles: DefaultProfiles(a100-80gb), wall ms per call (median of 5)"
 wall_and_counters '^BM_DefaultProfiles' '%12.3f' entries '%10.0f'
+echo
+echo "== scenario YAML: ParseScenarioYaml on generated scenarios, wall ms per parse (median of 5)"
+wall_and_counters '^BM_ParseScenarioYaml' '%12.1f' MB '%10.2f' services '%10.0f'
 echo
 echo "== plan_ms: planner wall time, inputs already loaded (median of 5 repetitions)"
 printf '%-40s %12s\n' benchmark plan_ms

@@ -2,25 +2,23 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
+#include "util/yaml_tree.h"
 
 namespace tessera {
 namespace {
@@ -33,32 +31,29 @@ constexpr std::array<std::string_view, 4> kServiceKeys = {"name", "model", "rate
 
 // ---- YAML -----------------------------------------------------------------
 
-// Reads YAML nodes into a Scenario. Every error names the source, the 1-based
-// line and the field. yaml-cpp throws; only ParseScenarioYaml catches.
+using NodeId = YamlTree::NodeId;
+constexpr NodeId kNone = YamlTree::kNone;
+
+// Reads a parsed YAML document into a Scenario. Every error names the
+// source, the 1-based line and the field.
 class YamlReader {
  public:
-  explicit YamlReader(std::string_view source) : source_(source) {}
+  YamlReader(const YamlTree& tree, std::string_view source) : tree_(tree), source_(source) {}
 
-  Result<Scenario> Document(const YAML::Node& root) const;
+  Result<Scenario> Document(NodeId root) const;
 
  private:
-  // The node's 1-based line; `fallback` for nodes without a position (a
-  // missing value has none).
-  static int LineOf(const YAML::Node& node, int fallback) {
-    return node.Mark().line >= 0 ? node.Mark().line + 1 : fallback;
-  }
-  static std::string TypeName(const YAML::Node& node) {
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
+  int LineOf(NodeId node) const { return tree_.line(node); }
+  std::string TypeName(NodeId node) const {
+    switch (tree_.kind(node)) {
+      case YamlTree::Kind::kNull:
         return "null";
-      case YAML::NodeType::Scalar:
-        return "the scalar " + QuoteForMessage(node.Scalar());
-      case YAML::NodeType::Sequence:
+      case YamlTree::Kind::kScalar:
+        return "the scalar " + QuoteForMessage(tree_.scalar(node));
+      case YamlTree::Kind::kSequence:
         return "a sequence";
-      case YAML::NodeType::Map:
+      case YamlTree::Kind::kMap:
         return "a mapping";
-      case YAML::NodeType::Undefined:
-        break;
     }
     return "nothing";
   }
@@ -66,30 +61,32 @@ class YamlReader {
   Status Error(int line, std::string_view field, std::string_view what) const {
     return FieldError(source_, line, field, what);
   }
-  Status CheckKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
-                   int line) const;
-  Result<std::string> String(const YAML::Node& node, std::string_view field, int line) const;
-  Result<double> Positive(const YAML::Node& node, std::string_view field, int line) const;
-  Result<Service> ParseService(const YAML::Node& node, size_t index, int line) const;
-  Status ParseServices(const YAML::Node& node, int line, Scenario& scenario) const;
-  Result<std::string> GpuName(const YAML::Node& node, int line) const;
-  Result<PoolEntry> ParsePoolEntry(const YAML::Node& node, int line) const;
-  Status ParsePool(const YAML::Node& node, int line, Scenario& scenario) const;
+  Status CheckKeys(NodeId map, std::span<const std::string_view> allowed, int line) const;
+  Result<std::string> String(NodeId node, std::string_view field) const;
+  Result<double> Positive(NodeId node, std::string_view field) const;
+  Result<Service> ParseService(NodeId node, size_t index) const;
+  Status ParseServices(NodeId node, Scenario& scenario) const;
+  Result<std::string> GpuName(NodeId node) const;
+  Result<PoolEntry> ParsePoolEntry(NodeId node) const;
+  Status ParsePool(NodeId node, Scenario& scenario) const;
 
+  const YamlTree& tree_;
   std::string_view source_;
 };
 
 // Every key is a known, unique string: a typo is an error, never ignored.
-Status YamlReader::CheckKeys(const YAML::Node& map, std::span<const std::string_view> allowed,
+Status YamlReader::CheckKeys(NodeId map, std::span<const std::string_view> allowed,
                              int line) const {
-  std::set<std::string> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const int key_line = LineOf(it->first, line);
-    if (!it->first.IsScalar()) {
+  std::set<std::string_view> seen;
+  const std::span<const NodeId> entries = tree_.children(map);
+  for (size_t i = 0; i + 1 < entries.size(); i += 2) {
+    const NodeId key_node = entries[i];
+    const int key_line = key_node != kNone ? LineOf(key_node) : line;
+    if (!tree_.IsScalar(key_node)) {
       return Error(key_line, "(key)",
-                   fmt::format("keys must be strings, got {}", TypeName(it->first)));
+                   fmt::format("keys must be strings, got {}", TypeName(key_node)));
     }
-    const std::string& key = it->first.Scalar();
+    const std::string_view key = tree_.scalar(key_node);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       return Error(key_line, key,
                    fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
@@ -99,64 +96,69 @@ Status YamlReader::CheckKeys(const YAML::Node& map, std::span<const std::string_
   return Status::Ok();
 }
 
-Result<std::string> YamlReader::String(const YAML::Node& node, std::string_view field,
-                                       int line) const {
-  if (!node.IsScalar()) {
-    return Error(LineOf(node, line), field, "expected a string, got " + TypeName(node));
+Result<std::string> YamlReader::String(NodeId node, std::string_view field) const {
+  if (!tree_.IsScalar(node)) {
+    return Error(LineOf(node), field, "expected a string, got " + TypeName(node));
   }
-  return node.Scalar();
+  return std::string(tree_.scalar(node));
 }
 
 // A plain (unquoted) finite number > 0: a quoted "829" is a string in YAML.
-Result<double> YamlReader::Positive(const YAML::Node& node, std::string_view field,
-                                    int line) const {
-  const int at = LineOf(node, line);
-  if (!node.IsScalar() || node.Tag() == "!") {
-    const std::string got =
-        node.IsScalar() ? "the quoted string " + QuoteForMessage(node.Scalar()) : TypeName(node);
+Result<double> YamlReader::Positive(NodeId node, std::string_view field) const {
+  const int at = LineOf(node);
+  if (!tree_.IsScalar(node) || tree_.NonPlain(node)) {
+    const std::string got = tree_.IsScalar(node)
+                                ? "the quoted string " + QuoteForMessage(tree_.scalar(node))
+                                : TypeName(node);
     return Error(at, field, "expected a number, got " + got);
   }
-  const std::optional<double> v = ToDouble(node.Scalar());
+  const std::optional<double> v = ToDouble(tree_.scalar(node));
   if (!v || !std::isfinite(*v) || *v <= 0) {
-    return Error(at, field, "must be a finite number > 0, got " + QuoteForMessage(node.Scalar()));
+    return Error(at, field,
+                 "must be a finite number > 0, got " + QuoteForMessage(tree_.scalar(node)));
   }
   return *v;
 }
 
-Result<Service> YamlReader::ParseService(const YAML::Node& node, size_t index, int line) const {
-  if (!node.IsMap()) {
+Result<Service> YamlReader::ParseService(NodeId node, size_t index) const {
+  const int line = LineOf(node);
+  if (!tree_.IsMap(node)) {
     return Error(line, "services",
                  fmt::format("item {} must be a mapping with keys {}, got {}", index + 1,
                              fmt::join(kServiceKeys, ", "), TypeName(node)));
   }
   TESSERA_RETURN_IF_ERROR(CheckKeys(node, kServiceKeys, line));
   for (std::string_view key : kServiceKeys) {
-    if (!node[std::string(key)]) return Error(line, key, "missing");
+    if (tree_.Get(node, key) == kNone) return Error(line, key, "missing");
   }
   Service s;
   s.line = line;
-  TESSERA_ASSIGN_OR_RETURN(s.name, String(node["name"], "name", line));
-  if (s.name.empty()) return Error(LineOf(node["name"], line), "name", "must not be empty");
-  TESSERA_ASSIGN_OR_RETURN(std::string model, String(node["model"], "model", line));
+  const NodeId name = tree_.Get(node, "name");
+  TESSERA_ASSIGN_OR_RETURN(s.name, String(name, "name"));
+  if (s.name.empty()) return Error(LineOf(name), "name", "must not be empty");
+  const NodeId model_node = tree_.Get(node, "model");
+  TESSERA_ASSIGN_OR_RETURN(std::string model, String(model_node, "model"));
   s.model = CanonicalModelName(model);
-  if (s.model.empty()) return Error(LineOf(node["model"], line), "model", "must not be empty");
-  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, Positive(node["rate_rps"], "rate_rps", line));
-  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Positive(node["slo_ms"], "slo_ms", line));
+  if (s.model.empty()) return Error(LineOf(model_node), "model", "must not be empty");
+  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, Positive(tree_.Get(node, "rate_rps"), "rate_rps"));
+  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Positive(tree_.Get(node, "slo_ms"), "slo_ms"));
   return s;
 }
 
-Status YamlReader::ParseServices(const YAML::Node& node, int line, Scenario& scenario) const {
-  const int at = LineOf(node, line);
-  if (!node.IsSequence()) {
+Status YamlReader::ParseServices(NodeId node, Scenario& scenario) const {
+  const int at = LineOf(node);
+  if (!tree_.IsSequence(node)) {
     return Error(at, "services", "expected a sequence of services, got " + TypeName(node));
   }
-  if (node.size() == 0) return Error(at, "services", "empty scenario: no service");
+  const std::span<const NodeId> items = tree_.children(node);
+  if (items.empty()) return Error(at, "services", "empty scenario: no service");
   std::map<std::string, int> first_line;
-  for (size_t i = 0; i < node.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(Service s, ParseService(node[i], i, LineOf(node[i], at)));
+  scenario.services.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(Service s, ParseService(items[i], i));
     const auto [it, inserted] = first_line.emplace(s.name, s.line);
     if (!inserted) {
-      return Error(LineOf(node[i]["name"], s.line), "name",
+      return Error(LineOf(tree_.Get(items[i], "name")), "name",
                    fmt::format("duplicate service name {} (first at line {})",
                                QuoteForMessage(s.name), it->second));
     }
@@ -166,48 +168,49 @@ Status YamlReader::ParseServices(const YAML::Node& node, int line, Scenario& sce
 }
 
 // A catalog GPU name, as the catalog spells it.
-Result<std::string> YamlReader::GpuName(const YAML::Node& node, int line) const {
-  TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(node, "gpu", line));
+Result<std::string> YamlReader::GpuName(NodeId node) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string gpu, String(node, "gpu"));
   Result<const GpuModel*> model = FindGpu(gpu);
   if (model.ok()) return (*model)->name;
-  return Error(LineOf(node, line), "gpu", model.status().message());
+  return Error(LineOf(node), "gpu", model.status().message());
 }
 
-Result<PoolEntry> YamlReader::ParsePoolEntry(const YAML::Node& node, int line) const {
-  if (!node.IsMap()) {
+Result<PoolEntry> YamlReader::ParsePoolEntry(NodeId node) const {
+  const int line = LineOf(node);
+  if (!tree_.IsMap(node)) {
     return Error(line, "pool",
                  fmt::format("each entry is a mapping with keys {}, got {}",
                              fmt::join(kPoolKeys, ", "), TypeName(node)));
   }
   TESSERA_RETURN_IF_ERROR(CheckKeys(node, kPoolKeys, line));
   for (std::string_view key : {"gpu", "price_per_hour"}) {
-    if (!node[std::string(key)]) return Error(line, key, "missing");
+    if (tree_.Get(node, key) == kNone) return Error(line, key, "missing");
   }
   PoolEntry entry;
   entry.line = line;
-  TESSERA_ASSIGN_OR_RETURN(entry.gpu, GpuName(node["gpu"], line));
+  TESSERA_ASSIGN_OR_RETURN(entry.gpu, GpuName(tree_.Get(node, "gpu")));
   TESSERA_ASSIGN_OR_RETURN(entry.price_per_hour,
-                           Positive(node["price_per_hour"], "price_per_hour", line));
-  if (node["max_count"]) {
-    TESSERA_ASSIGN_OR_RETURN(const double cap, Positive(node["max_count"], "max_count", line));
+                           Positive(tree_.Get(node, "price_per_hour"), "price_per_hour"));
+  if (const NodeId max_count = tree_.Get(node, "max_count"); max_count != kNone) {
+    TESSERA_ASSIGN_OR_RETURN(const double cap, Positive(max_count, "max_count"));
     if (cap != std::floor(cap) || cap > 1e6) {
       return Error(
-          LineOf(node["max_count"], line), "max_count",
-          "must be an integer in [1, 1000000], got " + QuoteForMessage(node["max_count"].Scalar()));
+          LineOf(max_count), "max_count",
+          "must be an integer in [1, 1000000], got " + QuoteForMessage(tree_.scalar(max_count)));
     }
     entry.max_count = static_cast<int>(cap);
   }
   return entry;
 }
 
-Status YamlReader::ParsePool(const YAML::Node& node, int line, Scenario& scenario) const {
-  const int at = LineOf(node, line);
-  if (!node.IsSequence() || node.size() == 0) {
+Status YamlReader::ParsePool(NodeId node, Scenario& scenario) const {
+  const int at = LineOf(node);
+  if (!tree_.IsSequence(node) || tree_.size(node) == 0) {
     return Error(at, "pool",
                  "expected a non-empty sequence of {gpu, price_per_hour}, got " + TypeName(node));
   }
-  for (size_t i = 0; i < node.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(PoolEntry entry, ParsePoolEntry(node[i], LineOf(node[i], at)));
+  for (const NodeId item : tree_.children(node)) {
+    TESSERA_ASSIGN_OR_RETURN(PoolEntry entry, ParsePoolEntry(item));
     for (const PoolEntry& earlier : scenario.pool) {
       if (earlier.gpu == entry.gpu) {
         return Error(entry.line, "gpu",
@@ -219,9 +222,9 @@ Status YamlReader::ParsePool(const YAML::Node& node, int line, Scenario& scenari
   return Status::Ok();
 }
 
-Result<Scenario> YamlReader::Document(const YAML::Node& root) const {
-  const int line = LineOf(root, 1);
-  if (!root.IsMap()) {
+Result<Scenario> YamlReader::Document(NodeId root) const {
+  const int line = LineOf(root);
+  if (!tree_.IsMap(root)) {
     return Error(line, "services",
                  fmt::format("a scenario is a mapping with keys {}, got {}",
                              fmt::join(kTopKeys, ", "), TypeName(root)));
@@ -229,76 +232,23 @@ Result<Scenario> YamlReader::Document(const YAML::Node& root) const {
   TESSERA_RETURN_IF_ERROR(CheckKeys(root, kTopKeys, line));
   Scenario scenario;
   scenario.source = std::string(source_);
-  if (root["name"]) {
-    TESSERA_ASSIGN_OR_RETURN(scenario.name, String(root["name"], "name", line));
+  if (const NodeId name = tree_.Get(root, "name"); name != kNone) {
+    TESSERA_ASSIGN_OR_RETURN(scenario.name, String(name, "name"));
   }
-  if (root["gpu"] && root["pool"]) {
-    return Error(LineOf(root["pool"], line), "pool",
+  const NodeId gpu = tree_.Get(root, "gpu");
+  const NodeId pool = tree_.Get(root, "pool");
+  if (gpu != kNone && pool != kNone) {
+    return Error(LineOf(pool), "pool",
                  "give either gpu (one model) or pool (several, priced), not both");
   }
-  if (root["gpu"]) {
-    TESSERA_ASSIGN_OR_RETURN(scenario.gpu, GpuName(root["gpu"], line));
+  if (gpu != kNone) {
+    TESSERA_ASSIGN_OR_RETURN(scenario.gpu, GpuName(gpu));
   }
-  if (root["pool"]) TESSERA_RETURN_IF_ERROR(ParsePool(root["pool"], line, scenario));
-  if (!root["services"]) return Error(line, "services", "missing");
-  TESSERA_RETURN_IF_ERROR(ParseServices(root["services"], line, scenario));
+  if (pool != kNone) TESSERA_RETURN_IF_ERROR(ParsePool(pool, scenario));
+  const NodeId services = tree_.Get(root, "services");
+  if (services == kNone) return Error(line, "services", "missing");
+  TESSERA_RETURN_IF_ERROR(ParseServices(services, scenario));
   return scenario;
-}
-
-// ---- Document count -------------------------------------------------------
-
-// Records where a document's first node starts (events are otherwise ignored).
-class FirstNodeProbe : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Saw(mark); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Saw(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    Saw(mark);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    Saw(mark);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    Saw(mark);
-  }
-  void OnMapEnd() override {}
-
-  std::optional<YAML::Mark> first;
-
- private:
-  void Saw(const YAML::Mark& mark) {
-    if (!first) first = mark;
-  }
-};
-
-// OK iff `text` holds at most one YAML document. YAML::Load would silently
-// read only the first, and YAML::LoadAll loops forever on a stray token such
-// as a leading ',' (yaml-cpp 0.7, jbeder/yaml-cpp#1040): the parser reports
-// the same empty document again and again. So look at two documents, never
-// more. Throws what yaml-cpp throws.
-Status CheckSingleDocument(std::string_view text, std::string_view source) {
-  std::istringstream in{std::string(text)};
-  YAML::Parser parser(in);
-  FirstNodeProbe first, second;
-  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) {
-    return Status::Ok();
-  }
-  const YAML::Mark at = second.first.value_or(YAML::Mark());
-  if (first.first && second.first && first.first->pos == at.pos && at.pos >= 0 &&
-      static_cast<size_t>(at.pos) < text.size()) {
-    // No progress between the two documents: a token yaml-cpp cannot place.
-    return Status::InvalidArgument(fmt::format("{}:{}: YAML syntax error: unexpected {}", source,
-                                               at.line + 1,
-                                               QuoteForMessage(text.substr(at.pos, 1))));
-  }
-  return FieldError(source, at.line >= 0 ? at.line + 1 : 1, "---",
-                    "a second YAML document; a scenario file holds exactly one");
 }
 
 // ---- YAML writer ----------------------------------------------------------
@@ -409,20 +359,14 @@ Status CheckSloFilesAgree(const SloFile& rates, const SloFile& slos) {
 }  // namespace
 
 Result<Scenario> ParseScenarioYaml(std::string_view text, std::string_view source) {
-  try {
-    TESSERA_RETURN_IF_ERROR(CheckSingleDocument(text, source));
-    const YAML::Node root = YAML::Load(std::string(text));
-    if (root.IsNull()) return FieldError(source, 1, "services", "empty scenario: no services");
-    TESSERA_ASSIGN_OR_RETURN(Scenario scenario, YamlReader(source).Document(root));
-    TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
-    return scenario;
-  } catch (const YAML::Exception& e) {
-    // e.mark.line is 0-based; e.msg has no position.
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("{}: cannot read YAML: {}", source, e.what()));
+  // One parse: syntax, one document and nesting depth are checked on the way.
+  TESSERA_ASSIGN_OR_RETURN(YamlTree tree, ParseYamlDocument(text, source, "a scenario file"));
+  if (tree.root() == YamlTree::kNone || tree.IsNull(tree.root())) {
+    return FieldError(source, 1, "services", "empty scenario: no services");
   }
+  TESSERA_ASSIGN_OR_RETURN(Scenario scenario, YamlReader(tree, source).Document(tree.root()));
+  TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
+  return scenario;
 }
 
 Result<Scenario> LoadScenarioYaml(const std::string& path) {

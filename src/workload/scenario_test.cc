@@ -183,6 +183,60 @@ TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
   }
 }
 
+// Deep nesting (issue 17) is an error naming the file, the line and the
+// path, from flow and block YAML alike, never yaml-cpp's "bad file" or a
+// crash; a second document is reported without being parsed.
+TEST(ScenarioYaml, DeepNestingIsAClearErrorWithFileAndLine) {
+  std::string block = "services:\n";
+  for (int i = 0; i < 1000; ++i) block += std::string(2 * i + 2, ' ') + "-\n";
+  std::string indent = "name: x\nservices:\n";
+  for (int i = 0; i < 1000; ++i) indent += std::string(i + 2, ' ') + "a:\n";
+  const struct {
+    std::string name, text, message;
+  } cases[] = {
+      {"flow sequences", "services: " + std::string(100000, '[') + std::string(100000, ']'),
+       "s.yaml:1: field 'services[0][0][0]"},
+      {"flow mappings",
+       "services: " +
+           [] {
+             std::string s;
+             for (int i = 0; i < 100000; ++i) s += "{a: ";
+             return s + "1" + std::string(100000, '}');
+           }(),
+       "s.yaml:1: field 'services.a.a.a"},
+      {"unclosed", "services: " + std::string(100000, '['), "s.yaml:1: field 'services[0]"},
+      {"block sequences", block, "s.yaml:65: field 'services[0][0][0]"},
+      {"block mappings", indent, "s.yaml:66: field 'services.a.a.a"},
+      {"deep second document", "services: []\n---\n" + std::string(100000, '['),
+       "s.yaml:3: field '---': a second YAML document"},
+  };
+  for (const auto& c : cases) {
+    Result<Scenario> r(Status::Internal("not run"));
+    EXPECT_NO_THROW(r = ParseScenarioYaml(c.text, "s.yaml")) << c.name;
+    ASSERT_FALSE(r.ok()) << c.name;
+    const std::string& got = r.status().message();
+    EXPECT_TRUE(got.starts_with(c.message)) << c.name << "\n  got:  " << got;
+    EXPECT_EQ(got.find("bad file"), std::string::npos) << c.name;
+    if (c.name != "deep second document") {
+      EXPECT_NE(got.find("nested deeper than 64 levels"), std::string::npos)
+          << c.name << ": " << got;
+    }
+  }
+}
+
+// Anchors and aliases read as yaml-cpp's YAML::Load read them.
+TEST(ScenarioYaml, AliasesReadAsTheirAnchors) {
+  Result<Scenario> r = ParseScenarioYaml(
+      "services:\n"
+      "  - &base {name: a, model: resnet50, rate_rps: &rate 10, slo_ms: 100}\n"
+      "  - {name: b, model: resnet50, rate_rps: *rate, slo_ms: 50}\n",
+      "s.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->services.size(), 2u);
+  EXPECT_EQ(r->services[1].rate_rps, 10);
+  EXPECT_EQ(r->services[1].line, 3);
+}
+
 TEST(ScenarioYaml, ParsesAPricedPool) {
   Result<Scenario> r = ParseScenarioYaml(
       "pool:\n"
