@@ -127,8 +127,6 @@ PlanContext ContextFrom(const SearchFlags& flags) {
   return context;
 }
 
-namespace {
-
 Result<Scenario> LoadScenario(const InputFlags& flags) {
   Result<Scenario> scenario =
       Status::InvalidArgument("give a scenario: --scenario FILE or --parva-slo DIR --row N");
@@ -141,6 +139,8 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
   if (!scenario.ok()) return scenario.status();
   return ReplicateScenario(*scenario, flags.replicate);
 }
+
+namespace {
 
 // The rule of the flags: --compat, --latency-factor, --capacity-rule and
 // --router over the default.
@@ -292,6 +292,11 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
 
 Result<Problem> LoadProblem(const InputFlags& flags, bool mps, const LatencyRule* recorded) {
   TESSERA_ASSIGN_OR_RETURN(Scenario scenario, LoadScenario(flags));
+  return LoadProblem(flags, scenario, mps, recorded);
+}
+
+Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
+                            const LatencyRule* recorded) {
   TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, recorded));
   return mps ? LoadMpsProblem(flags, scenario, rule) : LoadMigProblem(flags, scenario, rule);
 }

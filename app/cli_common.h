@@ -84,6 +84,14 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
 // field, or the flag.
 Result<Problem> LoadProblem(const InputFlags& flags, bool mps,
                             const LatencyRule* recorded = nullptr);
+// The same for a scenario already loaded with LoadScenario(flags), so that a
+// command planning it both ways reads the file once.
+Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
+                            const LatencyRule* recorded = nullptr);
+
+// The scenario of --scenario, or of --parva-slo and --row, with --replicate
+// applied.
+Result<Scenario> LoadScenario(const InputFlags& flags);
 
 // Where the problem's performance figures come from, for titles: "profiles:
 // embedded (synthesized)", "profiles: PATH" or "iGniter coefficients: PATH".

@@ -87,9 +87,12 @@ int RunCompare(const CompareFlags& flags) {
       return ReportError(s);
     }
   }
-  const Result<Problem> mig = LoadProblem(flags.input, false);
+  // The scenario is read once for both kinds of planners.
+  const Result<Scenario> scenario = LoadScenario(flags.input);
+  if (!scenario.ok()) return ReportError(scenario.status());
+  const Result<Problem> mig = LoadProblem(flags.input, *scenario, false);
   const Result<Problem> mps =
-      mps_given ? LoadProblem(flags.input, true)
+      mps_given ? LoadProblem(flags.input, *scenario, true)
                 : Result<Problem>(Status::InvalidArgument("MPS planners need --coeffs FILE"));
   if (mps_given && !mps.ok()) return ReportError(mps.status());
   // No MIG problem (say, a V100 scenario) is an error unless the MPS planners
