@@ -108,8 +108,10 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
       .add_option("--time-limit", flags.time_limit_s,
                   "Wall-clock time a searching planner may take, " + DescribeRange(kTimeLimit) +
                       ", e.g. 10, 30s or 2m (exact: returns the best plan found, its proven "
-                      "bound and gap; migserving-ga: the best plan its rounds found); "
-                      "default: the planner's own (10 s for both)")
+                      "bound and gap; migserving-ga: the best plan its rounds found; "
+                      "migserving-greedy: the services its fast algorithm has not reached get "
+                      "GPUs of their own); default: the planner's own (10 s for exact and "
+                      "migserving-ga, none for the others)")
       ->transform(DurationFlag(kTimeLimit));
   command
       .add_option("--seed", flags.seed,

@@ -43,7 +43,9 @@ Status CheckPlannerFits(const Planner& planner, const Problem& problem);
 // Times planner.Plan() with `clock` and builds the report against the
 // stronger of StrongestBound(problem) and the planner's proof (a GPU bound
 // unless the pool is priced; then it fills cost_lower_bound). Propagates the
-// planner's error Status and CheckPlannerFits'.
+// planner's error Status and CheckPlannerFits'. A planner that took more
+// than 10% over context.time_limit_s (one that cannot stop early) is noted
+// on context.progress, with the time it took.
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock = SystemClock());
 

@@ -165,6 +165,14 @@ Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
   const double start = clock.NowMs();
   Result<PlanResult> result = planner.Plan(problem, context);
   const double plan_ms = clock.NowMs() - start;
+  // Planners that search stop at the limit; one that cannot stop before its
+  // plan is complete says so rather than overrun silently.
+  if (context.time_limit_s > 0 && plan_ms > 1.1 * context.time_limit_s * 1000 && context.progress) {
+    context.progress(fmt::format(
+        "note: {} took {:.3g} s, more than its time limit of {:g} s: it cannot stop before its "
+        "plan is complete",
+        planner.Name(), plan_ms / 1000, context.time_limit_s));
+  }
   if (!result.ok()) return result.status().WithContext(std::string(planner.Name()));
   PlanReport report;
   report.deployment = BuildDeployment(problem, *result, planner.Name(),

@@ -13,21 +13,38 @@
 #ifndef TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 #define TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 
+#include <optional>
+
 #include "planners/migserving/config_space.h"
+#include "tessera/clock.h"
 #include "tessera/status.h"
 
 namespace tessera::migserving {
 
 // The highest-scoring candidate configuration under `coverage` (score 0 when
-// every service is satisfied).
-ScoredConfig BestGreedyConfig(const ConfigSpace& space, const Coverage& coverage);
+// every service is satisfied); nullopt if `deadline` passes first (it is
+// read once per layout and service of the pair search, so that even 10,000
+// services stop within milliseconds of it).
+std::optional<ScoredConfig> BestGreedyConfig(const ConfigSpace& space, const Coverage& coverage,
+                                             const Deadline& deadline);
+
+// How GreedyFill ended.
+struct GreedyOutcome {
+  // Services still unsatisfied when the deadline passed; each was then given
+  // GPUs of its own (0 when the fast algorithm finished in time).
+  int alone = 0;
+};
 
 // Appends the fast algorithm's configurations to `deployment` until
 // `coverage` (that of `deployment`'s configurations plus any given needs
-// already met) is all satisfied, adding each to `coverage`. Internal if no
+// already met) is all satisfied, adding each to `coverage`. If `deadline`
+// passes first, every service still unsatisfied gets the best
+// configurations serving it alone, in index order, until it is satisfied:
+// time linear in their number, and the plan stays valid. Internal if no
 // configuration helps an unsatisfied service (cannot happen for services
 // ConfigSpace marks servable).
-Status GreedyFill(const ConfigSpace& space, Coverage& coverage, Deployment& deployment);
+Result<GreedyOutcome> GreedyFill(const ConfigSpace& space, Coverage& coverage,
+                                 Deployment& deployment, const Deadline& deadline);
 
 }  // namespace tessera::migserving
 

@@ -44,12 +44,24 @@ class MigServingPlanner : public Planner {
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const Clock& clock = context.clock ? *context.clock : SystemClock();
-    const Deadline deadline(
-        clock, context.time_limit_s > 0 ? context.time_limit_s : options_.default_time_limit_s);
+    // The GA's budget covers both phases; the fast algorithm alone runs to
+    // the end unless given a time limit.
+    const double limit_s = context.time_limit_s > 0 ? context.time_limit_s
+                           : options_.genetic       ? options_.default_time_limit_s
+                                                    : 0;
+    const Deadline deadline(clock, limit_s);
     const ConfigSpace space = ConfigSpace::Build(problem, options_.max_procs);
     Coverage coverage(space);
     Deployment deployment;
-    TESSERA_RETURN_IF_ERROR(migserving::GreedyFill(space, coverage, deployment));
+    TESSERA_ASSIGN_OR_RETURN(const migserving::GreedyOutcome greedy,
+                             migserving::GreedyFill(space, coverage, deployment, deadline));
+    if (greedy.alone > 0 && context.progress) {
+      context.progress(fmt::format(
+          "{}: the time limit ({:g} s) passed during the fast algorithm: {} of {} services are "
+          "on GPUs of their own instead of shared ones; a longer --time-limit gives a better "
+          "plan",
+          name_, limit_s, greedy.alone, problem.services().size()));
+    }
     migserving::Trim(space, deployment);
     if (options_.genetic) {
       ProgressLine line(name_, clock, context.progress);

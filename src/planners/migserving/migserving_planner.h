@@ -11,6 +11,12 @@
 // with idle instances trimmed (config_space.h), and the GA never returns a
 // plan worse than the fast algorithm's: fewer GPUs, or as many with fewer
 // busy compute slices.
+//
+// Time: PlanContext::time_limit_s bounds both phases (the GA's default, 10 s,
+// when it is 0; the fast algorithm alone has no limit then). When it passes
+// during the fast algorithm, the services it has not covered yet get GPUs
+// of their own (linear time, see GreedyFill), the plan stays valid, a
+// progress line says so, and the GA has no time left to improve it.
 #ifndef TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
 #define TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
 
@@ -27,7 +33,8 @@ struct MigServingOptions {
   int max_procs = 1;
   // Run the Genetic Algorithm after the fast algorithm. Default: false.
   bool genetic = false;
-  // The GA's budget when PlanContext::time_limit_s is 0. Default: 10 s.
+  // The budget of the two phases with the GA when PlanContext::time_limit_s
+  // is 0. Default: 10 s.
   double default_time_limit_s = 10;
   migserving::GeneticOptions ga;
 

@@ -180,6 +180,42 @@ TEST(MigServingGenetic, StopsAtTheTimeLimitAndReportsProgress) {
   EXPECT_NE(lines.front().find("fast algorithm"), std::string::npos) << lines.front();
 }
 
+// The fast algorithm honours the time limit (issue 17: migserving-ga spent
+// minutes in it on 1,000 services, whatever --time-limit said): a clock
+// advancing 1 ms per reading passes 5 ms within the first step, the
+// services not yet covered get GPUs of their own, the plan is valid, and a
+// progress line says so. Without a limit the fast algorithm runs to the end.
+TEST(MigServingPlanner, TheFastAlgorithmStopsAtTheTimeLimitWithAValidPlan) {
+  const Problem p = TinyProblem({1500, 90, 450, 2300, 30, 610});
+  MigServingOptions with_ga;
+  with_ga.genetic = true;
+  for (const auto& planner :
+       {NewMigServingPlanner({}, "greedy"), NewMigServingPlanner(with_ga, "ga")}) {
+    FakeClock clock(0, 1);
+    std::vector<std::string> lines;
+    PlanContext context{.time_limit_s = 0.005, .seed = 1, .clock = &clock};
+    context.progress = [&](std::string_view line) { lines.emplace_back(line); };
+    Result<PlanResult> r = planner->Plan(p, context);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Deployment d = Plan(*planner, p, context);  // valid, every service served
+    for (const ServiceOutcome& s : d.services) EXPECT_EQ(s.status, ServiceStatus::kOk) << s.name;
+    ASSERT_FALSE(lines.empty()) << planner->Name();
+    EXPECT_NE(lines.front().find("passed during the fast algorithm"), std::string::npos)
+        << lines.front();
+    EXPECT_NE(lines.front().find("of 6 services are on GPUs of their own"), std::string::npos)
+        << lines.front();
+  }
+  // No limit: the fast algorithm's own plan, however slow the clock.
+  FakeClock slow(0, 1e9);
+  std::vector<std::string> lines;
+  PlanContext unlimited{.clock = &slow};
+  unlimited.progress = [&](std::string_view line) { lines.emplace_back(line); };
+  const Deployment full = Plan(*NewMigServingPlanner({}, "greedy"), p, unlimited);
+  const Deployment reference = Plan(*BuiltinPlanners().Create("migserving-greedy").value(), p);
+  EXPECT_EQ(full.metrics.gpus, reference.metrics.gpus);
+  EXPECT_TRUE(lines.empty());
+}
+
 TEST(MigServingPlanner, InstancesRunAtMostMaxProcsProcesses) {
   const ProfileTable table = DefaultProfiles(testing::A100());
   std::mt19937_64 rng(3);
