@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,9 +37,11 @@ int ExitCodeFor(const Status& status) {
 }
 
 int ReportError(const Status& status) {
-  std::cerr << "tessera: error: " << status.message() << "\n";
+  PrintMessage("tessera: error: " + status.message() + "\n");
   return ExitCodeFor(status);
 }
+
+void PrintMessage(std::string_view text) { std::cerr << EscapeMessage(text); }
 
 void AddInputFlags(CLI::App& command, InputFlags& flags) {
   auto* scenario = command.add_option("--scenario", flags.scenario,
@@ -125,7 +128,9 @@ PlanContext ContextFrom(const SearchFlags& flags) {
   PlanContext context;
   context.time_limit_s = flags.time_limit_s;
   context.seed = flags.seed;
-  context.progress = [](std::string_view line) { std::cerr << "tessera: " << line << "\n"; };
+  context.progress = [](std::string_view line) {
+    PrintMessage("tessera: " + std::string(line) + "\n");
+  };
   return context;
 }
 
@@ -177,6 +182,18 @@ Result<LatencyRule> RuleOf(const InputFlags& flags, const LatencyRule* recorded)
   return *recorded;
 }
 
+// "<file>:<line>: field 'pool'" of the pool entry at `line`, for messages.
+std::string PoolField(const Scenario& scenario, int line) {
+  return ServiceLocation(scenario, line) + ": field 'pool'";
+}
+
+// "<file>:<line>: field 'gpu'" of the scenario's gpu (the file alone when
+// the scenario does not name one).
+std::string GpuField(const Scenario& scenario) {
+  if (scenario.gpu.empty()) return ServiceLocation(scenario, 0);
+  return ServiceLocation(scenario, scenario.gpu_line) + ": field 'gpu'";
+}
+
 // The scenario's pool as offers of catalog models with MIG, or the one model
 // of `--gpu`, the scenario, or a100-80gb.
 Result<std::vector<GpuOffer>> ChoosePool(const InputFlags& flags, const Scenario& scenario) {
@@ -189,7 +206,7 @@ Result<std::vector<GpuOffer>> ChoosePool(const InputFlags& flags, const Scenario
     }
     for (const PoolEntry& entry : scenario.pool) {
       Result<const GpuModel*> gpu = FindMigGpu(entry.gpu);
-      if (!gpu.ok()) return gpu.status().WithContext(ServiceLocation(scenario, entry.line));
+      if (!gpu.ok()) return gpu.status().WithContext(PoolField(scenario, entry.line));
       pool.push_back({*gpu, entry.price_per_hour, entry.max_count});
     }
     return pool;
@@ -221,13 +238,20 @@ Result<const GpuModel*> ChooseMpsGpu(const InputFlags& flags, const Scenario& sc
     return gpu.ok() ? gpu : gpu.status().WithContext("--gpu");
   }
   std::string name = scenario.gpu;
-  if (name.empty() && scenario.pool.size() == 1) name = scenario.pool.front().gpu;
-  if (!scenario.pool.empty() && name.empty()) {
-    return Status::InvalidArgument(scenario.source +
-                                   ": MPS planners plan one GPU type; list one in `pool` or "
-                                   "give --gpu");
+  std::string from = GpuField(scenario);
+  if (name.empty() && scenario.pool.size() == 1) {
+    name = scenario.pool.front().gpu;
+    from = PoolField(scenario, scenario.pool.front().line);
   }
-  const std::string& from = name.empty() ? flags.coefficients : scenario.source;
+  if (!scenario.pool.empty() && name.empty()) {
+    std::vector<std::string> models;
+    for (const PoolEntry& entry : scenario.pool) models.push_back(entry.gpu);
+    return Status::InvalidArgument(fmt::format(
+        "{}: MPS planners plan one GPU type, the pool lists {} ({}); list one in `pool` or give "
+        "--gpu",
+        PoolField(scenario, scenario.pool[1].line), models.size(), fmt::join(models, ", ")));
+  }
+  if (name.empty()) from = flags.coefficients;
   if (name.empty()) name = coefficients.hardware.gpu;
   if (name.empty()) {
     return Status::InvalidArgument(
@@ -312,9 +336,9 @@ std::string InputsSource(const InputFlags& flags, bool mps) {
 void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRule& rule) {
   if (deployment.rule_recorded) return;
   deployment.rule = rule;
-  std::cerr << "tessera: note: " << path
-            << " records no latency rule (it predates plans recording theirs); using "
-            << DescribeRule(rule) << "\n";
+  PrintMessage("tessera: note: " + path +
+               " records no latency rule (it predates plans recording theirs); using " +
+               DescribeRule(rule) + "\n");
 }
 
 Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario) {
@@ -322,7 +346,7 @@ Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& s
       !gpu_flag.empty() ? gpu_flag : (!scenario.gpu.empty() ? scenario.gpu : "a100-80gb");
   Result<const GpuModel*> gpu = FindMigGpu(name);
   if (gpu.ok()) return gpu;
-  return gpu.status().WithContext(gpu_flag.empty() ? scenario.source : "--gpu");
+  return gpu.status().WithContext(gpu_flag.empty() ? GpuField(scenario) : "--gpu");
 }
 
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {

@@ -33,6 +33,11 @@ int ExitCodeFor(const Status& status);
 // Prints "tessera: error: <message>" to stderr and returns ExitCodeFor(status).
 int ReportError(const Status& status);
 
+// Writes `text` to stderr through EscapeMessage: every message and note the
+// CLI prints goes through it, so that user text quoted in it (a name with a
+// NUL or an escape sequence) never reaches the terminal raw.
+void PrintMessage(std::string_view text);
+
 // The flags every planning command shares. Empty / unset = not given.
 struct InputFlags {
   std::string scenario;                  // --scenario FILE

@@ -111,7 +111,7 @@ int RunCompare(const CompareFlags& flags) {
     if (*row) rows.push_back(**row);
   }
   for (const auto& [reason, names] : skipped) {
-    std::cerr << fmt::format("tessera: note: skipped {}: {}\n", fmt::join(names, ", "), reason);
+    PrintMessage(fmt::format("tessera: note: skipped {}: {}\n", fmt::join(names, ", "), reason));
   }
   MeasureAgainstStrongestBound(rows);
   std::cout << (flags.format == "json" ? FormatCompareJson(rows)

@@ -139,10 +139,10 @@ void NoteModelsWithoutCards(const Scenario& scenario) {
   std::set<std::string> noted;
   for (const Service& s : scenario.services) {
     if (FindModelCard(s.model).ok() || !noted.insert(s.model).second) continue;
-    std::cerr << fmt::format(
-        "tessera: note: model '{}' has no builtin model card; plan this workload with "
-        "--profiles\n",
-        s.model);
+    PrintMessage(
+        fmt::format("tessera: note: model {} has no builtin model card; plan this workload with "
+                    "--profiles\n",
+                    QuoteForMessage(s.model)));
   }
 }
 

@@ -77,8 +77,8 @@ Result<std::string> GpuName(const std::string& flag) {
   }
   Result<const GpuModel*> gpu = FindGpu(flag);
   if (gpu.ok()) return (*gpu)->name;
-  std::cerr << "tessera: note: --gpu " << flag
-            << " is not in the GPU catalog; plan with --gpu NAME (" << GpuNames() << ")\n";
+  PrintMessage("tessera: note: --gpu " + QuoteForMessage(flag) +
+               " is not in the GPU catalog; plan with --gpu NAME (" + GpuNames() + ")\n");
   return flag;
 }
 

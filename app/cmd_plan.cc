@@ -41,7 +41,7 @@ Result<PlanReport> Run(const PlanFlags& flags, const Planner& planner, const Pro
   std::string note;
   Result<PlanReport> report =
       RunDefaultPlanner(BuiltinPlanners(), problem, ContextFrom(flags.search), note);
-  if (!note.empty()) std::cerr << "tessera: note: " << note << "\n";
+  if (!note.empty()) PrintMessage("tessera: note: " + note + "\n");
   return report;
 }
 
@@ -69,7 +69,7 @@ Status WriteResults(const PlanFlags& flags, const Deployment& d, const Problem& 
   if (!flags.svg.empty()) {
     TESSERA_RETURN_IF_ERROR(WriteOutput(flags.svg, FormatDeploymentSvg(d, problem.gpu())));
   }
-  if (sim && flags.format != "table") std::cerr << FormatSimReportTable(*sim);
+  if (sim && flags.format != "table") PrintMessage(FormatSimReportTable(*sim));
   return Status::Ok();
 }
 
@@ -115,10 +115,10 @@ int RunPlan(const PlanFlags& flags) {
   if (sim) NoteSloMisses(*sim);
   for (const ServiceOutcome& s : d.services) {
     if (s.status == ServiceStatus::kInfeasible) {
-      std::cerr << "tessera: service " << s.name << " is infeasible: " << s.reason << "\n";
+      PrintMessage("tessera: service " + s.name + " is infeasible: " + s.reason + "\n");
     } else if (s.predicted_violation) {
-      std::cerr << "tessera: note: the iGniter model predicts " << s.name
-                << " misses its latency budget or rate on this plan\n";
+      PrintMessage("tessera: note: the iGniter model predicts " + s.name +
+                   " misses its latency budget or rate on this plan\n");
     }
   }
   return report->outcome == PlanOutcome::kInfeasible ? kExitInfeasible : kExitOk;

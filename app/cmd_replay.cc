@@ -121,7 +121,7 @@ int RunReplay(const ReplayFlags& flags) {
   Result<VmTrace> trace = LoadShapedTrace(flags);
   if (!trace.ok()) return ReportError(trace.status());
   // Machine formats keep stdout parseable: the trace summary goes to stderr.
-  if (flags.format != "table") std::cerr << "tessera: trace\n" << DescribeTrace(*trace);
+  if (flags.format != "table") PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
   Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, *options);
   if (!reports.ok()) return ReportError(reports.status());
   if (!flags.svg.empty()) {

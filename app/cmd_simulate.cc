@@ -212,14 +212,15 @@ Status CheckSameServices(const Scenario& scenario, const Deployment& d, const st
   for (const Service& s : scenario.services) {
     if (planned.erase(s.name) == 0) {
       return Status::InvalidArgument(fmt::format(
-          "{}: service '{}' of {} is not in the deployment; simulate a deployment with the "
+          "{}: service {} of {} is not in the deployment; simulate a deployment with the "
           "scenario (and --replicate) it was planned for",
-          path, s.name, ServiceLocation(scenario, s.line)));
+          path, QuoteForMessage(s.name), ServiceLocation(scenario, s.line)));
     }
   }
   if (!planned.empty()) {
-    return Status::InvalidArgument(fmt::format("{}: service '{}' is not in the scenario {}", path,
-                                               *planned.begin(), ServiceLocation(scenario, 0)));
+    return Status::InvalidArgument(fmt::format("{}: service {} is not in the scenario {}", path,
+                                               QuoteForMessage(*planned.begin()),
+                                               ServiceLocation(scenario, 0)));
   }
   return Status::Ok();
 }
@@ -238,14 +239,14 @@ Status LoadTrace(const std::string& path, const Scenario& scenario, SimOptions& 
   for (const Service& s : scenario.services) {
     if (unused.erase(s.name) == 0) {
       return Status::InvalidArgument(
-          fmt::format("{}: no request of service '{}'; a trace gives every service of the "
+          fmt::format("{}: no request of service {}; a trace gives every service of the "
                       "scenario its arrivals",
-                      path, s.name));
+                      path, QuoteForMessage(s.name)));
     }
   }
   if (!unused.empty()) {
-    return Status::InvalidArgument(fmt::format("{}: field 'service': '{}' is not a service of {}",
-                                               path, *unused.begin(),
+    return Status::InvalidArgument(fmt::format("{}: field 'service': {} is not a service of {}",
+                                               path, QuoteForMessage(*unused.begin()),
                                                ServiceLocation(scenario, 0)));
   }
   // Whole seconds covering the last arrival: the default replays the whole trace.
@@ -299,10 +300,10 @@ void NoteTraceCut(const SimOptions& options) {
         std::count_if(times.begin(), times.end(), [&](double t) { return t > options.duration_s; });
   }
   if (cut > 0) {
-    std::cerr << fmt::format(
+    PrintMessage(fmt::format(
         "tessera: note: {} request(s) of the trace arrive after --duration ({:g} s) and are not "
         "sent\n",
-        cut, options.duration_s);
+        cut, options.duration_s));
   }
 }
 
@@ -454,7 +455,7 @@ void NoteSloMisses(const SimReport& report) {
     note += s.dropped == s.requests
                 ? ": every request dropped\n"
                 : fmt::format(": p99 {:.1f} ms, {} dropped\n", s.p99_ms, s.dropped);
-    std::cerr << note;
+    PrintMessage(note);
   }
 }
 

@@ -1,5 +1,7 @@
 // `tessera validate`: the independent validator on a deployment JSON file,
 // under the rule the plan records.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
@@ -38,9 +40,9 @@ int RunValidate(const ValidateFlags& flags) {
   }
   const std::vector<Violation> violations = ValidateDeployment(*d, *problem);
   if (!violations.empty()) {
-    std::cerr << flags.deployment << ": " << violations.size() << " violation(s) under "
-              << DescribeRule(d->rule) << ":\n"
-              << FormatViolations(violations);
+    PrintMessage(fmt::format("{}: {} violation(s) under {}:\n{}", flags.deployment,
+                             violations.size(), DescribeRule(d->rule),
+                             FormatViolations(violations)));
     return kExitBadInput;
   }
   std::cout << flags.deployment << ": valid (" << d->metrics.gpus << " GPUs, "

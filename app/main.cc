@@ -4,6 +4,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "tessera/text_io.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -23,6 +24,11 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
+  // CLI11 quotes arguments in its errors as typed: escape them as every
+  // Tessera message is (an argument may hold an escape sequence).
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return tessera::EscapeMessage(CLI::FailureMessage::simple(failed, e));
+  });
   app.set_version_flag("--version", "tessera 0.1.0");
   int exit_code = tessera::cli::kExitOk;
   tessera::cli::AddPlanCommand(app, exit_code);

@@ -44,6 +44,7 @@ struct PoolEntry {
 struct Scenario {
   std::string name;  // e.g. "S3"; may be empty
   std::string gpu;   // catalog GPU name; empty = not given
+  int gpu_line = 0;  // line of `gpu` in the source file (0 when not read from one)
   // GPU models to choose from, priced (exclusive with `gpu`); planners that
   // support pools minimise the hourly cost.
   std::vector<PoolEntry> pool;

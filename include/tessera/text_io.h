@@ -72,10 +72,19 @@ std::vector<std::string_view> SplitCsvFields(std::string_view line);
 // The result is not checked to be finite.
 std::optional<double> ToDouble(std::string_view s);
 
-// EscapeForMessage: `value` as it may appear in an error message: bytes below
-// 0x20 and 0x7f written as "\xNN" (a stray '\r' or NUL must be visible), and
-// more than 80 bytes shortened to the first 80 followed by "...".
+// EscapeForMessage: `value` as it may appear in an error message, one line
+// that cannot act on a terminal: control bytes (below 0x20, 0x7f, and the C1
+// controls U+0080-U+009F) and bytes that are not valid UTF-8 written as
+// "\xNN" (a stray '\r' or NUL must be visible); valid UTF-8 as it is. More
+// than 80 bytes are shortened to the first 80 (at a character boundary)
+// followed by "...".
 std::string EscapeForMessage(std::string_view value);
+
+// EscapeMessage: a whole message escaped as EscapeForMessage does, but
+// neither shortened nor touching '\n' (some messages list one finding per
+// line). What the CLI prints goes through it last, so that no message can
+// put a raw control byte on a terminal.
+std::string EscapeMessage(std::string_view message);
 
 // QuoteForMessage: EscapeForMessage(value) between single quotes.
 std::string QuoteForMessage(std::string_view value);

@@ -168,7 +168,7 @@ Result<const GpuModel*> FindGpu(std::string_view name) {
   for (const GpuModel& gpu : Catalog()) {
     if (gpu.name == key) return &gpu;
   }
-  return Status::NotFound("unknown GPU '" + std::string(name) + "' (known: " + GpuNames() + ")");
+  return Status::NotFound("unknown GPU " + QuoteForMessage(name) + " (known: " + GpuNames() + ")");
 }
 
 Result<const GpuModel*> FindMigGpu(std::string_view name) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "tessera/text_io.h"
+
 namespace tessera {
 namespace {
 
@@ -34,8 +36,7 @@ std::vector<Prediction> Predict(const Problem& problem, const std::vector<MpsPro
   return PredictColocated(problem.mps()->coefficients.hardware, colocated);
 }
 
-GpuAssignment DescribeGpu(const Problem& problem, const std::vector<MpsShare>& shares,
-                          int index) {
+GpuAssignment DescribeGpu(const Problem& problem, const std::vector<MpsShare>& shares, int index) {
   GpuAssignment gpu;
   gpu.index = index;
   gpu.node = index / problem.gpus_per_node();
@@ -93,8 +94,8 @@ void DescribeMpsPlan(const Problem& problem, const PlanResult& result, Deploymen
   for (size_t i = 0; i < services.size(); ++i) {
     const Service& s = services[i];
     index_of[s.name] = static_cast<int>(i);
-    d.services.push_back({s.name, s.model, s.rate_rps, s.slo_ms, 0, ServiceStatus::kOk, "", 0,
-                          false});
+    d.services.push_back(
+        {s.name, s.model, s.rate_rps, s.slo_ms, 0, ServiceStatus::kOk, "", 0, false});
   }
   for (const GpuAssignment& gpu : d.gpus) {
     for (const MpsProcess& p : gpu.processes) {
@@ -157,8 +158,7 @@ void CheckPredictions(const Problem& problem, const GpuAssignment& gpu,
 
 }  // namespace
 
-void CheckMpsDeployment(const Deployment& d, const Problem& problem,
-                        std::vector<Violation>& out) {
+void CheckMpsDeployment(const Deployment& d, const Problem& problem, std::vector<Violation>& out) {
   const std::vector<Service>& services = problem.scenario().services;
   std::map<std::string, int> index_of;
   for (size_t i = 0; i < services.size(); ++i) index_of[services[i].name] = static_cast<int>(i);
@@ -174,7 +174,8 @@ void CheckMpsDeployment(const Deployment& d, const Problem& problem,
       auto it = index_of.find(p.service);
       if (it == index_of.end()) {
         Add(out, "consistency", fmt::format("gpu {}", gpu.index),
-            fmt::format("process of '{}' names no service of the scenario", p.service));
+            fmt::format("process of {} names no service of the scenario",
+                        QuoteForMessage(p.service)));
         continue;
       }
       if (p.model != services[it->second].model) {

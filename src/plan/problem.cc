@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tessera/scenario.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -63,14 +64,16 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
   std::vector<const ProfileEntry*> entries = profiles.EntriesFor(service.model, gpu.name);
   if (entries.empty()) {
     return Status::NotFound(ServiceLocation(scenario, service.line) +
-                            ": field 'model': no profiles for model '" + service.model + "' on " +
-                            gpu.name + " (profiled models: " + KnownModels(profiles, gpu) + ")");
+                            ": field 'model': no profiles for model " +
+                            QuoteForMessage(service.model) + " on " + gpu.name +
+                            " (profiled models: " + KnownModels(profiles, gpu) + ")");
   }
   for (const ProfileEntry* e : entries) {
     const int profile = gpu.ProfileIndex(e->key.profile);
     if (profile < 0) {
-      return Status::InvalidArgument("profile entry for " + e->key.model + " names '" +
-                                     e->key.profile + "', which " + gpu.name + " does not have");
+      return Status::InvalidArgument("profile entry for " + QuoteForMessage(e->key.model) +
+                                     " names " + QuoteForMessage(e->key.profile) + ", which " +
+                                     gpu.name + " does not have");
     }
     const double share = rule_.UsableShare(e->key.batch, e->latency_ms, service.slo_ms);
     const Triplet t{profile,
@@ -105,9 +108,9 @@ Result<Problem> Problem::BuildMps(const Scenario& scenario, GpuOffer gpu,
     if (w == nullptr) {
       std::vector<std::string> have;
       for (const WorkloadCoefficients& c : coefficients.workloads) have.push_back(c.model);
-      return Status::NotFound(
-          fmt::format("{}: field 'model': no iGniter coefficients for '{}' (have: {})",
-                      ServiceLocation(scenario, s.line), s.model, fmt::join(have, ", ")));
+      return Status::NotFound(fmt::format(
+          "{}: field 'model': no iGniter coefficients for {} (have: {})",
+          ServiceLocation(scenario, s.line), QuoteForMessage(s.model), fmt::join(have, ", ")));
     }
     mps->workload_of.push_back(static_cast<int>(w - coefficients.workloads.data()));
   }

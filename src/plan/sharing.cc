@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "tessera/text_io.h"
+
 namespace tessera {
 
 std::string_view SharingName(Sharing sharing) {
@@ -20,8 +22,8 @@ Result<Sharing> ParseSharing(std::string_view text) {
   for (Sharing s : {Sharing::kMig, Sharing::kMigMps, Sharing::kMps}) {
     if (SharingName(s) == text) return s;
   }
-  return Status::InvalidArgument("sharing: expected mig, mig+mps or mps, got '" +
-                                 std::string(text) + "'");
+  return Status::InvalidArgument("sharing: expected mig, mig+mps or mps, got " +
+                                 QuoteForMessage(text));
 }
 
 }  // namespace tessera

@@ -166,16 +166,16 @@ Status CheckConstantRow(ParseState& st, int line, std::string_view model,
   for (size_t i : {size_t{2}, size_t{3}}) {
     if (!fields[i].empty()) {
       return FieldError(st.source, line, kColumns[i],
-                        fmt::format("must be empty for the constant '{}', got {}",
-                                    EscapeForMessage(fields[1]), QuoteForMessage(fields[i])));
+                        fmt::format("must be empty for the constant {}, got {}",
+                                    QuoteForMessage(fields[1]), QuoteForMessage(fields[i])));
     }
   }
   const std::string key = fmt::format("{},{}", model, fields[1]);
   const auto [it, inserted] = st.constant_lines.emplace(key, line);
   if (!inserted) {
     return FieldError(st.source, line, "quantity",
-                      fmt::format("'{}' of '{}' given twice (first on line {})",
-                                  EscapeForMessage(fields[1]), model, it->second));
+                      fmt::format("{} of {} given twice (first on line {})",
+                                  QuoteForMessage(fields[1]), QuoteForMessage(model), it->second));
   }
   return Status::Ok();
 }
@@ -350,9 +350,9 @@ Result<std::array<double, 5>> FitActiveCurve(std::string_view source, const Mode
   const size_t resources = CountDistinct(s, [](const CurveSample& c) { return c.resource_pct; });
   if (s.size() < 6 || batches < 3 || resources < 3) {
     return Status::InvalidArgument(fmt::format(
-        "{}: model '{}': fitting k1..k5 needs at least 6 active_ms samples over 3 distinct "
+        "{}: model {}: fitting k1..k5 needs at least 6 active_ms samples over 3 distinct "
         "batches and 3 distinct resources, got {} samples, {} batches, {} resources",
-        source, m.model, s.size(), batches, resources));
+        source, QuoteForMessage(m.model), s.size(), batches, resources));
   }
   double min_r = 100;
   for (const CurveSample& c : s) min_r = std::min(min_r, c.resource_pct);
@@ -360,9 +360,9 @@ Result<std::array<double, 5>> FitActiveCurve(std::string_view source, const Mode
   const LeastSquaresSolution<4> fit = LinearFitAt(s, min_r, shift);
   if (!fit.full_rank) {
     return Status::InvalidArgument(fmt::format(
-        "{}: model '{}': the active_ms samples do not pin down k1..k5 (degenerate or extreme "
+        "{}: model {}: the active_ms samples do not pin down k1..k5 (degenerate or extreme "
         "values); sample more batches and resources",
-        source, m.model));
+        source, QuoteForMessage(m.model)));
   }
   return std::array<double, 5>{fit.x[0], fit.x[1], fit.x[2], shift - min_r, fit.x[3]};
 }
@@ -377,18 +377,18 @@ Result<std::array<double, 2>> FitAgainstAbility(std::string_view source, std::st
     const double t = w.ActiveMs(c.batch, c.resource_pct);
     if (!(t > 0) || !std::isfinite(t)) {
       return Status::InvalidArgument(fmt::format(
-          "{}: model '{}': the active-time curve is not positive at batch {}, resource {}% (line "
+          "{}: model {}: the active-time curve is not positive at batch {}, resource {}% (line "
           "{}), so {} cannot be fitted there; measure active_ms over the range of the {} samples",
-          source, w.model, c.batch, c.resource_pct, c.line, quantity, quantity));
+          source, QuoteForMessage(w.model), c.batch, c.resource_pct, c.line, quantity, quantity));
     }
     xs.push_back(1000.0 * c.batch / t);
   }
   const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
   if (xs.size() < 2 || !(*hi - *lo > 1e-9 * std::max(std::abs(*lo), std::abs(*hi)))) {
     return Status::InvalidArgument(
-        fmt::format("{}: model '{}': fitting {} needs at least 2 samples of different ability "
+        fmt::format("{}: model {}: fitting {} needs at least 2 samples of different ability "
                     "(batch / active time), got {}",
-                    source, w.model, quantity, xs.size()));
+                    source, QuoteForMessage(w.model), quantity, xs.size()));
   }
   // Centred sums: the abilities are large (hundreds to thousands) and close.
   double mx = 0, my = 0;
@@ -447,7 +447,8 @@ Result<WorkloadCoefficients> FitWorkload(std::string_view source, const ModelSam
     const std::string name = missing.front().substr(0, missing.front().find(' '));
     const std::string example = curve ? fmt::format("{},{},BATCH,RESOURCE_PCT,VALUE", m.model, name)
                                       : fmt::format("{},{},,,VALUE", m.model, name);
-    return MissingError(source, fmt::format("model '{}'", m.model), missing, example);
+    return MissingError(source, "model " + QuoteForMessage(m.model), missing,
+                        EscapeForMessage(example));
   }
   WorkloadCoefficients w = prior != nullptr ? *prior : WorkloadCoefficients{};
   w.model = m.model;
@@ -464,8 +465,9 @@ Result<WorkloadCoefficients> FitWorkload(std::string_view source, const ModelSam
     TESSERA_ASSIGN_OR_RETURN(w.cache, FitAgainstAbility(source, "l2_pct", m.l2_pct, w));
   }
   if (!AllFinite(w)) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: model '{}': the fit gave non-finite coefficients (extreme values?)", source, m.model));
+    return Status::InvalidArgument(
+        fmt::format("{}: model {}: the fit gave non-finite coefficients (extreme values?)", source,
+                    QuoteForMessage(m.model)));
   }
   return w;
 }

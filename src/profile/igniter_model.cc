@@ -81,8 +81,8 @@ class FieldReader {
 
   void Fail(const char* key, const std::string& what) {
     if (status_.ok()) {
-      status_ =
-          Status::InvalidArgument(fmt::format("{}: field '{}.{}': {}", source_, path_, key, what));
+      status_ = Status::InvalidArgument(
+          fmt::format("{}: field '{}.{}': {}", source_, EscapeForMessage(path_), key, what));
     }
   }
 
@@ -114,7 +114,8 @@ Result<MpsHardware> ReadHardware(const Json& j, std::string_view source) {
 Result<WorkloadCoefficients> ReadWorkload(const std::string& key, const Json& j,
                                           std::string_view source) {
   if (!j.is_object()) {
-    return Status::InvalidArgument(fmt::format("{}: field '{}': expected an object", source, key));
+    return Status::InvalidArgument(
+        fmt::format("{}: field '{}': expected an object", source, EscapeForMessage(key)));
   }
   FieldReader r(j, source, key);
   WorkloadCoefficients w;
@@ -173,8 +174,8 @@ Result<MpsCoefficients> ParseMpsCoefficientsJson(std::string_view text, std::str
     if (!key.empty() && key.front() == '_') continue;  // comments, e.g. "_note"
     TESSERA_ASSIGN_OR_RETURN(WorkloadCoefficients w, ReadWorkload(key, value, source));
     if (out.Find(w.model) != nullptr) {
-      return Status::InvalidArgument(
-          fmt::format("{}: field '{}': model '{}' given twice", source, key, w.model));
+      return Status::InvalidArgument(fmt::format("{}: field '{}': model {} given twice", source,
+                                                 EscapeForMessage(key), QuoteForMessage(w.model)));
     }
     out.workloads.push_back(std::move(w));
   }

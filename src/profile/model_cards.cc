@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessera/profile_synth.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -57,7 +58,7 @@ Result<const ModelCard*> FindModelCard(std::string_view name) {
     if (card.name == canonical) return &card;
     known += (known.empty() ? "" : ", ") + card.name;
   }
-  return Status::NotFound("no model card '" + std::string(name) + "' (known: " + known + ")");
+  return Status::NotFound("no model card " + QuoteForMessage(name) + " (known: " + known + ")");
 }
 
 }  // namespace tessera

@@ -268,8 +268,9 @@ Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view
     const std::string model = CanonicalModelName(file.stem().string());
     const auto [it, inserted] = model_file.emplace(model, file.string());
     if (!inserted) {
-      return Status::InvalidArgument(fmt::format("{}: model '{}' is already loaded from {}",
-                                                 file.string(), model, it->second));
+      return Status::InvalidArgument(fmt::format("{}: model {} is already loaded from {}",
+                                                 file.string(), QuoteForMessage(model),
+                                                 it->second));
     }
     TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(file.string()));
     TESSERA_ASSIGN_OR_RETURN(ProfileTable one,

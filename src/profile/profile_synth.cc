@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "tessera/text_io.h"
+
 namespace tessera {
 namespace {
 
@@ -57,8 +59,8 @@ Status ValidateCard(const ModelCard& card) {
   if (card.name.empty()) return Status::InvalidArgument("model card with an empty name");
   if (!PositiveFinite(card.gflops) || !PositiveFinite(card.params_millions) || card.layers < 1 ||
       !PositiveFinite(card.activation_mib)) {
-    return Status::InvalidArgument("model card '" + card.name +
-                                   "': gflops, params_millions, layers and activation_mib "
+    return Status::InvalidArgument("model card " + QuoteForMessage(card.name) +
+                                   ": gflops, params_millions, layers and activation_mib "
                                    "must be finite and > 0");
   }
   return Status::Ok();
@@ -69,7 +71,7 @@ Status ValidateCards(std::span<const ModelCard> cards) {
   for (const ModelCard& card : cards) {
     TESSERA_RETURN_IF_ERROR(ValidateCard(card));
     if (!names.insert(card.name).second) {
-      return Status::InvalidArgument("duplicate model card '" + card.name + "'");
+      return Status::InvalidArgument("duplicate model card " + QuoteForMessage(card.name));
     }
   }
   return Status::Ok();

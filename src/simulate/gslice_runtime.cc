@@ -16,6 +16,7 @@
 #include <queue>
 
 #include "simulate/sampling.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -53,8 +54,8 @@ std::string_view GslicePolicyName(GslicePolicy policy) {
 Result<GslicePolicy> ParseGslicePolicy(std::string_view name) {
   for (GslicePolicy p : {GslicePolicy::kStatic, GslicePolicy::kGslice, GslicePolicy::kIgniterGuard})
     if (GslicePolicyName(p) == name) return p;
-  return Status::InvalidArgument(
-      fmt::format("policy: expected gslice, static or igniter-guard, got '{}'", name));
+  return Status::InvalidArgument(fmt::format(
+      "policy: expected gslice, static or igniter-guard, got {}", QuoteForMessage(name)));
 }
 
 namespace {
@@ -227,7 +228,7 @@ class GsliceRun {
     }
     auto it = options_.trace.find(spec.name);
     if (it == options_.trace.end())
-      return Status::InvalidArgument("trace: no request of service '" + spec.name + "'");
+      return Status::InvalidArgument("trace: no request of service " + QuoteForMessage(spec.name));
     return ArrivalStream(it->second);
   }
 

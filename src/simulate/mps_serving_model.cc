@@ -5,6 +5,7 @@
 #include <map>
 
 #include "simulate/serving_models.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -43,8 +44,9 @@ Status AddMpsInstances(const Deployment& deployment, const Problem& problem, Ser
     for (const MpsProcess& p : gpu.processes) {
       auto it = index_of.find(p.service);
       if (it == index_of.end()) {
-        return Status::InvalidArgument(fmt::format(
-            "gpu {}: process of '{}' names no service of the scenario", gpu.index, p.service));
+        return Status::InvalidArgument(
+            fmt::format("gpu {}: process of {} names no service of the scenario", gpu.index,
+                        QuoteForMessage(p.service)));
       }
       service_of.push_back(it->second);
     }

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "simulate/serving_models.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/metrics.h"
-#include "simulate/serving_models.h"
 #include "tessera/simulator.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -65,8 +66,8 @@ Result<ServingModel> BuildServingModel(const Deployment& deployment, const Probl
       const std::string where = fmt::format("gpu {} {}@{}", g.index, inst.profile, inst.start);
       auto it = service_index.find(inst.service);
       if (it == service_index.end()) {
-        return Status::InvalidArgument(where + ": service '" + inst.service +
-                                       "' is not in the scenario");
+        return Status::InvalidArgument(where + ": service " + QuoteForMessage(inst.service) +
+                                       " is not in the scenario");
       }
       const std::map<int, double> by_batch =
           ProfiledLatencies(profiles, inst.model, gpu.name, inst.profile, inst.procs);

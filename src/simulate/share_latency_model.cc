@@ -9,6 +9,8 @@
 #include <map>
 #include <string>
 
+#include "tessera/text_io.h"
+
 namespace tessera {
 namespace {
 
@@ -32,8 +34,8 @@ Result<ShareLatencyModel> ShareLatencyModel::Build(const ProfileTable& profiles,
     if (!inserted && is_primary) it->second = p->name;
   }
   if (chosen.empty()) {
-    return Status::NotFound(fmt::format(
-        "no profile of model '{}' on {} with one process (procs = 1)", model, gpu.name));
+    return Status::NotFound(fmt::format("no profile of model {} on {} with one process (procs = 1)",
+                                        QuoteForMessage(model), gpu.name));
   }
   ShareLatencyModel m;
   for (const auto& [slices, name] : chosen) {

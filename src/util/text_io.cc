@@ -77,14 +77,79 @@ std::optional<double> ToDouble(std::string_view s) {
   return value;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s` (1 to 4), or 0
+// when it does not start one (a stray continuation byte, an overlong or
+// surrogate form, a code point past U+10FFFF, a cut sequence).
+size_t Utf8Length(std::string_view s) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
+    if (b0 == 0xED) hi = 0x9F;  // no surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+// `value` with every byte that could act on a terminal escaped as "\xNN":
+// C0 controls, DEL, C1 controls (U+0080-U+009F) and bytes that are not
+// valid UTF-8; '\n' is kept when `keep_newline` (whole messages). Stops after `max` bytes of
+// `value` (at a character boundary) and says whether it did.
+std::string Escape(std::string_view value, size_t max, bool keep_newline, bool& cut) {
+  std::string out;
+  size_t i = 0;
+  while (i < value.size() && i < max) {
+    const std::string_view rest = value.substr(i);
+    const auto b0 = static_cast<unsigned char>(rest[0]);
+    const size_t n = Utf8Length(rest);
+    const bool c1 = n == 2 && b0 == 0xC2 && static_cast<unsigned char>(rest[1]) <= 0x9F;
+    if (n == 1 && (b0 >= 0x20 || (keep_newline && rest[0] == '\n')) && b0 != 0x7f) {
+      out += rest[0];
+      i += 1;
+    } else if (n > 1 && !c1) {
+      out.append(rest.substr(0, n));
+      i += n;
+    } else {
+      const size_t bytes = c1 ? 2 : 1;
+      for (size_t k = 0; k < bytes; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(rest[k]));
+      }
+      i += bytes;
+    }
+  }
+  cut = i < value.size();
+  return out;
+}
+
+}  // namespace
+
 std::string EscapeForMessage(std::string_view value) {
   constexpr size_t kMax = 80;
-  std::string out;
-  for (char c : value.substr(0, kMax)) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  return value.size() > kMax ? out + "..." : out;
+  bool cut = false;
+  std::string out = Escape(value, kMax, /*keep_newline=*/false, cut);
+  return cut ? out + "..." : out;
+}
+
+std::string EscapeMessage(std::string_view message) {
+  bool cut = false;
+  return Escape(message, message.size(), /*keep_newline=*/true, cut);
 }
 
 std::string QuoteForMessage(std::string_view value) { return "'" + EscapeForMessage(value) + "'"; }

@@ -147,11 +147,30 @@ TEST(TextIo, EscapeShowsControlBytesAndShortensLongValues) {
       {"caf\xC3\xA9", "caf\xC3\xA9"},  // UTF-8 passes as is
       {std::string(80, 'x'), std::string(80, 'x')},
       {std::string(81, 'x'), std::string(80, 'x') + "..."},
+      // Bytes that are not UTF-8, and C1 controls (CSI is one), are escaped.
+      {"a\xff\xfe", "a\\xff\\xfe"},
+      {"\xC3", "\\xc3"},                    // a cut sequence
+      {"\xC0\xAF", "\\xc0\\xaf"},           // an overlong '/'
+      {"\xED\xA0\x80", "\\xed\\xa0\\x80"},  // a surrogate
+      {"\xC2\x9B"
+       "2J",
+       "\\xc2\\x9b"
+       "2J"},                   // C1 CSI
+      {"\x1b[2J", "\\x1b[2J"},  // ESC
+      {"\xE2\x82\xAC \xF0\x9F\x98\x80", "\xE2\x82\xAC \xF0\x9F\x98\x80"},
+      // Shortened at a character boundary, never inside one.
+      {std::string(79, 'x') + "\xC3\xA9!", std::string(79, 'x') + "\xC3\xA9..."},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(EscapeForMessage(c.value), c.escaped);
     EXPECT_EQ(QuoteForMessage(c.value), "'" + c.escaped + "'");
   }
+}
+
+TEST(TextIo, EscapeMessageKeepsLinesAndUtf8) {
+  EXPECT_EQ(EscapeMessage("a\0b\nc\r\x1b\xff caf\xC3\xA9"s),
+            "a\\x00b\nc\\x0d\\x1b\\xff caf\xC3\xA9");
+  EXPECT_EQ(EscapeMessage(std::string(200, 'x')), std::string(200, 'x'));
 }
 
 TEST(TextIo, FieldErrorNamesSourceLineAndField) {

@@ -243,6 +243,7 @@ Result<Scenario> YamlReader::Document(NodeId root) const {
   }
   if (gpu != kNone) {
     TESSERA_ASSIGN_OR_RETURN(scenario.gpu, GpuName(gpu));
+    scenario.gpu_line = LineOf(gpu);
   }
   if (pool != kNone) TESSERA_RETURN_IF_ERROR(ParsePool(pool, scenario));
   const NodeId services = tree_.Get(root, "services");
@@ -447,8 +448,8 @@ Status ValidateScenario(const Scenario& scenario) {
     const auto [it, inserted] = first_line.emplace(s.name, s.line);
     if (!inserted) {
       return Status::InvalidArgument(
-          fmt::format("{}: field 'name': duplicate service name '{}' (first at {})", at, s.name,
-                      ServiceLocation(scenario, it->second)));
+          fmt::format("{}: field 'name': duplicate service name {} (first at {})", at,
+                      QuoteForMessage(s.name), ServiceLocation(scenario, it->second)));
     }
   }
   return Status::Ok();
