@@ -390,14 +390,20 @@ Status WriteThrough(const std::string& path, const std::string& content) {
 
 // A regular file, or a path where nothing is yet: a temporary file beside it
 // renamed over it, so that a failed run never leaves a partial file. An
-// existing file keeps its permissions.
+// existing file keeps its permissions; a new one gets 0666 less the umask.
 Status WriteReplacing(const std::string& path, const std::string& content,
                       std::optional<mode_t> mode) {
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) return WriteError(path, errno);
   int error = WriteAll(fd, content);
-  if (error == 0 && mode && ::fchmod(fd, *mode & 07777) != 0) error = errno;
+  // mkstemp makes the file 0600: a new file gets what open() would give it.
+  if (!mode) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (error == 0 && ::fchmod(fd, *mode & 07777) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {

@@ -118,7 +118,8 @@ Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus);
 // Writes `content` to `path`. "-" (or "") writes to stdout. A regular file,
 // or a path where nothing is yet, is written through a temporary file beside
 // it renamed into place, so a failed run never leaves a partial file (an
-// existing file keeps its permissions). A FIFO or a character device
+// existing file keeps its permissions, a new one gets 0666 less the umask).
+// A FIFO or a character device
 // (/dev/null, a terminal) is written through in place, never replaced. A
 // symbolic link stays a link: its target is written by these same rules (a
 // dangling link's target is created). A directory, a block device or a

@@ -66,6 +66,17 @@ TEST_F(OutputTest, RegularFileIsReplacedWholeAndKeepsItsMode) {
   EXPECT_EQ(entries, 1);
 }
 
+TEST_F(OutputTest, NewFileGetsTheUsualMode) {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const fs::path out = dir_ / "new.yaml";
+  const Outcome r = Tessera(std::string(kGen) + " -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
+}
+
 TEST_F(OutputTest, FifoIsWrittenThroughNotReplaced) {
   const fs::path fifo = dir_ / "plan.fifo";
   const int fd = MakeFifoReader(fifo);
