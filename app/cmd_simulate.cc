@@ -250,7 +250,15 @@ Status LoadTrace(const std::string& path, const Scenario& scenario, SimOptions& 
                                                ServiceLocation(scenario, 0)));
   }
   // Whole seconds covering the last arrival: the default replays the whole trace.
-  if (!duration_given) options.duration_s = std::max(1.0, std::ceil(last));
+  if (!duration_given) {
+    options.duration_s = std::max(1.0, std::ceil(last));
+    if (options.duration_s > kSimulatedTime.max_s) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: the last request arrives at {:g} s, past {} (the longest simulated duration); "
+          "give --duration to replay the trace's start",
+          path, last, FormatDuration(kSimulatedTime.max_s)));
+    }
+  }
   return Status::Ok();
 }
 

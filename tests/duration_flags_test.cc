@@ -109,6 +109,22 @@ TEST_F(DurationFlagsTest, SimulateBurstAndDelayFlagsHaveFloorsAndCeilings) {
   }
 }
 
+// Without --duration a trace is replayed to its last request: a request at
+// 1e7 s would simulate four months; the run asks for --duration instead.
+TEST_F(DurationFlagsTest, ATraceLongerThanADayNeedsADuration) {
+  const std::string simulate = PlanS1();
+  std::string trace = "service,time_s\n";
+  for (const char* s : {"bert", "densenet121", "inceptionv3", "mobilenetv2", "resnet50", "vgg19"}) {
+    trace += std::string(s) + ",1\n";
+  }
+  const auto path = Write("trace.csv", trace + "bert,1e7\n");
+  ExpectRejected({{simulate + " --arrivals trace:" + path.string(),
+                   {"trace.csv", "1e+07 s", "past 1 day", "--duration"}}});
+  const testing::Outcome o =
+      Tessera(simulate + " --arrivals trace:" + path.string() + " --duration 10s");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
 TEST_F(DurationFlagsTest, GslicePeriodHasAFloorAndACountLimit) {
   const std::string gslice = "gslice --scenario " + Scenario("gslice-fig16.yaml");
   ExpectRejected({
