@@ -2,6 +2,7 @@
 // policy or all of them side by side (GRMU paper, Table 6 and Fig. 10-12).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -52,6 +53,25 @@ Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
   o.defragment = !flags.no_defragment;
   TESSERA_RETURN_IF_ERROR(o.Validate());
   return o;
+}
+
+// Consolidation runs every interval from the first arrival to the last event
+// (arrival or departure): on a trace spanning centuries a minute would be
+// billions of rounds.
+Status CheckConsolidationRounds(const VmTrace& trace, double interval_s) {
+  if (interval_s <= 0 || trace.vms.empty()) return Status::Ok();
+  double last = 0;
+  for (const VmRequest& vm : trace.vms) {
+    last = std::max(last, vm.arrival_s);
+    if (vm.departure_s != kNeverDeparts) last = std::max(last, vm.departure_s);
+  }
+  const double span = last - trace.vms.front().arrival_s;
+  const double rounds = span / interval_s;
+  if (rounds <= kMaxConsolidationRounds) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "--consolidate-every: {} over the trace's {:.4g} days makes {:.3g} consolidation rounds; "
+      "at most {:.3g}: give a longer interval or off",
+      FormatDuration(interval_s), span / kDay, rounds, kMaxConsolidationRounds));
 }
 
 Result<TraceShaping> ShapingFrom(const ReplayFlags& flags) {
@@ -120,6 +140,10 @@ int RunReplay(const ReplayFlags& flags) {
   }
   Result<VmTrace> trace = LoadShapedTrace(flags);
   if (!trace.ok()) return ReportError(trace.status());
+  if (Status rounds = CheckConsolidationRounds(*trace, options->consolidate_every_s);
+      !rounds.ok()) {
+    return ReportError(rounds);
+  }
   // Machine formats keep stdout parseable: the trace summary goes to stderr.
   if (flags.format != "table") PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
   Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, *options);

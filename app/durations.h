@@ -57,6 +57,9 @@ inline constexpr DurationRange kMeccWindow{1, kYear};
 inline constexpr double kMinBurstOnShare = 1e-3;
 // gslice: at most this many tuning periods in one run (--duration / --period).
 inline constexpr double kMaxPeriods = 1e6;
+// replay: at most this many consolidation rounds over the trace's span
+// (--consolidate-every).
+inline constexpr double kMaxConsolidationRounds = 1e6;
 // simulate and plan --verify: at most this many requests (the scenario's
 // total rate x the duration); each is kept for the percentiles.
 inline constexpr double kMaxSimulatedRequests = 1e8;

@@ -157,5 +157,22 @@ TEST_F(DurationFlagsTest, ReplayIntervalsHaveFloors) {
   }
 }
 
+// Consolidation rounds are bounded over the trace's span (three years here:
+// a round a minute would be 1.7 million of them).
+TEST_F(DurationFlagsTest, ConsolidationRoundsAreBoundedOverTheTraceSpan) {
+  const auto nodes = Write("n.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,1,T4\n");
+  const auto pods =
+      Write("p.csv",
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+            "deletion_time,scheduled_time\n"
+            "p0,4000,8192,1,1000,,LS,Running,0,7200,0\n"
+            "p1,4000,8192,1,470,,LS,Running,600,100000000,600\n");
+  const std::string replay = "replay --nodes " + nodes.string() + " --pods " + pods.string();
+  ExpectRejected({{replay + " --consolidate-every 1m",
+                   {"--consolidate-every", "consolidation rounds", "at most 1e+06"}}});
+  const testing::Outcome o = Tessera(replay + " --consolidate-every 24h");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
 }  // namespace
 }  // namespace tessera
