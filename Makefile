@@ -5,7 +5,11 @@ JOBS ?= $(shell nproc)
 WERROR ?= $(or $(TESSERA_WERROR),OFF)
 SCENARIO ?= examples/scenarios/s3.yaml
 
-.PHONY: setup configure build build-cli run test bench format clean
+ASAN_DIR ?= build-asan
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+.PHONY: setup configure build build-cli run test test-asan bench fuzz format clean
 
 setup:
 	@./scripts/setup.sh
@@ -27,6 +31,25 @@ run: build-cli
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# The unit, CLI and hostile-input tests again, built with AddressSanitizer and
+# UBSan (-fno-sanitize-recover=all): the first report fails the test. CI runs
+# it after `make test`.
+test-asan: setup
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON \
+	    -DTESSERA_BUILD_BENCH=OFF -DTESSERA_WERROR=$(WERROR) >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS) -- --no-print-directory
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# Every libFuzzer harness of fuzz/ for FUZZ_SECONDS each, seeded with its
+# corpus in fuzz/corpus/<harness>/ (new inputs go to $(FUZZ_DIR)/corpus/).
+fuzz:
+	@./scripts/setup.sh --fuzz
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DTESSERA_FUZZ=ON -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) -- --no-print-directory
+	./scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
 bench: build
 	./scripts/bench.sh $(BUILD_DIR)
 
@@ -34,4 +57,4 @@ format:
 	@find include src app tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, as every other error: what is wrong and where to read more.
+    std::cerr << "tessera: error: " << e.what() << " (see `tessera "
+              << (argc > 1 ? std::string(argv[1]) + " " : std::string()) << "--help`)\n";
     return tessera::cli::kExitBadInput;
   }
   return exit_code;

@@ -9,6 +9,8 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev pkg-config
 )
+# `setup.sh --fuzz` (make fuzz): clang and its libFuzzer runtime too.
+if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do

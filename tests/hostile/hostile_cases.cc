@@ -1,0 +1,541 @@
+// The generators of the hostile-input suite (hostile_case.h): for each file
+// format and flag, the same families of bad values, so a new field or flag
+// gets the whole family by one line here.
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hostile/hostile_case.h"
+
+namespace tessera::hostile {
+namespace {
+
+const char kScenario[] =
+    "gpu: a100-80gb\n"
+    "services:\n"
+    "  - {name: web, model: resnet50, rate_rps: 500, slo_ms: 200}\n"
+    "  - {name: nlp, model: bert-large, rate_rps: 20, slo_ms: 400}\n";
+
+const char kProfiles[] =
+    "model,gpu,profile,batch,procs,throughput_rps,latency_ms\n"
+    "resnet50,a100-80gb,1g.10gb,8,1,130,50\n"
+    "resnet50,a100-80gb,7g.80gb,32,2,1500,40\n"
+    "bert-large,a100-80gb,7g.80gb,4,1,60,60\n";
+
+const char kCoefficients[] = R"({
+ "resnet50": {"n_k": 20, "k_sch_ms": 0.03, "d_load": 602112, "d_feedback": 4000,
+   "k": [0.004, 8.7, 23.7, 0.05, 0.34], "alpha_cache": 0.002,
+   "power_coef": [0.02, 37.1], "cache_coef": [0.003, 2.0]},
+ "hardware": {"gpu": "v100-16gb", "F": 1530, "P": 300, "p_idle": 53.5, "unit": 2.5,
+   "B_pcie": 10000000, "alpha_f": -1.02, "alpha_sch": 0.0047, "beta_sch": -0.009}
+})";
+
+const char kMpsScenario[] =
+    "gpu: v100-16gb\n"
+    "services:\n"
+    "  - {name: w1, model: resnet50, rate_rps: 200, slo_ms: 40}\n";
+
+const char kNodes[] =
+    "sn,cpu_milli,memory_mib,gpu,model\n"
+    "node-0,64000,262144,2,V100M16\n"
+    "node-1,64000,262144,8,A100\n";
+
+const char kPods[] =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+    "deletion_time,scheduled_time\n"
+    "pod-0,12000,16384,1,1000,,LS,Running,0,12537,0\n"
+    "pod-1,6000,12288,1,460,,LS,Running,427,12902,427\n"
+    "pod-2,4000,8192,1,250,,BE,Running,900,2000,900\n";
+
+const char kSamples[] =
+    "model,quantity,batch,resource_pct,value\n"
+    "resnet50,active_ms,1,10,7.5\n"
+    "resnet50,active_ms,4,50,9.1\n"
+    "resnet50,active_ms,8,100,8.2\n";
+
+// Numbers and words that are no good value of a numeric field, and some that
+// are legal but extreme.
+const std::vector<std::pair<std::string, std::string>>& BadNumbers() {
+  static const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},         {"zero", "0"},         {"huge", "1e308"},
+      {"overflow", "1e400"}, {"tiny", "1e-300"},    {"nan", ".nan"},
+      {"inf", ".inf"},       {"ninf", "-.inf"},     {"text", "fast"},
+      {"quoted", "\"12\""},  {"list", "[1]"},       {"map", "{a: 1}"},
+      {"empty", "''"},       {"big", "1e12"},       {"int31", "2147483648"},
+      {"hex", "0x1F"},       {"frac", "0.0000001"}, {"many", "123456789012345678901234567890"},
+  };
+  return values;
+}
+
+// The same for CSV cells and flags (no YAML syntax).
+const std::vector<std::pair<std::string, std::string>>& BadCells() {
+  static const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},           {"zero", "0"},
+      {"huge", "1e308"},       {"overflow", "1e400"},
+      {"tiny", "1e-300"},      {"nan", "nan"},
+      {"inf", "inf"},          {"text", "fast"},
+      {"empty", ""},           {"big", "1e12"},
+      {"int31", "2147483648"}, {"frac", "2.5"},
+      {"space", " 7 "},        {"many", "123456789012345678901234567890"},
+  };
+  return values;
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  if (at == std::string::npos) throw std::logic_error("hostile case: no '" + from + "'");
+  return s.replace(at, from.size(), to);
+}
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Seeded garbage bytes.
+std::string Garbage(unsigned seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng() & 0xFF);
+  return s;
+}
+
+// Structural damage any text format can suffer, applied to `good`.
+std::vector<std::pair<std::string, std::string>> Damaged(const std::string& good) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"empty", ""},
+      {"blank", "\n\n   \n"},
+      {"garbage", Garbage(1, 4096)},
+      {"garbage_small", Garbage(2, 17)},
+      {"nul_inside",
+       good.substr(0, good.size() / 2) + std::string(1, '\0') + good.substr(good.size() / 2)},
+      {"bad_utf8",
+       good.substr(0, good.size() / 3) + "\xC3\x28\xFF\xFE" + good.substr(good.size() / 3)},
+      {"bom_crlf", "\xEF\xBB\xBF" + Replace(good, "\n", "\r\n")},
+      {"doubled", good + good},
+  };
+  for (int cut : {1, 5, 20, 50, 80, 95}) {
+    out.push_back({"cut" + std::to_string(cut), good.substr(0, good.size() * cut / 100)});
+  }
+  return out;
+}
+
+void Add(std::vector<HostileCase>& out, HostileCase c) { out.push_back(std::move(c)); }
+
+// ---- Scenario YAML ------------------------------------------------------------
+
+void ScenarioCases(std::vector<HostileCase>& out) {
+  const std::string plan = "plan --scenario s.yaml -o out.json --format json";
+  for (const char* field : {"rate_rps", "slo_ms"}) {
+    for (const auto& [tag, value] : BadNumbers()) {
+      const std::string from = std::string(field) + (field[0] == 'r' ? ": 500" : ": 200");
+      Add(out, {std::string("scenario_") + field + "_" + tag,
+                {{"s.yaml", Replace(kScenario, from, std::string(field) + ": " + value)}},
+                plan,
+                "s.yaml",
+                {0, 2, 3}});
+    }
+  }
+  for (const auto& [tag, text] : Damaged(kScenario)) {
+    Add(out, {"scenario_" + tag, {{"s.yaml", text}}, plan, "s.yaml", {0, 2}});
+  }
+  const std::string head = "services:\n";
+  const std::vector<std::pair<std::string, std::string>> structural = {
+      {"deep_flow", "services: " + std::string(100000, '[') + std::string(100000, ']') + "\n"},
+      {"deep_block",
+       [] {
+         std::string s = "services:\n";
+         for (int i = 0; i < 3000; ++i) s += std::string(2 * i + 2, ' ') + "- \n";
+         return s;
+       }()},
+      {"deep_map", "services: " + std::string(50000, '{') + std::string(50000, '}') + "\n"},
+      {"dup_key", Replace(kScenario, "rate_rps: 500", "rate_rps: 500, rate_rps: 600")},
+      {"dup_service",
+       std::string(kScenario) + "  - {name: web, model: resnet50, rate_rps: 5, slo_ms: 200}\n"},
+      {"services_scalar", "services: 5\n"},
+      {"services_string", "services: \"x\"\n"},
+      {"name_list", head + "  - {name: [1], model: resnet50, rate_rps: 5, slo_ms: 200}\n"},
+      {"model_map", head + "  - {name: a, model: {x: 1}, rate_rps: 5, slo_ms: 200}\n"},
+      {"unknown_key", Replace(kScenario, "gpu:", "gpuu:")},
+      {"unknown_model", Replace(kScenario, "model: resnet50", "model: resnet5000")},
+      {"unknown_gpu", Replace(kScenario, "a100-80gb", "a100-81gb")},
+      {"gpu_no_mig", Replace(kScenario, "a100-80gb", "v100-16gb")},
+      {"long_name", Replace(kScenario, "name: web", "name: " + std::string(100000, 'w'))},
+      {"nul_name", Replace(kScenario, "name: web", std::string("name: \"w\\0b\""))},
+      {"utf8_name", Replace(kScenario, "name: web", "name: \"w\xC3\x28\"")},
+      {"two_docs", std::string(kScenario) + "---\n" + kScenario},
+      {"anchor_bomb",
+       "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+       "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nservices: [*c, *c, *c]\n"},
+      {"tab_indent", Replace(kScenario, "  - {name: nlp", "\t- {name: nlp")},
+      {"pool_and_gpu", std::string(kScenario) + "pool:\n  - {gpu: a100-80gb, price_per_hour: 4}\n"},
+  };
+  for (const auto& [tag, text] : structural) {
+    Add(out, {"scenario_" + tag, {{"s.yaml", text}}, plan, "s.yaml", {0, 2}});
+  }
+  // A pool: prices and caps.
+  const std::string pooled =
+      "pool:\n  - {gpu: a100-80gb, price_per_hour: 4.1, max_count: 16}\n"
+      "  - {gpu: h100-80gb, price_per_hour: 7}\n" +
+      std::string(kScenario).substr(std::string(kScenario).find("services:"));
+  for (const auto& [tag, value] : BadNumbers()) {
+    Add(out, {"pool_price_" + tag,
+              {{"s.yaml", Replace(pooled, "price_per_hour: 4.1", "price_per_hour: " + value)}},
+              plan,
+              "s.yaml",
+              {0, 2, 3}});
+    Add(out, {"pool_max_count_" + tag,
+              {{"s.yaml", Replace(pooled, "max_count: 16", "max_count: " + value)}},
+              plan,
+              "s.yaml",
+              {0, 2, 3}});
+  }
+  // Scale: many services, planned by a heuristic (the exact planner's time at
+  // this scale is issue 22's).
+  std::string many = "gpu: a100-80gb\nservices:\n";
+  for (int i = 0; i < 10000; ++i) {
+    many += "  - {name: s" + std::to_string(i) +
+            ", model: resnet50, rate_rps: " + std::to_string(50 + i % 900) + ", slo_ms: 300}\n";
+  }
+  Add(out, {"scenario_10k_services_parva",
+            {{"s.yaml", many}},
+            "plan --scenario s.yaml --planner parva --format json -o out.json",
+            "",
+            {0}});
+  Add(out, {"scenario_10k_services_validate_missing",
+            {{"s.yaml", many}},
+            "validate --scenario s.yaml --deployment none.json",
+            "none.json",
+            {2}});
+}
+
+// ---- Profiles CSV -------------------------------------------------------------
+
+void ProfileCases(std::vector<HostileCase>& out) {
+  const std::string plan =
+      "plan --scenario s.yaml --profiles p.csv --planner parva -o out.json --format json";
+  const std::string row = "resnet50,a100-80gb,7g.80gb,32,2,1500,40";
+  const char* fields[] = {"batch", "procs", "throughput_rps", "latency_ms"};
+  for (int f = 0; f < 4; ++f) {
+    for (const auto& [tag, value] : BadCells()) {
+      std::vector<std::string> cells = {"resnet50", "a100-80gb", "7g.80gb", "32",
+                                        "2",        "1500",      "40"};
+      cells[3 + f] = value;
+      std::string bad;
+      for (size_t i = 0; i < cells.size(); ++i) bad += (i ? "," : "") + cells[i];
+      Add(out, {std::string("profiles_") + fields[f] + "_" + tag,
+                {{"s.yaml", kScenario}, {"p.csv", Replace(kProfiles, row, bad)}},
+                plan,
+                "p.csv",
+                {0, 2, 3}});
+    }
+  }
+  for (const auto& [tag, text] : Damaged(kProfiles)) {
+    Add(out, {"profiles_" + tag, {{"s.yaml", kScenario}, {"p.csv", text}}, plan, "p.csv", {0, 2}});
+  }
+  Add(out, {"profiles_dir_empty",
+            {{"s.yaml", kScenario}, {"d/.keep", ""}},
+            "plan --scenario s.yaml --profiles d -o out.json",
+            "d",
+            {2}});
+  Add(out, {"profiles_missing",
+            {{"s.yaml", kScenario}},
+            "plan --scenario s.yaml --profiles nope.csv -o out.json",
+            "nope.csv",
+            {2}});
+}
+
+// ---- Deployment JSON (validate, simulate) ---------------------------------------
+
+void DeploymentCases(std::vector<HostileCase>& out) {
+  const std::string good = ReadSource("tests/golden/deployment_small.json");
+  const std::string scenario =
+      "gpu: a100-80gb\nservices:\n"
+      "  - {name: resnet50, model: resnet50, rate_rps: 829, slo_ms: 204.5}\n"
+      "  - {name: densenet121, model: densenet121, rate_rps: 353, slo_ms: 183}\n"
+      "  - {name: bert, model: bert-large, rate_rps: 19, slo_ms: 20}\n";
+  std::vector<std::pair<std::string, std::string>> bad = Damaged(good);
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"\"batch\": 32", "batch"},
+      {"\"start\": 4", "start"},
+      {"\"procs\": 2", "procs"},
+      {"\"throughput_rps\": 412.3", "throughput_rps"},
+      {"\"latency_ms\": 58.1", "latency_ms"},
+      {"\"rate_rps\": 829", "rate_rps"},
+      {"\"gpus\": 2", "gpus"},
+      {"\"factor\": 0.5", "factor"},
+  };
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},           {"huge", "1e308"},
+      {"int31", "2147483648"}, {"frac", "2.5"},
+      {"text", "\"x\""},       {"null", "null"},
+      {"list", "[1]"},         {"deep", std::string(5000, '[') + std::string(5000, ']')},
+  };
+  for (const auto& [from, field] : fields) {
+    for (const auto& [tag, value] : values) {
+      const std::string key = from.substr(0, from.find(':'));
+      bad.push_back({field + "_" + tag, Replace(good, from, key + ": " + value)});
+    }
+  }
+  bad.push_back(
+      {"deep_reason", Replace(good, "\"status\": \"infeasible\",",
+                              "\"status\": \"infeasible\", \"x\": " + std::string(200000, '[') +
+                                  std::string(200000, ']') + ",")});
+  bad.push_back({"dup_key", Replace(good, "\"planner\": \"parva\",",
+                                    "\"planner\": \"parva\", \"planner\": \"x\",")});
+  bad.push_back({"nan_literal", Replace(good, "\"latency_ms\": 58.1", "\"latency_ms\": NaN")});
+  bad.push_back({"gpus_object", Replace(good, "\"gpus\": [", "\"gpus\": {\"a\": [")});
+  bad.push_back({"sharing_bad", Replace(good, "\"sharing\": \"mig+mps\"", "\"sharing\": \"x\"")});
+  bad.push_back({"router_bad", Replace(good, "\"router\": \"weighted\"", "\"router\": 7")});
+  for (const auto& [tag, text] : bad) {
+    Add(out, {"validate_" + tag,
+              {{"s.yaml", scenario}, {"d.json", text}},
+              "validate --scenario s.yaml --deployment d.json",
+              "d.json",
+              {0, 2}});
+    Add(out, {"simulate_" + tag,
+              {{"s.yaml", scenario}, {"d.json", text}},
+              "simulate --scenario s.yaml --deployment d.json --duration 2s -o r.txt",
+              "d.json",
+              {0, 2}});
+  }
+}
+
+// ---- Flags --------------------------------------------------------------------
+
+void FlagCases(std::vector<HostileCase>& out) {
+  const std::map<std::string, std::string> scenario = {{"s.yaml", kScenario}};
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},  {"zero", "0"},  {"huge", "1e300"}, {"tiny", "1e-300"},
+      {"nan", "nan"}, {"inf", "inf"}, {"text", "abc"},   {"int64", "18446744073709551617"},
+  };
+  struct FlagOf {
+    std::string command, flag, suffix;
+  };
+  const std::vector<FlagOf> flags = {
+      {"plan --scenario s.yaml -o out.json", "--time-limit", ""},
+      {"plan --scenario s.yaml -o out.json", "--seed", ""},
+      {"plan --scenario s.yaml -o out.json", "--latency-factor", ""},
+      {"plan --scenario s.yaml -o out.json", "--replicate", ""},
+      {"plan --scenario s.yaml -o out.json --verify", "--verify-duration", ""},
+      {"plan --scenario s.yaml -o out.json --planner migserving-ga", "--time-limit", ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt", "--duration", ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt --arrivals bursty",
+       "--burst-on-share", ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt --arrivals bursty", "--burst-on-s",
+       ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt", "--max-queue-delay-ms", ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt", "--drop-after-ms", ""},
+      {"simulate --scenario s.yaml --deployment d.json -o r.txt", "--variability", "lognormal:"},
+      {"gslice --scenario s.yaml -o r.txt --duration 5s", "--period", ""},
+      {"gslice --scenario s.yaml -o r.txt", "--duration", ""},
+      {"gslice --scenario s.yaml -o r.txt --duration 5s", "--initial-share", ""},
+      {"gslice --scenario s.yaml -o r.txt --duration 5s", "--reload-delay", ""},
+      {"replay --nodes n.csv --pods p.csv -o r.txt --policy mecc", "--mecc-window", ""},
+      {"replay --nodes n.csv --pods p.csv -o r.txt --policy grmu", "--consolidate-every", ""},
+      {"replay --nodes n.csv --pods p.csv -o r.txt", "--gpus-per-host", ""},
+      {"replay --nodes n.csv --pods p.csv -o r.txt --policy grmu", "--heavy-share", ""},
+      {"gen --preset normal-1 -o g.yaml", "--services", ""},
+      {"gen --preset normal-1 -o g.yaml", "--seed", ""},
+  };
+  for (const FlagOf& f : flags) {
+    for (const auto& [tag, value] : values) {
+      std::string name = "flag_" + f.command.substr(0, f.command.find(' ')) + f.flag + "_" + tag;
+      for (char& c : name) c = (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+      if (f.command.find("migserving") != std::string::npos) name += "_ga";
+      if (f.command.find("bursty") != std::string::npos && f.flag == "--duration") name += "_b";
+      std::map<std::string, std::string> files = scenario;
+      files["n.csv"] = kNodes;
+      files["p.csv"] = kPods;
+      files["d.json"] = ReadSource("tests/golden/deployment_small.json");
+      files["s.yaml"] =
+          f.command.starts_with("simulate")
+              ? "gpu: a100-80gb\nservices:\n"
+                "  - {name: resnet50, model: resnet50, rate_rps: 829, slo_ms: 204.5}\n"
+                "  - {name: densenet121, model: densenet121, rate_rps: 353, slo_ms: 183}\n"
+                "  - {name: bert, model: bert-large, rate_rps: 19, slo_ms: 20}\n"
+              : kScenario;
+      // A flag taking a time accepts "1e300"; the word form of the same.
+      Add(out, {name,
+                files,
+                f.command + " " + f.flag + " '" + f.suffix + value + "'",
+                f.flag,
+                {0, 2, 3}});
+    }
+  }
+}
+
+// ---- VM traces (replay) ---------------------------------------------------------
+
+void TraceCases(std::vector<HostileCase>& out) {
+  const std::string replay = "replay --nodes n.csv --pods p.csv --compare -o r.txt";
+  for (const auto& [tag, text] : Damaged(kPods)) {
+    Add(out, {"pods_" + tag, {{"n.csv", kNodes}, {"p.csv", text}}, replay, "p.csv", {0, 2}});
+  }
+  for (const auto& [tag, text] : Damaged(kNodes)) {
+    Add(out, {"nodes_" + tag, {{"n.csv", text}, {"p.csv", kPods}}, replay, "n.csv", {0, 2}});
+  }
+  const std::string row = "pod-1,6000,12288,1,460,,LS,Running,427,12902,427";
+  const char* fields[] = {"cpu_milli", "num_gpu", "gpu_milli", "creation_time", "deletion_time"};
+  const int column[] = {1, 3, 4, 8, 9};
+  for (int f = 0; f < 5; ++f) {
+    for (const auto& [tag, value] : BadCells()) {
+      std::vector<std::string> cells;
+      std::stringstream ss(row);
+      for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+      cells.resize(11);
+      cells[column[f]] = value;
+      std::string bad;
+      for (size_t i = 0; i < cells.size(); ++i) bad += (i ? "," : "") + cells[i];
+      Add(out, {std::string("pods_") + fields[f] + "_" + tag,
+                {{"n.csv", kNodes}, {"p.csv", Replace(kPods, row, bad)}},
+                replay,
+                "p.csv",
+                {0, 2}});
+    }
+  }
+  for (const auto& [tag, value] : BadCells()) {
+    Add(out, {"nodes_gpu_" + tag,
+              {{"n.csv", Replace(kNodes, "64000,262144,8,A100", "64000,262144," + value + ",A100")},
+               {"p.csv", kPods}},
+              replay,
+              "n.csv",
+              {0, 2}});
+  }
+  Add(out, {"pods_huge_times",
+            {{"n.csv", kNodes}, {"p.csv", Replace(kPods, "900,2000,900", "1e21,1e22,1e21")}},
+            "replay --nodes n.csv --pods p.csv --policy mecc -o r.txt",
+            "p.csv",
+            {0, 2}});
+}
+
+// ---- iGniter coefficients, samples, MPS scenarios --------------------------------
+
+void MpsCases(std::vector<HostileCase>& out) {
+  const std::string plan = "plan --scenario s.yaml --coeffs c.json -o out.json";
+  for (const auto& [tag, text] : Damaged(kCoefficients)) {
+    Add(out,
+        {"coeffs_" + tag, {{"s.yaml", kMpsScenario}, {"c.json", text}}, plan, "c.json", {0, 2}});
+  }
+  const std::vector<std::string> fields = {"\"n_k\": 20",        "\"k_sch_ms\": 0.03",
+                                           "\"d_load\": 602112", "\"F\": 1530",
+                                           "\"unit\": 2.5",      "\"B_pcie\": 10000000"};
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},     {"zero", "0"},
+      {"huge", "1e308"}, {"tiny", "1e-300"},
+      {"text", "\"x\""}, {"deep", std::string(100000, '[') + std::string(100000, ']')}};
+  for (const std::string& from : fields) {
+    for (const auto& [tag, value] : values) {
+      std::string name = "coeffs_" + from.substr(1, from.find('"', 1) - 1) + "_" + tag;
+      Add(out, {name,
+                {{"s.yaml", kMpsScenario},
+                 {"c.json",
+                  Replace(kCoefficients, from, from.substr(0, from.find(':')) + ": " + value)}},
+                plan,
+                "c.json",
+                {0, 2, 3}});
+    }
+  }
+  for (const auto& [tag, value] : BadNumbers()) {
+    Add(out, {"mps_rate_" + tag,
+              {{"s.yaml", Replace(kMpsScenario, "rate_rps: 200", "rate_rps: " + value)},
+               {"c.json", kCoefficients}},
+              plan,
+              "s.yaml",
+              {0, 2, 3}});
+  }
+  for (const auto& [tag, text] : Damaged(kSamples)) {
+    Add(out, {"samples_" + tag, {{"f.csv", text}}, "igniter fit f.csv -o c.json", "f.csv", {0, 2}});
+  }
+  for (const auto& [tag, value] : BadCells()) {
+    Add(out, {"samples_value_" + tag,
+              {{"f.csv", Replace(kSamples, "4,50,9.1", "4,50," + value)}},
+              "igniter fit f.csv -o c.json",
+              "f.csv",
+              {0, 2}});
+  }
+}
+
+// ---- Outputs ---------------------------------------------------------------------
+
+// ---- compare, profiles, gpus ------------------------------------------------------
+
+void OtherCommandCases(std::vector<HostileCase>& out) {
+  const std::string compare = "compare --scenario s.yaml --repeat 1 --time-limit 1";
+  for (const auto& [tag, text] : Damaged(kScenario)) {
+    Add(out, {"compare_" + tag, {{"s.yaml", text}}, compare, "s.yaml", {0, 2}});
+  }
+  for (const auto& [tag, value] : BadNumbers()) {
+    Add(out, {"compare_rate_" + tag,
+              {{"s.yaml", Replace(kScenario, "rate_rps: 500", "rate_rps: " + value)}},
+              compare,
+              "s.yaml",
+              {0, 2}});
+  }
+  for (const char* gpu : {"v100-16gb", "a100", "", "A100-80GB", "\x01"}) {
+    std::string tag = gpu;
+    for (char& c : tag) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    Add(out, {"profiles_synth_gpu_" + tag + "_" + std::to_string(out.size()),
+              {},
+              std::string("profiles synth --gpu '") + gpu + "' -o p.csv",
+              "--gpu",
+              {0, 2}});
+    Add(out, {"gpus_gpu_" + tag + "_" + std::to_string(out.size()),
+              {},
+              std::string("gpus --gpu '") + gpu + "' --layouts",
+              "--gpu",
+              {0, 2}});
+  }
+}
+
+void OutputCases(std::vector<HostileCase>& out) {
+  const std::map<std::string, std::string> scenario = {{"s.yaml", kScenario}};
+  Add(out, {"output_into_missing_dir",
+            scenario,
+            "plan --scenario s.yaml -o no/such/dir/o.json",
+            "no/such/dir/o.json",
+            {2}});
+  Add(out, {"output_is_a_directory",
+            {{"s.yaml", kScenario}, {"o.json/.keep", ""}},
+            "plan --scenario s.yaml -o o.json",
+            "o.json",
+            {2}});
+  Add(out, {"svg_into_missing_dir",
+            scenario,
+            "plan --scenario s.yaml --svg no/dir/p.svg",
+            "no/dir/p.svg",
+            {2}});
+  Add(out, {"unknown_subcommand", scenario, "plann --scenario s.yaml", "", {2}});
+  Add(out, {"unknown_flag", scenario, "plan --scenario s.yaml --colour", "--colour", {2}});
+  Add(out, {"missing_scenario", {}, "plan --scenario nope.yaml", "nope.yaml", {2}});
+  Add(out, {"scenario_is_dir", {{"d.yaml/.keep", ""}}, "plan --scenario d.yaml", "d.yaml", {2}});
+}
+
+}  // namespace
+
+std::vector<HostileCase> AllCases() {
+  std::vector<HostileCase> cases;
+  ScenarioCases(cases);
+  ProfileCases(cases);
+  DeploymentCases(cases);
+  FlagCases(cases);
+  TraceCases(cases);
+  MpsCases(cases);
+  OtherCommandCases(cases);
+  OutputCases(cases);
+  std::set<std::string> names;
+  for (const HostileCase& c : cases) {
+    if (!names.insert(c.name).second) throw std::logic_error("duplicate hostile case " + c.name);
+  }
+  return cases;
+}
+
+}  // namespace tessera::hostile
