@@ -24,11 +24,6 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
-  // CLI11 quotes arguments in its errors as typed: escape them as every
-  // Tessera message is (an argument may hold an escape sequence).
-  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
-    return tessera::EscapeMessage(CLI::FailureMessage::simple(failed, e));
-  });
   app.set_version_flag("--version", "tessera 0.1.0");
   int exit_code = tessera::cli::kExitOk;
   tessera::cli::AddPlanCommand(app, exit_code);
@@ -50,9 +45,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, as every other error: what is wrong and where to read more.
-    std::cerr << "tessera: error: " << e.what() << " (see `tessera "
-              << (argc > 1 ? std::string(argv[1]) + " " : std::string()) << "--help`)\n";
+    // One line, as every other error: what is wrong and where to read more,
+    // escaped as every message is.
+    tessera::cli::PrintMessage("tessera: error: " + std::string(e.what()) + " (see `tessera " +
+                               (argc > 1 ? std::string(argv[1]) + " " : std::string()) +
+                               "--help`)\n");
     return tessera::cli::kExitBadInput;
   }
   return exit_code;
