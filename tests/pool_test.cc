@@ -332,5 +332,34 @@ TEST_F(PoolTest, PricesBeyondTheLimitAreInputErrors) {
   }
 }
 
+// Issue 17, class 7: planners without pool support ignored a pool entry's
+// max_count and used more GPUs than allowed, silently. The engine checks
+// every plan against the caps, naming the entry, the planner and both counts.
+TEST_F(PoolTest, EveryPlannerKeepsWithinMaxCountOrSaysSo) {
+  std::vector<GpuOffer> one = {offers_[0]};
+  one[0].max_count = 2;  // S5 needs about 15 A100s
+  Result<Problem> problem = Build(one);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  for (const std::string& name : BuiltinPlanners().Names()) {
+    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
+    ASSERT_TRUE(planner.ok());
+    if (!CheckPlannerFits(**planner, *problem).ok()) continue;  // MPS planners
+    Result<PlanReport> report = Run(name, *problem);
+    if (report.ok()) {
+      EXPECT_LE(report->deployment.metrics.gpus, 2) << name;
+      continue;
+    }
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument) << name;
+    if (name == "exact") continue;  // plans within the caps, or says they are too tight
+    EXPECT_NE(
+        report.status().message().find("field 'max_count': planner " + name + "'s plan needs "),
+        std::string::npos)
+        << report.status().message();
+    EXPECT_NE(report.status().message().find("a100-80gb GPUs, more than the pool's max_count 2"),
+              std::string::npos)
+        << report.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tessera

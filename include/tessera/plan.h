@@ -42,7 +42,11 @@ Status CheckPlannerFits(const Planner& planner, const Problem& problem);
 // Times planner.Plan() with `clock` and builds the report against the
 // stronger of StrongestBound(problem) and the planner's proof (a GPU bound
 // unless the pool is priced; then it fills cost_lower_bound). Propagates the
-// planner's error Status and CheckPlannerFits'.
+// planner's error Status and CheckPlannerFits'. A plan that uses more GPUs of
+// a model than its pool entry's max_count (GpuOffer::max_count > 0) is
+// InvalidArgument "<scenario>:<line>: field 'max_count': planner <name>'s
+// plan needs N <gpu> GPUs, more than the pool's max_count M; ...": planners
+// without pool support ignore caps, so every plan is checked here.
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock = SystemClock());
 
