@@ -47,6 +47,10 @@ Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
   o.heavy_share = flags.heavy_share;
   TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
   TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s, ParseDuration("--mecc-window", flags.mecc_window));
+  if (!limits::kMeccWindowS.Contains(o.mecc_window_s)) {
+    return Status::InvalidArgument("--mecc-window: seconds " +
+                                   OutOfRange(limits::kMeccWindowS, o.mecc_window_s));
+  }
   o.defragment = !flags.no_defragment;
   TESSERA_RETURN_IF_ERROR(o.Validate());
   return o;

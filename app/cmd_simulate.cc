@@ -156,7 +156,7 @@ Result<Scenario> LoadScenarioOf(const SimulateFlags& flags) {
     scenario = ImportParvaSloRow(flags.parva_slo, flags.row);
   }
   if (!scenario.ok()) return scenario.status();
-  return ReplicateScenario(*scenario, flags.replicate);
+  return Replicated(*scenario, flags.replicate);
 }
 
 Result<Deployment> LoadDeployment(const std::string& path) {
@@ -402,7 +402,7 @@ void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
   scenario->excludes(slo);
   cmd.add_option("--replicate", flags.replicate,
                  "K copies of every service, as the deployment was planned with")
-      ->check(CLI::Range(1, 10000));
+      ->check(Within(limits::kReplicate));
   cmd.add_option("--deployment", flags.deployment, "Deployment JSON (tessera plan --format json)")
       ->required();
   cmd.add_option("--profiles", flags.profiles,
