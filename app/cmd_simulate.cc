@@ -102,7 +102,7 @@ Status ParseVariability(const std::string& text, SimOptions& options) {
   } else {
     return Status::InvalidArgument(
         "--variability: expected none, exponential, lognormal or lognormal:CV (a coefficient "
-        "of variation > 0, e.g. lognormal:0.2), got " +
+        "of variation in (0, 100], e.g. lognormal:0.2), got " +
         QuoteForMessage(text));
   }
   return Status::Ok();
@@ -382,7 +382,7 @@ void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
       ->check(NonNegative());
   cmd.add_option("--variability", flags.variability,
                  "Batch execution time: none, exponential, lognormal or lognormal:CV (mean 1 x "
-                 "the profiled latency; CV default 0.1)")
+                 "the profiled latency; CV in (0, 100], default 0.1)")
       ->capture_default_str();
   cmd.add_option("--drop-after-ms", flags.drop_after_ms,
                  "Drop a request that has waited longer than this when its batch forms (counted "
