@@ -16,6 +16,7 @@
 #include "durations.h"
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
+#include "tessera/input_limits.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "tessera/text_io.h"
@@ -56,8 +57,10 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
   scenario->excludes(slo);
   command.add_option("--gpu", flags.gpu,
                      "GPU model (" + GpuNames() + "); default: the scenario's, else a100-80gb");
-  auto* factor = command.add_option("--latency-factor", flags.latency_factor,
-                                    "A batch may take this share of the SLO (default 0.5)");
+  auto* factor = command
+                     .add_option("--latency-factor", flags.latency_factor,
+                                 "A batch may take this share of the SLO (default 0.5)")
+                     ->check(Within(limits::kLatencyFactor));
   command.add_option("--router", flags.router,
                      "How the serving side routes a service's requests among its processes, "
                      "recorded in the plan: weighted (default: at random by SLO-safe capacity) "
@@ -66,7 +69,7 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       .add_option("--replicate", flags.replicate,
                   "Serve K copies of every service, named <name>#k (ParvaGPU's scalability "
                   "study grows S5 to 110 services with K = 10)")
-      ->check(CLI::Range(1, 10000));
+      ->check(Within(limits::kReplicate));
   command.add_option("--profiles", flags.profiles,
                      "MIG planners: profile CSV file or ParvaGPU prof_data directory (format "
                      "detected); default: the embedded synthesized profiles");
@@ -94,7 +97,29 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       .add_option("--price", flags.price_per_hour,
                   "MPS planners: hourly price of one GPU (default: the scenario pool's price, "
                   "else the catalog's one-GPU cloud instance, e.g. p3.2xlarge $3.06)")
-      ->check(NonNegative());
+      ->check(Within(limits::kPriceFlag));
+}
+
+CLI::Validator Within(const InputRange& range) {
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        const std::optional<double> v = ToDouble(Trim(text));
+        return v && range.Contains(*v) ? "" : OutOfRange(range, QuoteForMessage(text));
+      },
+      range.Describe());
+}
+
+Result<Scenario> Replicated(const Scenario& scenario, int copies) {
+  if (!limits::kReplicate.Contains(copies)) {
+    return Status::InvalidArgument("--replicate: " + OutOfRange(limits::kReplicate, copies));
+  }
+  const double services = static_cast<double>(scenario.services.size()) * copies;
+  if (!limits::kServices.Contains(services)) {
+    return Status::InvalidArgument(
+        fmt::format("--replicate: {} copies of {} services make {:g}; a scenario holds {}", copies,
+                    scenario.services.size(), services, limits::kServices.Describe()));
+  }
+  return ReplicateScenario(scenario, copies);
 }
 
 CLI::Validator NonNegative() {
@@ -144,7 +169,7 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
     scenario = ImportParvaSloRow(flags.parva_slo, flags.row);
   }
   if (!scenario.ok()) return scenario.status();
-  return ReplicateScenario(*scenario, flags.replicate);
+  return Replicated(*scenario, flags.replicate);
 }
 
 namespace {
@@ -272,6 +297,14 @@ double ChoosePrice(const InputFlags& flags, const Scenario& scenario, const GpuM
   return gpu.cloud.price_per_hour;
 }
 
+// The scenario pool's max_count of `gpu`; 0 (no cap) when it has none.
+int ChooseMaxCount(const Scenario& scenario, const GpuModel& gpu) {
+  for (const PoolEntry& entry : scenario.pool) {
+    if (entry.gpu == gpu.name) return entry.max_count;
+  }
+  return 0;
+}
+
 Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
                                const LatencyRule& rule) {
   if (flags.coefficients.empty()) {
@@ -286,8 +319,9 @@ Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario
     TESSERA_ASSIGN_OR_RETURN(GpuletTables tables, LoadGpuletTables(flags.gpulet_tables));
     gpulet = std::make_shared<const GpuletTables>(std::move(tables));
   }
-  return Problem::BuildMps(scenario, {gpu, ChoosePrice(flags, scenario, *gpu), 0},
-                           std::move(coefficients), rule, std::move(gpulet));
+  return Problem::BuildMps(
+      scenario, {gpu, ChoosePrice(flags, scenario, *gpu), ChooseMaxCount(scenario, *gpu)},
+      std::move(coefficients), rule, std::move(gpulet));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "tessera/deployment.h"
 #include "tessera/gpu_catalog.h"
+#include "tessera/input_limits.h"
 #include "tessera/latency_rule.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
@@ -67,6 +68,14 @@ struct SearchFlags {
 // NonNegativeNumber would print DBL_MAX in full, and an unsigned option takes
 // "-1" as 2^64 - 1.
 CLI::Validator NonNegative();
+// A flag validator for numbers in `range` (input_limits.h), saying what is
+// wrong in the words of every parser's range errors.
+CLI::Validator Within(const InputRange& range);
+
+// `copies` copies of every service (ReplicateScenario) when --replicate
+// stays within limits::kReplicate and the copies within limits::kServices;
+// otherwise InvalidArgument naming --replicate.
+Result<Scenario> Replicated(const Scenario& scenario, int copies);
 
 // Declares the SearchFlags options on `command`.
 void AddSearchFlags(CLI::App& command, SearchFlags& flags);

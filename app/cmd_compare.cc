@@ -33,8 +33,9 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One planner's row; nullopt when the problem lacks what it needs (then
-// `skipped` maps the reason to the planners it keeps out).
+// One planner's row; nullopt when the problem lacks what it needs, or the
+// planner cannot plan it as asked (say, within the pool's max_count): then
+// `skipped` maps the reason to the planners it keeps out.
 Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>& problem,
                                   int repeat, const PlanContext& context,
                                   std::map<std::string, std::vector<std::string>>& skipped) {
@@ -46,7 +47,12 @@ Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>&
   Row row{std::string(planner.Name()), Sharing::kMigMps, {}, 0, 0};
   std::vector<double> times;
   for (int k = 0; k < repeat; ++k) {
-    TESSERA_ASSIGN_OR_RETURN(PlanReport report, RunPlanner(planner, *problem, context));
+    Result<PlanReport> run = RunPlanner(planner, *problem, context);
+    if (k == 0 && run.status().code() == StatusCode::kInvalidArgument) {
+      skipped[run.status().message()].push_back(std::string(planner.Name()));
+      return std::optional<Row>();
+    }
+    TESSERA_ASSIGN_OR_RETURN(PlanReport report, std::move(run));
     const Deployment& d = report.deployment;
     times.push_back(d.metrics.plan_ms);
     if (k > 0) continue;
@@ -112,6 +118,10 @@ int RunCompare(const CompareFlags& flags) {
   }
   for (const auto& [reason, names] : skipped) {
     PrintMessage(fmt::format("tessera: note: skipped {}: {}\n", fmt::join(names, ", "), reason));
+  }
+  if (rows.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "no planner could plan the scenario; the notes above say why for each"));
   }
   MeasureAgainstStrongestBound(rows);
   std::cout << (flags.format == "json" ? FormatCompareJson(rows)

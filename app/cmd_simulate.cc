@@ -103,7 +103,7 @@ Status ParseVariability(const std::string& text, SimOptions& options) {
   } else {
     return Status::InvalidArgument(
         "--variability: expected none, exponential, lognormal or lognormal:CV (a coefficient "
-        "of variation > 0, e.g. lognormal:0.2), got " +
+        "of variation in (0, 100], e.g. lognormal:0.2), got " +
         QuoteForMessage(text));
   }
   return Status::Ok();
@@ -157,7 +157,7 @@ Result<Scenario> LoadScenarioOf(const SimulateFlags& flags) {
     scenario = ImportParvaSloRow(flags.parva_slo, flags.row);
   }
   if (!scenario.ok()) return scenario.status();
-  return ReplicateScenario(*scenario, flags.replicate);
+  return Replicated(*scenario, flags.replicate);
 }
 
 Result<Deployment> LoadDeployment(const std::string& path) {
@@ -414,7 +414,7 @@ void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
       ->transform(DurationFlag(kServingDelay, kMillisecond));
   cmd.add_option("--variability", flags.variability,
                  "Batch execution time: none, exponential, lognormal or lognormal:CV (mean 1 x "
-                 "the profiled latency; CV default 0.1)")
+                 "the profiled latency; CV in (0, 100], default 0.1)")
       ->capture_default_str();
   cmd.add_option("--drop-after-ms", flags.drop_after_ms,
                  "Drop a request that has waited longer than this when its batch forms (counted "
@@ -435,7 +435,7 @@ void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
   scenario->excludes(slo);
   cmd.add_option("--replicate", flags.replicate,
                  "K copies of every service, as the deployment was planned with")
-      ->check(CLI::Range(1, 10000));
+      ->check(Within(limits::kReplicate));
   cmd.add_option("--deployment", flags.deployment, "Deployment JSON (tessera plan --format json)")
       ->required();
   cmd.add_option("--profiles", flags.profiles,

@@ -281,5 +281,85 @@ TEST_F(PoolTest, EqualPricesMinimiseGpusAboveTheBound) {
   }
 }
 
+// Issue 17, class 6: prices span at most limits::kPricePerHour, and the exact
+// planner scales them so that its solver sees the cheapest at 1. Prices of
+// any scale within the limits plan the same GPUs for the same ratio, and
+// the extremes of the range still pick the cheap model.
+TEST_F(PoolTest, PricesOfEveryScaleWithinTheLimitsPlanAlike) {
+  const Deployment& base = MixedPlan();
+  ASSERT_FALSE(base.gpus.empty());
+  for (const double scale : {1e-3 / 4.1, 1e5 / 6.98}) {
+    std::vector<GpuOffer> scaled = offers_;
+    for (GpuOffer& offer : scaled) offer.price_per_hour *= scale;
+    Result<Problem> problem = Build(scaled);
+    ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+    Result<PlanReport> report = Run("exact", *problem);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    const Metrics& m = report->deployment.metrics;
+    EXPECT_EQ(m.proven_optimal, std::optional<bool>(true)) << scale;
+    EXPECT_EQ(m.gpus, base.metrics.gpus) << scale;
+    EXPECT_NEAR(m.cost_per_hour, base.metrics.cost_per_hour * scale, 1e-9 * m.cost_per_hour);
+    EXPECT_NEAR(m.cost_lower_bound, m.cost_per_hour, 1e-6 * m.cost_per_hour) << scale;
+  }
+  // The whole span: the cheap model alone (its cap allows it), never the dear one.
+  std::vector<GpuOffer> span = offers_;
+  span[0].price_per_hour = 1e-3;
+  span[1].price_per_hour = 1e5;
+  Result<Problem> problem = Build(span);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  Result<PlanReport> report = Run("exact", *problem);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->deployment.pool.size(), 2u);
+  EXPECT_EQ(report->deployment.pool[1].used, 0);
+  Result<Problem> a100 = Build({{offers_[0].gpu, 0, 0}});
+  ASSERT_TRUE(a100.ok());
+  Result<PlanReport> alone = Run("exact", *a100);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(report->deployment.metrics.gpus, alone->deployment.metrics.gpus);
+}
+
+// Prices beyond the limit are input errors: 1e16..1e24 gave a false
+// "max_count caps" error, 1e25 and above a Clp assertion (an abort).
+TEST_F(PoolTest, PricesBeyondTheLimitAreInputErrors) {
+  for (const double price : {1e16, 1e25, 1e300}) {
+    std::vector<GpuOffer> dear = offers_;
+    dear[0].price_per_hour = price;
+    Result<Problem> problem = Build(dear);
+    ASSERT_FALSE(problem.ok()) << price;
+    EXPECT_EQ(problem.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(problem.status().message().find("[0.001, 100000]"), std::string::npos)
+        << problem.status().message();
+  }
+}
+
+// Issue 17, class 7: planners without pool support ignored a pool entry's
+// max_count and used more GPUs than allowed, silently. The engine checks
+// every plan against the caps, naming the entry, the planner and both counts.
+TEST_F(PoolTest, EveryPlannerKeepsWithinMaxCountOrSaysSo) {
+  std::vector<GpuOffer> one = {offers_[0]};
+  one[0].max_count = 2;  // S5 needs about 15 A100s
+  Result<Problem> problem = Build(one);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  for (const std::string& name : BuiltinPlanners().Names()) {
+    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
+    ASSERT_TRUE(planner.ok());
+    if (!CheckPlannerFits(**planner, *problem).ok()) continue;  // MPS planners
+    Result<PlanReport> report = Run(name, *problem);
+    if (report.ok()) {
+      EXPECT_LE(report->deployment.metrics.gpus, 2) << name;
+      continue;
+    }
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument) << name;
+    if (name == "exact") continue;  // plans within the caps, or says they are too tight
+    EXPECT_NE(
+        report.status().message().find("field 'max_count': planner " + name + "'s plan needs "),
+        std::string::npos)
+        << report.status().message();
+    EXPECT_NE(report.status().message().find("a100-80gb GPUs, more than the pool's max_count 2"),
+              std::string::npos)
+        << report.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -25,8 +25,11 @@ std::string FormatDeploymentJson(const Deployment& deployment);
 
 // Parses canonical JSON back; Format(Parse(Format(d))) == Format(d). Strict:
 // unknown keys, duplicate keys, missing keys, wrong types, negative counts,
-// an unknown `status`, duplicate GPU indices or service names and instances
-// of unlisted services are errors (InvalidArgument). Errors name `source` and
+// an unknown `status`, duplicate GPU indices or service names, instances
+// of unlisted services, and numbers outside their input limits
+// (input_limits.h: an instance's batch, procs, throughput_rps and latency_ms,
+// a process's batch, a service's rate_rps and slo_ms, a pool entry's
+// price_per_hour and max_count) are errors (InvalidArgument). Errors name `source` and
 // the JSON path of the field at fault, e.g.
 // "plan.json: gpus[2].instances[0].start: expected an integer, got 4.5";
 // syntax errors give line and column. Geometry is the validator's job.

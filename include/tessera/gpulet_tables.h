@@ -46,8 +46,8 @@ using GpuletTable = std::map<std::pair<int, int>, double>;
 struct GpuletModelTables {
   std::string model;           // canonical model name
   int line = 0;                // first line of the file naming the model
-  GpuletTable latency_ms;      // > 0, finite
-  GpuletTable throughput_rps;  // > 0, finite
+  GpuletTable latency_ms;      // in limits::kLatencyMs
+  GpuletTable throughput_rps;  // in limits::kThroughputRps
   GpuletTable l2_pct;          // in [0, 100]
   GpuletTable dram_pct;        // in [0, 100]
 };
@@ -95,10 +95,11 @@ std::optional<double> GpuletLookup(const GpuletTable& table, int batch, int reso
 //   "alexnet.latency.4.20" or "interference.latency[12][5]": a value that is
 //   not an object / array / number where one is expected, a batch key that
 //   is not a whole number in [1, 4096], a resource key that is not a whole
-//   number in [1, 100], a latency or throughput that is not finite and > 0,
-//   a utilisation outside [0, 100] or not finite, an entry given twice, an
-//   unknown key, an interference row that is not [string, string, batch,
-//   batch, r1 in [1, 99], latency > 0, latency > 0];
+//   number in [1, 100], a latency outside limits::kLatencyMs or a throughput
+//   outside limits::kThroughputRps (input_limits.h), a utilisation outside
+//   [0, 100] or not finite, an entry given twice, an unknown key, an
+//   interference row that is not [string, string, batch, batch, r1 in
+//   [1, 99], latency, latency] with latencies in limits::kLatencyMs;
 //   "<source>:<line>: field '<model>.<table>': missing or empty" (the line
 //   where the model first appears) when a model lacks one of the four tables;
 //   "<source>: no model tables" when the text names no model.

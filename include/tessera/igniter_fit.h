@@ -119,7 +119,9 @@ Result<FitSamples> ParseFitSamplesCsv(std::string_view text, std::string_view so
 // neither the samples nor base (the message lists them all and says to give
 // them as CSV rows or in --base), too few or degenerate samples for a fit
 // (naming the model), a fitted curve that is not positive where power or L2
-// was sampled, no model at all.
+// was sampled, no model at all, or a coefficient (given or fitted) outside
+// its range of input_limits.h (ValidateMpsCoefficients: what is written
+// reads back).
 Result<MpsCoefficients> FitMpsCoefficients(const FitSamples& samples, const MpsCoefficients* base);
 
 // Root-mean-square of (ActiveMs(b, r) - t) / t over `samples.active_ms`, as

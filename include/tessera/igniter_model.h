@@ -79,9 +79,17 @@ struct MpsCoefficients {
 // (InvalidArgument "<source>: field '<model>.<field>': <what>", or
 // "<source>:<line>:<column>: JSON syntax error: ..."): not an object, no
 // "hardware" or no model, a missing or non-numeric field, k not 5 numbers,
-// coefficient pairs not 2, a non-positive F, P, unit, B_pcie or n_k, negative
-// byte counts. Model keys go through CanonicalModelName.
+// coefficient pairs not 2, a number outside its range of input_limits.h
+// (F in kFrequencyMhz, P in kPowerW, p_idle in kIdlePowerW, unit in kUnitPct,
+// B_pcie in kPcieBytesPerMs, n_k in kKernels, k_sch_ms in kSchedMs, byte
+// counts in kRequestBytes, every other coefficient in kCoefficient). Model
+// keys go through CanonicalModelName.
 Result<MpsCoefficients> ParseMpsCoefficientsJson(std::string_view text, std::string_view source);
+// Ok iff every number of `coefficients` lies in its range of input_limits.h
+// (as ParseMpsCoefficientsJson requires); otherwise InvalidArgument
+// "field '<model>.<field>': <what>" (e.g. for coefficients fitted or built
+// in code, so that what is written reads back).
+Status ValidateMpsCoefficients(const MpsCoefficients& coefficients);
 // Reads and parses a coefficients file (NotFound / IoError when unreadable).
 Result<MpsCoefficients> LoadMpsCoefficients(const std::string& path);
 // The coefficients as JSON in the form above, numbers written so that they
@@ -95,6 +103,9 @@ struct Colocated {
   double resource_pct = 0;
 };
 
+// Where the coefficients predict a time <= 0 or not finite (outside the
+// batches and resources they were fitted on), the workload cannot run so:
+// gpu_ms and latency_ms are +infinity and throughput_rps is 0.
 struct Prediction {
   double gpu_ms = 0;          // GPU time of a batch, interference and clock included
   double latency_ms = 0;      // gpu_ms plus the batch's PCIe transfers
@@ -112,7 +123,8 @@ Prediction PredictAlone(const MpsHardware& hardware, const WorkloadCoefficients&
 
 // Theorem 1: the batch that just keeps up with `rate_rps` within
 // `budget_ms`, and the least resource (a multiple of the unit) meeting the
-// budget at that batch when running alone, ignoring interference.
+// budget at that batch when running alone, ignoring interference. A batch
+// above limits::kBatch does not fit one GPU (batch = kBatch.max, fits false).
 struct ResourceLowerBound {
   int batch = 1;
   double resource_pct = 0;

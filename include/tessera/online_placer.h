@@ -31,7 +31,7 @@ struct PlacerOptions {
   // GRMU: defragment the most fragmented light-basket GPU after a rejection.
   bool defragment = true;
   // MECC: look-back window of the arrivals that estimate profile
-  // probabilities.
+  // probabilities; within limits::kMeccWindowS.
   double mecc_window_s = 24 * 3600.0;
 
   // InvalidArgument naming the first bad field.

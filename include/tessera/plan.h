@@ -45,7 +45,11 @@ Status CheckPlannerFits(const Planner& planner, const Problem& problem);
 // unless the pool is priced; then it fills cost_lower_bound). Propagates the
 // planner's error Status and CheckPlannerFits'. A planner that took more
 // than 10% over context.time_limit_s (one that cannot stop early) is noted
-// on context.progress, with the time it took.
+// on context.progress, with the time it took. A plan that uses more GPUs of
+// a model than its pool entry's max_count (GpuOffer::max_count > 0) is
+// InvalidArgument "<scenario>:<line>: field 'max_count': planner <name>'s
+// plan needs N <gpu> GPUs, more than the pool's max_count M; ...": planners
+// without pool support ignore caps, so every plan is checked here.
 Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
                               const PlanContext& context, const Clock& clock = SystemClock());
 

@@ -70,14 +70,19 @@ struct ServiceSpec {
 class Problem {
  public:
   // Builds the problem. NotFound if a service's model has no profile on
-  // `gpu`; InvalidArgument if the scenario or the rule is invalid, or a
-  // profile entry names a profile `gpu` does not have.
+  // `gpu`; InvalidArgument if the scenario or the rule is invalid, a
+  // profile entry names a profile `gpu` does not have, or the plan would be
+  // too large to plan in bounded time: a service whose rate needs more than
+  // limits::kSegmentsPerService segments of some profile that can serve it
+  // ("<file>:<line>: field 'rate_rps': ..."), or services needing more than
+  // limits::kSegmentsPerProblem in all (input_limits.h).
   static Result<Problem> Build(const Scenario& scenario, const GpuModel& gpu,
                                const ProfileTable& profiles, const LatencyRule& rule);
   // The same over several GPU models: a service's triplets are those of every
   // model (Triplet::pool says which). NotFound if a service's model has no
   // profile on one of them; InvalidArgument for an empty pool, a null model,
-  // or a negative price or cap.
+  // a price neither 0 (not priced) nor within limits::kPricePerHour, or a cap
+  // neither 0 (none) nor within limits::kMaxCount.
   static Result<Problem> BuildPool(const Scenario& scenario, std::vector<GpuOffer> pool,
                                    const ProfileTable& profiles, const LatencyRule& rule);
   // A problem of whole GPUs of one model shared through MPS (Sharing::kMps),
@@ -86,8 +91,10 @@ class Problem {
   // rule is `rule` with the bare capacity rule (its factor and router stay).
   // NotFound
   // "<file>:<line>: field 'model': no iGniter coefficients for '<m>' (have:
-  // ...)"; InvalidArgument for an invalid scenario or rule, a null model or a
-  // price < 0.
+  // ...)"; InvalidArgument for an invalid scenario or rule, a null model, a
+  // price outside limits::kPriceFlag, or a service needing more whole GPUs
+  // at its largest batch than limits::kSegmentsPerService (or all of them
+  // more than limits::kSegmentsPerProblem).
   static Result<Problem> BuildMps(const Scenario& scenario, GpuOffer gpu,
                                   MpsCoefficients coefficients, const LatencyRule& rule,
                                   std::shared_ptr<const GpuletTables> gpulet = nullptr);

@@ -14,6 +14,10 @@
 // Every error is InvalidArgument (NotFound / IoError for unreadable paths) and
 // reads "<file>:<line>: field '<column>': <what is wrong, with the value>",
 // e.g. "bert.csv:7: field 'Latency': must be a finite number >= 0, got '-1'".
+// Every number lies in its range of input_limits.h: batch in kBatch, procs
+// (Workload Number) in kProcs, a segment's throughput in kThroughputRps
+// (ParvaGPU: per process and times the processes), latency in kLatencyMs
+// (ParvaGPU: seconds x 1000), p99_ms in kLatencyMs, mem_gib in kMemGib.
 // Nothing is dropped silently: a malformed row is an error, not a skipped row
 // (blank lines hold no data and are ignored). LF or CRLF, with or without a
 // final newline.

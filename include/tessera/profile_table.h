@@ -41,8 +41,9 @@ struct ProfileEntry {
 
 class ProfileTable {
  public:
-  // Adds an entry. InvalidArgument if the key is already present or the
-  // numbers are not finite and positive.
+  // Adds an entry. InvalidArgument if the key is already present or a
+  // number is outside its input limit (input_limits.h: kBatch, kProcs,
+  // kThroughputRps, kLatencyMs).
   Status Add(ProfileEntry entry);
   // Adds every entry of `other`; stops at the first duplicate.
   Status Merge(const ProfileTable& other);

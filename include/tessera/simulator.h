@@ -100,7 +100,7 @@ struct SimOptions {
   // still fits the latency rule. Default: -1.
   double max_queue_delay_ms = -1;
   Variability variability = Variability::kNone;
-  double cv = 0.1;  // coefficient of variation for kLognormal, > 0
+  double cv = 0.1;  // coefficient of variation for kLognormal: limits::kVariabilityCv
   // Requests waiting longer than this are dropped; 0 = never. Default: 0.
   double drop_after_ms = 0;
 

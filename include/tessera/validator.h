@@ -11,14 +11,17 @@
 //    and the latency rule allows it for its service's SLO;
 //  * capacity: each service marked ok has segment capacity >= its rate, a
 //    segment counting its profiled throughput x LatencyRule::UsableShare;
-//  * consistency: services match the scenario one to one, every instance
-//    serves a known service with its model, infeasible services have no
-//    instances, capacities and the gpus/gpcs metrics add up.
+//  * consistency: services match the scenario one to one, with the rate_rps
+//    and slo_ms the scenario gives (a plan made for another load is named
+//    with both values), every instance serves a known service with its
+//    model, infeasible services have no instances, capacities and the
+//    gpus/gpcs metrics add up.
 // MPS plans (GPUs shared whole): every process's share in (0, 100], each
 // GPU's shares summing to at most 100%, batches >= 1, rates > 0, every
 // feasible service's processes carrying its rate, processes naming services
-// of the scenario with their model, and every prediction equal to the
-// iGniter model's. Predicted SLO misses are metrics, not invalidity.
+// of the scenario with their model, services recording the scenario's rate
+// and SLO, and every prediction equal to the iGniter model's. Predicted SLO
+// misses are metrics, not invalidity.
 //
 // Thread-safety: pure function.
 #ifndef TESSERA_VALIDATOR_H_

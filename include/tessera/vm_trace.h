@@ -11,6 +11,7 @@
 #ifndef TESSERA_VM_TRACE_H_
 #define TESSERA_VM_TRACE_H_
 
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -48,7 +49,10 @@ struct VmTrace {
   // ("dropped 75 pods asking for more than one GPU").
   std::vector<std::string> notes;
 
-  int TotalGpus() const;
+  // GPUs of every host, summed in 64 bits: a trace read from a file may
+  // declare more than an int holds (loaders and ShapeTrace reject more than
+  // limits::kClusterGpus).
+  std::int64_t TotalGpus() const;
 };
 
 // How a VM's recorded lifetime is replayed.
@@ -72,7 +76,9 @@ struct TraceShaping {
   Status Validate() const;
 };
 
-// The shaped trace; InvalidArgument from Validate(), or when no host is left.
+// The shaped trace; InvalidArgument from Validate(), when no host is left,
+// when the hosts hold more than limits::kClusterGpus GPUs in all, or when a
+// scaled lifetime departs beyond limits::kTraceTimeS.
 Result<VmTrace> ShapeTrace(VmTrace trace, const TraceShaping& shaping);
 
 // Requests per profile, indexed like trace.gpu->profiles.

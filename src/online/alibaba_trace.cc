@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -29,11 +30,6 @@ constexpr std::array<std::string_view, 7> kPodColumns = {
 enum PodColumn { kName, kPodCpu, kPodMemory, kNumGpu, kGpuMilli, kCreation, kDeletion };
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// No real node holds more GPUs; the bound keeps VmTrace::TotalGpus() far from
-// int overflow.
-constexpr int kMaxGpusPerNode = 65536;
-// gpu_milli is the share of ONE GPU each of a pod's GPUs gets, in thousandths.
-constexpr double kMaxGpuMilli = 1000;
 
 // `n` with thousands separators ("8,063"), as counts are quoted in the papers.
 std::string Grouped(size_t n) { return GroupThousands(static_cast<long long>(n)); }
@@ -96,28 +92,14 @@ class Row {
     if (Raw(col).empty()) return Error(col, "must not be empty");
     return Raw(col);
   }
-  // A finite number in [0, max].
-  Result<double> Number(int col, double max = kInfinity) const {
+  // A number in `range` (input_limits.h; every range here starts at 0).
+  Result<double> Number(int col, const InputRange& range) const {
     const std::optional<double> v = ToDouble(Raw(col));
-    if (v && std::isfinite(*v) && *v >= 0 && *v <= max) return *v == 0 ? 0.0 : *v;  // "-0" is 0
-    return Error(col, fmt::format("must be a finite number {}, got {}", Range(max),
-                                  QuoteForMessage(Raw(col))));
-  }
-  // A whole number in [0, max].
-  Result<double> Integer(int col, double max = kInfinity) const {
-    const std::optional<double> v = ToDouble(Raw(col));
-    if (v && std::isfinite(*v) && *v >= 0 && *v <= max && *v == std::floor(*v)) {
-      return *v == 0 ? 0.0 : *v;
-    }
-    return Error(
-        col, fmt::format("must be an integer {}, got {}", Range(max), QuoteForMessage(Raw(col))));
+    if (v && range.Contains(*v)) return *v == 0 ? 0.0 : *v;  // "-0" is 0
+    return Error(col, OutOfRange(range, QuoteForMessage(Raw(col))));
   }
 
  private:
-  static std::string Range(double max) {
-    return max == kInfinity ? ">= 0" : fmt::format("in [0, {}]", max);
-  }
-
   std::string_view source_;
   TextLine line_;
   const Header& header_;
@@ -151,9 +133,9 @@ Result<HostSpec> ParseNode(const Row& row) {
   HostSpec host;
   TESSERA_ASSIGN_OR_RETURN(std::string_view name, row.Text(kSn));
   host.name = std::string(name);
-  TESSERA_ASSIGN_OR_RETURN(host.cpu_milli, row.Number(kNodeCpu));
-  TESSERA_ASSIGN_OR_RETURN(host.memory_mib, row.Number(kNodeMemory));
-  TESSERA_ASSIGN_OR_RETURN(const double gpus, row.Integer(kNodeGpus, kMaxGpusPerNode));
+  TESSERA_ASSIGN_OR_RETURN(host.cpu_milli, row.Number(kNodeCpu, limits::kCpuMilli));
+  TESSERA_ASSIGN_OR_RETURN(host.memory_mib, row.Number(kNodeMemory, limits::kMemoryMib));
+  TESSERA_ASSIGN_OR_RETURN(const double gpus, row.Number(kNodeGpus, limits::kGpusPerHost));
   host.gpus = static_cast<int>(gpus);
   return host;
 }
@@ -166,8 +148,15 @@ Status LoadHosts(const std::string& path, VmTrace& trace) {
     // The model column is ignored: every GPU becomes one GPU of trace.gpu.
     if (host.gpus == 0) {
       ++without_gpus;
-    } else {
-      trace.hosts.push_back(std::move(host));
+      return Status::Ok();
+    }
+    trace.hosts.push_back(std::move(host));
+    if (!limits::kHosts.Contains(static_cast<double>(trace.hosts.size())) ||
+        !limits::kClusterGpus.Contains(static_cast<double>(trace.TotalGpus()))) {
+      return row.Error(kNodeGpus, fmt::format("{} hosts with {} GPUs so far; a trace holds at most "
+                                              "{:g} hosts and {:g} GPUs in all",
+                                              trace.hosts.size(), trace.TotalGpus(),
+                                              limits::kHosts.max, limits::kClusterGpus.max));
     }
     return Status::Ok();
   }));
@@ -194,13 +183,14 @@ Result<Pod> ParsePod(const Row& row) {
   Pod pod;
   TESSERA_ASSIGN_OR_RETURN(std::string_view name, row.Text(kName));
   pod.name = std::string(name);
-  TESSERA_ASSIGN_OR_RETURN(pod.cpu_milli, row.Number(kPodCpu));
-  TESSERA_ASSIGN_OR_RETURN(pod.memory_mib, row.Number(kPodMemory));
-  TESSERA_ASSIGN_OR_RETURN(pod.num_gpu, row.Integer(kNumGpu));
-  TESSERA_ASSIGN_OR_RETURN(const double gpu_milli, row.Number(kGpuMilli, kMaxGpuMilli));
+  TESSERA_ASSIGN_OR_RETURN(pod.cpu_milli, row.Number(kPodCpu, limits::kCpuMilli));
+  TESSERA_ASSIGN_OR_RETURN(pod.memory_mib, row.Number(kPodMemory, limits::kMemoryMib));
+  TESSERA_ASSIGN_OR_RETURN(pod.num_gpu, row.Number(kNumGpu, limits::kPodGpus));
+  // gpu_milli is the share of ONE GPU each of a pod's GPUs gets, in thousandths.
+  TESSERA_ASSIGN_OR_RETURN(const double gpu_milli, row.Number(kGpuMilli, limits::kGpuMilli));
   pod.share = pod.num_gpu * gpu_milli / 1000;
-  TESSERA_ASSIGN_OR_RETURN(pod.creation_s, row.Number(kCreation));
-  TESSERA_ASSIGN_OR_RETURN(pod.deletion_s, row.Number(kDeletion));
+  TESSERA_ASSIGN_OR_RETURN(pod.creation_s, row.Number(kCreation, limits::kTraceTimeS));
+  TESSERA_ASSIGN_OR_RETURN(pod.deletion_s, row.Number(kDeletion, limits::kTraceTimeS));
   if (pod.deletion_s < pod.creation_s) {
     return row.Error(kDeletion, fmt::format("must be >= creation_time ({}), got {}", pod.creation_s,
                                             QuoteForMessage(row.Raw(kDeletion))));

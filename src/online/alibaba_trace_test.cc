@@ -179,17 +179,22 @@ TEST(AlibabaTrace, ErrorsNameFileLineAndField) {
             ":1: field 'creation_time': m");
   EXPECT_EQ(PodError(kPodHeader), ":1: field 'row': no pods: expected rows after the header");
   EXPECT_EQ(PodError(kPodHeader + "\np,1,x1,1,1,,,,0,1,\n"),
-            ":3: field 'memory_mib': must be a finite number >= 0, got 'x1'");
+            ":3: field 'memory_mib': must be a finite number in [0, 1e+12], got 'x1'");
   EXPECT_EQ(PodError(kPodHeader + "p,-1,1,1,1,,,,0,1,\n"),
-            ":2: field 'cpu_milli': must be a finite number >= 0, got '-1'");
+            ":2: field 'cpu_milli': must be a finite number in [0, 1e+09], got '-1'");
   EXPECT_EQ(PodError(kPodHeader + "p,1,1,1.5,1,,,,0,1,\n"),
-            ":2: field 'num_gpu': must be an integer >= 0, got '1.5'");
+            ":2: field 'num_gpu': must be an integer in [0, 65536], got '1.5'");
   EXPECT_EQ(PodError(kPodHeader + "p,1,1,1,1001,,,,0,1,\n"),
             ":2: field 'gpu_milli': must be a finite number in [0, 1000], got '1001'");
   EXPECT_EQ(PodError(kPodHeader + "p,1,1,1,1,,,,5,4,\n"),
             ":2: field 'deletion_time': must be >= creation_time (5), got '4'");
   EXPECT_EQ(PodError(kPodHeader + "p,1,1,1,1,,,,inf,1e400,\n"),
-            ":2: field 'creation_time': must be a finite number >= 0, got 'inf'");
+            ":2: field 'creation_time': must be a finite number in [0, 1e+10], got 'inf'");
+  // Input limits (issue 17, class 1): times this large crashed MECC's window.
+  EXPECT_EQ(PodError(kPodHeader + "p,1,1,1,1,,,,1e21,1e21,\n"),
+            ":2: field 'creation_time': must be a finite number in [0, 1e+10], got '1e21'");
+  EXPECT_EQ(PodError(kPodHeader + "p,1,1,1,1,,,,0,1e300,\n"),
+            ":2: field 'deletion_time': must be a finite number in [0, 1e+10], got '1e300'");
   EXPECT_EQ(PodError(kPodHeader + ",1,1,1,1,,,,0,1,\n"), ":2: field 'name': must not be empty");
   EXPECT_TRUE(PodError(kPodHeader + "p,1,1,1,1,,,,0\n")
                   .starts_with(":2: field 'row': 9 fields but the header has 11"));
@@ -216,6 +221,26 @@ TEST(AlibabaTrace, NodeErrorsNameTheNodeFile) {
       << trace.status().message();
   trace = LoadAlibabaTrace((dir / "absent.csv").string(), (dir / "pods.csv").string(), A100());
   EXPECT_EQ(trace.status().code(), StatusCode::kNotFound);
+}
+
+// Issue 17, class 8: 32,769 nodes of 65,536 GPUs overflowed VmTrace::TotalGpus()
+// (an int). A trace holds at most limits::kClusterGpus GPUs, summed in 64 bits.
+TEST(AlibabaTrace, GpusInAllAreBoundedAndSummedIn64Bits) {
+  const fs::path dir = FreshTestDir();
+  std::string nodes = "sn,cpu_milli,memory_mib,gpu\n";
+  for (int i = 0; i < 32'769; ++i) nodes += "n" + std::to_string(i) + ",1,1,65536\n";
+  WriteTextFile(dir / "nodes.csv", nodes);
+  WriteTextFile(dir / "pods.csv", kPods);
+  Result<VmTrace> trace =
+      LoadAlibabaTrace((dir / "nodes.csv").string(), (dir / "pods.csv").string(), A100());
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().message(),
+            (dir / "nodes.csv").string() +
+                ":17: field 'gpu': 16 hosts with 1048576 GPUs so far; a trace holds at most "
+                "1e+06 hosts and 1e+06 GPUs in all");
+  VmTrace big;
+  big.hosts.assign(32'769, HostSpec{"h", 1, 1, 65'536});
+  EXPECT_EQ(big.TotalGpus(), 32'769LL * 65'536);  // > INT_MAX
 }
 
 TEST(AlibabaTrace, DropsCreationTimeOutliersByIqr) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "online/placers.h"
+#include "tessera/input_limits.h"
 
 namespace tessera {
 namespace {
@@ -43,8 +44,9 @@ Status PlacerOptions::Validate() const {
   if (!std::isfinite(consolidate_every_s) || consolidate_every_s < 0) {
     return Status::InvalidArgument("consolidation interval must be a finite time >= 0 (0 = off)");
   }
-  if (!std::isfinite(mecc_window_s) || mecc_window_s <= 0) {
-    return Status::InvalidArgument("MECC window must be a finite time > 0");
+  if (!limits::kMeccWindowS.Contains(mecc_window_s)) {
+    return Status::InvalidArgument("MECC window (s) " +
+                                   OutOfRange(limits::kMeccWindowS, mecc_window_s));
   }
   return Status::Ok();
 }

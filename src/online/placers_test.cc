@@ -52,6 +52,28 @@ TEST(OnlinePlacers, OptionsAreValidated) {
   o = {};
   o.mecc_window_s = 0;
   EXPECT_FALSE(o.Validate().ok());
+  // Input limits (limits::kMeccWindowS): a millisecond to 1e10 s.
+  o.mecc_window_s = 1e-300;
+  EXPECT_FALSE(o.Validate().ok());
+  o.mecc_window_s = 1e11;
+  EXPECT_FALSE(o.Validate().ok());
+  o.mecc_window_s = 1e-3;
+  EXPECT_TRUE(o.Validate().ok());
+}
+
+// Issue 17, class 1: at 1e21 s a day's window vanishes in `now - window`, the
+// arrival just added looked as old as the window and MECC called front() on
+// an empty deque. Ages are now differences of times, and the newest arrival
+// always stays.
+TEST(OnlinePlacers, MeccWindowHoldsAtTimesWhereTheWindowVanishes) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(1, 1)
+                        .Vm("1g.5gb", 1e21)
+                        .Vm("2g.10gb", 1e21)
+                        .Vm("1g.5gb", 1e21 + 1e6)
+                        .Build();
+  OnlineCluster c(t);
+  EXPECT_EQ(PlaceAll(t, *Make("mecc"), c), (std::vector<int>{0, 0, 0}));
 }
 
 TEST(OnlinePlacers, FirstFitFillsTheFirstGpuAndMccSpreads) {

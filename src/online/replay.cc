@@ -1,11 +1,15 @@
 #include "tessera/replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
 #include <utility>
+
+#include "tessera/input_limits.h"
 
 namespace tessera {
 namespace {
@@ -195,6 +199,28 @@ class ReplayRun {
   int peak_resident_ = 0;
 };
 
+// The replay's series has one bucket per `bucket_s` of the trace's span and
+// its cluster one entry per GPU: both stay bounded only for traces within
+// the input limits, whatever made them.
+Status CheckTraceLimits(const VmTrace& trace) {
+  if (!limits::kClusterGpus.Contains(static_cast<double>(trace.TotalGpus()))) {
+    return Status::InvalidArgument(
+        fmt::format("replay: the trace's hosts hold {} GPUs; {}", trace.TotalGpus(),
+                    OutOfRange(limits::kClusterGpus, static_cast<double>(trace.TotalGpus()))));
+  }
+  for (const VmRequest& vm : trace.vms) {
+    const bool departs_ok =
+        vm.departure_s == kNeverDeparts ||
+        (limits::kTraceTimeS.Contains(vm.departure_s) && vm.departure_s >= vm.arrival_s);
+    if (limits::kTraceTimeS.Contains(vm.arrival_s) && departs_ok) continue;
+    return Status::InvalidArgument(fmt::format(
+        "replay: VM {} arrives at {:g} s and departs at {:g} s; times must be {} with departure "
+        ">= arrival",
+        vm.name, vm.arrival_s, vm.departure_s, limits::kTraceTimeS.Describe()));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ReplayReport> Replay(const VmTrace& trace, OnlinePlacer& placer,
@@ -204,6 +230,7 @@ Result<ReplayReport> Replay(const VmTrace& trace, OnlinePlacer& placer,
     return Status::InvalidArgument("replay: the sample length must be a finite time > 0");
   }
   if (options.clock == nullptr) return Status::InvalidArgument("replay: no clock");
+  TESSERA_RETURN_IF_ERROR(CheckTraceLimits(trace));
   const double started_ms = options.clock->NowMs();
   ReplayRun run(trace, placer, options);
   Result<ReplayReport> report = run.Run();

@@ -76,6 +76,29 @@ TEST(Replay, RejectsBadOptions) {
   EXPECT_FALSE(Replay(t, *placer, o).ok());
 }
 
+// Issue 17, classes 1 and 8: the series has a bucket per hour of the trace's
+// span and the cluster an entry per GPU, so every trace, whatever made it,
+// stays within the input limits.
+TEST(Replay, RejectsTracesBeyondTheInputLimits) {
+  auto placer = BuiltinPlacers().Create("mecc", PlacerOptions{}).value();
+  const VmTrace far =
+      VmTraceBuilder("a100-40gb").Hosts(1, 1).Vm("1g.5gb", 0).Vm("1g.5gb", 1e21).Build();
+  Result<ReplayReport> r = Replay(far, *placer);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "replay: VM vm-1 arrives at 1e+21 s and departs at inf s; times must be a finite "
+            "number in [0, 1e+10] with departure >= arrival");
+  const VmTrace late = VmTraceBuilder("a100-40gb").Hosts(1, 1).Vm("1g.5gb", 0, 1e300).Build();
+  EXPECT_FALSE(Replay(late, *placer).ok());
+  VmTrace huge = VmTraceBuilder("a100-40gb").Hosts(1, 1).Vm("1g.5gb", 0).Build();
+  huge.hosts.assign(40'000, HostSpec{"h", 96000, 393216, 65'536});
+  r = Replay(huge, *placer);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "replay: the trace's hosts hold 2621440000 GPUs; must be an integer in [1, 1e+06], "
+            "got 2.62144e+09");
+}
+
 TEST(Replay, EmptyTraceGivesAnEmptyReport) {
   const VmTrace t = VmTraceBuilder("a100-40gb").Hosts(1, 1).Build();
   const ReplayReport r = ReplayWith(t, "grmu");

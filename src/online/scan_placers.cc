@@ -18,12 +18,15 @@ class ProfileWindow {
  public:
   ProfileWindow(double window_s, size_t slots) : window_s_(window_s), counts_(slots, 0) {}
 
-  // Adds an arrival of `slot` at `now_s` and forgets those older than the
-  // window (the current request counts, so no estimate is ever all zero).
+  // Adds an arrival of `slot` at `now_s` and forgets those at least a window
+  // older (the current request counts, so no estimate is ever all zero).
+  // The age is a difference of times, never `now_s - window_s_`: at large
+  // times a small window vanishes in that subtraction, and the arrival just
+  // added would look as old as the window.
   void Add(double now_s, int slot) {
     arrivals_.push_back({now_s, slot});
     ++counts_[slot];
-    while (arrivals_.front().time_s <= now_s - window_s_) {
+    while (arrivals_.size() > 1 && now_s - arrivals_.front().time_s >= window_s_) {
       --counts_[arrivals_.front().slot];
       arrivals_.pop_front();
     }

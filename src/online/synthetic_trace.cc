@@ -7,18 +7,20 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tessera/input_limits.h"
 #include "util/random_draws.h"
 
 namespace tessera {
 namespace {
 
-// Bounds that keep allocations sane and VmTrace::TotalGpus() far from int
-// overflow (100,000 x 1,024 < 2^31).
+// Bounds that keep allocations sane; hosts x GPUs per host is also held to
+// limits::kClusterGpus, as every replayed trace is.
 constexpr int kMaxHosts = 100'000;
 constexpr int kMaxGpusPerHost = 1'024;
 constexpr int kMaxVms = 10'000'000;
@@ -29,8 +31,13 @@ Status CheckCount(std::string_view field, int value, int max) {
       fmt::format("{}: must be an integer in [1, {}], got {}", field, max, value));
 }
 
-// A finite number, > 0 or (when `allow_zero`) >= 0.
-Status CheckNumber(std::string_view field, double value, bool allow_zero) {
+// A finite number, > 0 or (when `allow_zero`) >= 0, at most `max`.
+Status CheckNumber(std::string_view field, double value, bool allow_zero,
+                   double max = std::numeric_limits<double>::max()) {
+  if (value > max) {
+    return Status::InvalidArgument(
+        fmt::format("{}: must be at most {:g}, got {}", field, max, value));
+  }
   if (std::isfinite(value) && (value > 0 || (allow_zero && value == 0))) return Status::Ok();
   return Status::InvalidArgument(fmt::format("{}: must be a finite number {} 0, got {}", field,
                                              allow_zero ? ">=" : ">", value));
@@ -123,8 +130,15 @@ std::vector<VmRequest> MakeVms(const GpuModel& gpu, const SyntheticTraceOptions&
 Status SyntheticTraceOptions::Validate(const GpuModel& gpu) const {
   TESSERA_RETURN_IF_ERROR(CheckCount("hosts", hosts, kMaxHosts));
   TESSERA_RETURN_IF_ERROR(CheckCount("gpus_per_host", gpus_per_host, kMaxGpusPerHost));
-  TESSERA_RETURN_IF_ERROR(CheckNumber("host_cpu_milli", host_cpu_milli, /*allow_zero=*/false));
-  TESSERA_RETURN_IF_ERROR(CheckNumber("host_memory_mib", host_memory_mib, /*allow_zero=*/false));
+  if (!limits::kClusterGpus.Contains(static_cast<double>(hosts) * gpus_per_host)) {
+    return Status::InvalidArgument(
+        fmt::format("gpus_per_host: {} hosts x {} GPUs {}", hosts, gpus_per_host,
+                    OutOfRange(limits::kClusterGpus, static_cast<double>(hosts) * gpus_per_host)));
+  }
+  TESSERA_RETURN_IF_ERROR(
+      CheckNumber("host_cpu_milli", host_cpu_milli, /*allow_zero=*/false, limits::kCpuMilli.max));
+  TESSERA_RETURN_IF_ERROR(CheckNumber("host_memory_mib", host_memory_mib, /*allow_zero=*/false,
+                                      limits::kMemoryMib.max));
   TESSERA_RETURN_IF_ERROR(CheckCount("vms", vms, kMaxVms));
   TESSERA_RETURN_IF_ERROR(
       CheckNumber("arrivals_per_hour", arrivals_per_hour, /*allow_zero=*/false));
@@ -134,8 +148,9 @@ Status SyntheticTraceOptions::Validate(const GpuModel& gpu) const {
         "median_lifetime_s: must be > 0 (infinity: VMs never depart), got {}", median_lifetime_s));
   }
   TESSERA_RETURN_IF_ERROR(CheckNumber("lifetime_sigma", lifetime_sigma, /*allow_zero=*/true));
-  TESSERA_RETURN_IF_ERROR(CheckNumber("vm_cpu_milli", vm_cpu_milli, /*allow_zero=*/true));
-  return CheckNumber("vm_memory_mib", vm_memory_mib, /*allow_zero=*/true);
+  TESSERA_RETURN_IF_ERROR(
+      CheckNumber("vm_cpu_milli", vm_cpu_milli, /*allow_zero=*/true, limits::kCpuMilli.max));
+  return CheckNumber("vm_memory_mib", vm_memory_mib, /*allow_zero=*/true, limits::kMemoryMib.max);
 }
 
 Result<VmTrace> GenerateSyntheticTrace(const GpuModel& gpu, const SyntheticTraceOptions& options) {

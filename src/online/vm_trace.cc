@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -17,10 +18,6 @@ namespace {
 
 constexpr std::string_view kLifetimeHelp =
     "expected 'trace', 'none' or 'scale:K' with K a finite number > 0";
-
-// No real host holds more GPUs; the bound also keeps TotalGpus() far from
-// int overflow on any plausible host count.
-constexpr int kMaxGpusPerHost = 65536;
 
 bool ValidFactor(double factor) { return std::isfinite(factor) && factor > 0; }
 
@@ -32,7 +29,7 @@ void KeepFirstHosts(VmTrace& trace, int max_hosts) {
 }
 
 void SetGpusPerHost(VmTrace& trace, int gpus) {
-  const int before = trace.TotalGpus();
+  const std::int64_t before = trace.TotalGpus();
   for (HostSpec& host : trace.hosts) host.gpus = gpus;
   trace.notes.push_back(fmt::format("shaping: GPUs per host set to {} ({} GPUs in all, was {})",
                                     gpus, trace.TotalGpus(), before));
@@ -46,32 +43,40 @@ void DropHostsWithoutGpus(VmTrace& trace) {
       fmt::format("shaping: dropped {} hosts without GPUs", before - trace.hosts.size()));
 }
 
-void ApplyLifetime(VmTrace& trace, const Lifetime& lifetime) {
+Status ApplyLifetime(VmTrace& trace, const Lifetime& lifetime) {
   switch (lifetime.mode) {
     case Lifetime::Mode::kTrace:
-      return;
+      return Status::Ok();
     case Lifetime::Mode::kNone:
       for (VmRequest& vm : trace.vms) vm.departure_s = kNeverDeparts;
       trace.notes.push_back("shaping: lifetimes 'none': no VM departs");
-      return;
+      return Status::Ok();
     case Lifetime::Mode::kScale:
       // A VM that never departs stays so; one that departs at its arrival
       // still does (0 x K = 0).
       for (VmRequest& vm : trace.vms) {
         if (vm.departure_s == kNeverDeparts) continue;
         vm.departure_s = vm.arrival_s + lifetime.factor * (vm.departure_s - vm.arrival_s);
+        // A departure past the trace's limits (or overflowing to infinity,
+        // which would read as "never departs") is refused, not replayed.
+        if (!limits::kTraceTimeS.Contains(vm.departure_s)) {
+          return Status::InvalidArgument(
+              fmt::format("lifetime: VM {} would depart at {:g} s; trace times must be {}", vm.name,
+                          vm.departure_s, limits::kTraceTimeS.Describe()));
+        }
       }
       trace.notes.push_back(
           fmt::format("shaping: lifetimes scaled by {} (departure = arrival + {} x lifetime)",
                       lifetime.factor, lifetime.factor));
-      return;
+      return Status::Ok();
   }
+  return Status::Ok();
 }
 
 }  // namespace
 
-int VmTrace::TotalGpus() const {
-  int total = 0;
+std::int64_t VmTrace::TotalGpus() const {
+  std::int64_t total = 0;
   for (const HostSpec& host : hosts) total += host.gpus;
   return total;
 }
@@ -92,9 +97,10 @@ Status TraceShaping::Validate() const {
   if (max_hosts && *max_hosts < 1) {
     return Status::InvalidArgument(fmt::format("max hosts: must be >= 1, got {}", *max_hosts));
   }
-  if (gpus_per_host && (*gpus_per_host < 1 || *gpus_per_host > kMaxGpusPerHost)) {
-    return Status::InvalidArgument(fmt::format(
-        "GPUs per host: must be an integer in [1, {}], got {}", kMaxGpusPerHost, *gpus_per_host));
+  if (gpus_per_host && (*gpus_per_host < 1 || !limits::kGpusPerHost.Contains(*gpus_per_host))) {
+    return Status::InvalidArgument(
+        fmt::format("GPUs per host: must be an integer in [1, {:g}], got {}",
+                    limits::kGpusPerHost.max, *gpus_per_host));
   }
   if (lifetime.mode == Lifetime::Mode::kScale && !ValidFactor(lifetime.factor)) {
     return Status::InvalidArgument(
@@ -112,7 +118,13 @@ Result<VmTrace> ShapeTrace(VmTrace trace, const TraceShaping& shaping) {
     return Status::InvalidArgument(
         "shaping: no host with a GPU is left; keep more hosts or set GPUs per host");
   }
-  ApplyLifetime(trace, shaping.lifetime);
+  if (!limits::kClusterGpus.Contains(static_cast<double>(trace.TotalGpus()))) {
+    return Status::InvalidArgument(fmt::format(
+        "shaping: {} hosts hold {} GPUs in all; a replayed cluster holds {} (keep fewer hosts "
+        "or set fewer GPUs per host)",
+        trace.hosts.size(), trace.TotalGpus(), limits::kClusterGpus.Describe()));
+  }
+  TESSERA_RETURN_IF_ERROR(ApplyLifetime(trace, shaping.lifetime));
   return trace;
 }
 

@@ -137,6 +137,28 @@ TEST(TraceShaping, RejectsBadKnobs) {
   EXPECT_EQ(shaping.Validate().code(), StatusCode::kInvalidArgument);
 }
 
+// Issue 17, classes 1 and 8: shaping keeps a trace within the input limits:
+// GPUs in all (summed in 64 bits, not an int) and departure times (a scale
+// that overflows must not read as "never departs").
+TEST(TraceShaping, KeepsTheTraceWithinTheInputLimits) {
+  TraceShaping shaping;
+  shaping.gpus_per_host = 65'536;
+  VmTrace trace = SmallTrace();
+  trace.hosts.assign(40'000, HostSpec{"h", 1000, 4096, 1});
+  Result<VmTrace> shaped = ShapeTrace(trace, shaping);
+  ASSERT_FALSE(shaped.ok());
+  EXPECT_EQ(shaped.status().message(),
+            "shaping: 40000 hosts hold 2621440000 GPUs in all; a replayed cluster holds an "
+            "integer in [1, 1e+06] (keep fewer hosts or set fewer GPUs per host)");
+  shaping = {};
+  shaping.lifetime = *Lifetime::Parse("scale:1e308");
+  shaped = ShapeTrace(SmallTrace(), shaping);
+  ASSERT_FALSE(shaped.ok());
+  EXPECT_EQ(shaped.status().message(),
+            "lifetime: VM a would depart at inf s; trace times must be a finite number in [0, "
+            "1e+10]");
+}
+
 TEST(TraceShaping, NoHostLeftIsAnError) {
   VmTrace trace = SmallTrace();
   trace.hosts = {{"h1", 1000, 4096, 0}};

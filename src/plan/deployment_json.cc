@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/deployment_format.h"
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 #include "util/json_numbers.h"
 #include "util/json_structure.h"
@@ -29,6 +30,12 @@ namespace {
 
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;  // keeps DESIGN.md's key order
+
+// A process's share of a GPU's SMs (%), the part of its service's rate it
+// serves, and a pool entry's cap (0 = none).
+constexpr InputRange kSharePct{0, 100};
+constexpr InputRange kShareRateRps{0, limits::kRateRps.max};
+constexpr InputRange kPoolCap{0, limits::kMaxCount.max, false, true};
 
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
@@ -236,6 +243,25 @@ class JsonReader {
     return d;
   }
 
+  // A number in `range` (input_limits.h): values that size allocations and
+  // loops downstream (batches, processes) or that the scenario bounds.
+  Result<double> In(const Json& j, const std::string& path, std::string_view key,
+                    const InputRange& range) const {
+    const Json& v = j[key];
+    if (!v.is_number()) return Error(Join(path, key), "expected a number, got " + Describe(v));
+    const double d = v.get<double>();
+    if (!range.Contains(d)) return Error(Join(path, key), OutOfRange(range, Describe(v)));
+    return d;
+  }
+  Result<int> IntIn(const Json& j, const std::string& path, std::string_view key,
+                    const InputRange& range) const {
+    if (!j[key].is_number_integer()) {
+      return Error(Join(path, key), "expected an integer, got " + Describe(j[key]));
+    }
+    TESSERA_ASSIGN_OR_RETURN(const double d, In(j, path, key, range));
+    return static_cast<int>(d);
+  }
+
   Status Array(const Json& j, const std::string& path, std::string_view key) const {
     if (!j[key].is_array()) {
       return Error(Join(path, key), "expected an array, got " + Describe(j[key]));
@@ -272,10 +298,11 @@ Result<Instance> JsonReader::ParseInstance(const Json& j, const std::string& pat
   TESSERA_ASSIGN_OR_RETURN(in.start, Int(j, path, "start", 0));
   TESSERA_ASSIGN_OR_RETURN(in.service, String(j, path, "service", true));
   TESSERA_ASSIGN_OR_RETURN(in.model, String(j, path, "model", true));
-  TESSERA_ASSIGN_OR_RETURN(in.batch, Int(j, path, "batch", 1));
-  TESSERA_ASSIGN_OR_RETURN(in.procs, Int(j, path, "procs", 1));
-  TESSERA_ASSIGN_OR_RETURN(in.throughput_rps, Number(j, path, "throughput_rps"));
-  TESSERA_ASSIGN_OR_RETURN(in.latency_ms, Number(j, path, "latency_ms"));
+  TESSERA_ASSIGN_OR_RETURN(in.batch, IntIn(j, path, "batch", limits::kBatch));
+  TESSERA_ASSIGN_OR_RETURN(in.procs, IntIn(j, path, "procs", limits::kProcs));
+  TESSERA_ASSIGN_OR_RETURN(in.throughput_rps,
+                           In(j, path, "throughput_rps", limits::kThroughputRps));
+  TESSERA_ASSIGN_OR_RETURN(in.latency_ms, In(j, path, "latency_ms", limits::kLatencyMs));
   return in;
 }
 
@@ -284,9 +311,9 @@ Result<MpsProcess> JsonReader::ParseProcess(const Json& j, const std::string& pa
   MpsProcess p;
   TESSERA_ASSIGN_OR_RETURN(p.service, String(j, path, "service", true));
   TESSERA_ASSIGN_OR_RETURN(p.model, String(j, path, "model", true));
-  TESSERA_ASSIGN_OR_RETURN(p.batch, Int(j, path, "batch", 1));
-  TESSERA_ASSIGN_OR_RETURN(p.resource_pct, Number(j, path, "resource_pct"));
-  TESSERA_ASSIGN_OR_RETURN(p.rate_rps, Number(j, path, "rate_rps"));
+  TESSERA_ASSIGN_OR_RETURN(p.batch, IntIn(j, path, "batch", limits::kBatch));
+  TESSERA_ASSIGN_OR_RETURN(p.resource_pct, In(j, path, "resource_pct", kSharePct));
+  TESSERA_ASSIGN_OR_RETURN(p.rate_rps, In(j, path, "rate_rps", kShareRateRps));
   TESSERA_ASSIGN_OR_RETURN(p.latency_ms, Number(j, path, "latency_ms"));
   TESSERA_ASSIGN_OR_RETURN(p.throughput_rps, Number(j, path, "throughput_rps"));
   TESSERA_ASSIGN_OR_RETURN(p.meets_slo, Bool(j, path, "meets_slo"));
@@ -354,8 +381,8 @@ Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string
   ServiceOutcome s;
   TESSERA_ASSIGN_OR_RETURN(s.name, String(j, path, "name", true));
   TESSERA_ASSIGN_OR_RETURN(s.model, String(j, path, "model", true));
-  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, Number(j, path, "rate_rps"));
-  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Number(j, path, "slo_ms"));
+  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, In(j, path, "rate_rps", limits::kRateRps));
+  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, In(j, path, "slo_ms", limits::kSloMs));
   TESSERA_ASSIGN_OR_RETURN(s.capacity_rps, Number(j, path, "capacity_rps"));
   TESSERA_ASSIGN_OR_RETURN(std::string status, String(j, path, "status", true));
   if (status != "ok" && status != "infeasible") {
@@ -411,8 +438,8 @@ Result<PoolUse> JsonReader::ParsePoolUse(const Json& j, const std::string& path)
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kPoolKeys));
   PoolUse use;
   TESSERA_ASSIGN_OR_RETURN(use.gpu, String(j, path, "gpu", true));
-  TESSERA_ASSIGN_OR_RETURN(use.price_per_hour, Number(j, path, "price_per_hour"));
-  TESSERA_ASSIGN_OR_RETURN(use.max_count, Int(j, path, "max_count", 0));
+  TESSERA_ASSIGN_OR_RETURN(use.price_per_hour, In(j, path, "price_per_hour", limits::kPriceFlag));
+  TESSERA_ASSIGN_OR_RETURN(use.max_count, IntIn(j, path, "max_count", kPoolCap));
   TESSERA_ASSIGN_OR_RETURN(use.used, Int(j, path, "used", 0));
   return use;
 }

@@ -99,6 +99,30 @@ void DescribeMigPlan(const Problem& problem, const PlanResult& result, Deploymen
   d.sharing = MigSharingOf(d);
 }
 
+// Where the pool entry of `gpu` was read ("pool.yaml:5"), or the scenario.
+std::string PoolEntryLocation(const Scenario& scenario, std::string_view gpu) {
+  for (const PoolEntry& entry : scenario.pool) {
+    if (entry.gpu == gpu) return ServiceLocation(scenario, entry.line);
+  }
+  return ServiceLocation(scenario, 0);
+}
+
+// A plan with more GPUs of a model than its pool entry's max_count is no plan
+// of the problem. Planners that support pools plan within the caps; the
+// others ignore them, so the engine checks every plan here.
+Status CheckCaps(const Problem& problem, const Deployment& d, std::string_view planner,
+                 bool supports_pools) {
+  for (const PoolUse& use : PoolUses(problem, d)) {
+    if (use.max_count <= 0 || use.used <= use.max_count) continue;
+    return Status::InvalidArgument(fmt::format(
+        "{}: field 'max_count': planner {}'s plan needs {} {} GPUs, more than the pool's "
+        "max_count {}; raise max_count{}",
+        PoolEntryLocation(problem.scenario(), use.gpu), planner, use.used, use.gpu, use.max_count,
+        supports_pools ? "" : ", or plan with the exact planner, which keeps within the caps"));
+  }
+  return Status::Ok();
+}
+
 // A planner's proven bound counts GPUs unless the pool is priced (then it
 // bounds the cost, and GPUs keep the bounds of metrics.h).
 LowerBound BoundWithProof(const Problem& problem, const std::optional<SolverProof>& proof) {
@@ -177,6 +201,8 @@ Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
   PlanReport report;
   report.deployment = BuildDeployment(problem, *result, planner.Name(),
                                       BoundWithProof(problem, result->proof), plan_ms);
+  TESSERA_RETURN_IF_ERROR(
+      CheckCaps(problem, report.deployment, planner.Name(), planner.SupportsPools()));
   if (const std::optional<SolverProof>& proof = result->proof) {
     report.deployment.metrics.proven_optimal = proof->optimal;
     if (problem.priced()) report.deployment.metrics.cost_lower_bound = proof->bound;

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 
+#include "tessera/input_limits.h"
 #include "tessera/scenario.h"
 #include "tessera/text_io.h"
 
@@ -23,6 +26,102 @@ std::string KnownModels(const ProfileTable& profiles, const GpuModel& gpu) {
   return names.empty() ? "none" : names;
 }
 
+// The most segments a plan of `spec` may place: for each (pool model,
+// profile) that can serve it, the rate over that profile's best capacity,
+// rounded up; `worst` names the profile that needs them. 0 without a
+// feasible triplet.
+double MostSegments(const ServiceSpec& spec, const std::vector<GpuOffer>& pool,
+                    std::string& worst) {
+  std::map<std::pair<int, int>, const Triplet*> best;  // (pool, profile) -> best capacity
+  for (const Triplet& t : spec.feasible) {
+    const Triplet*& b = best[{t.pool, t.profile}];
+    if (b == nullptr || t.capacity_rps > b->capacity_rps) b = &t;
+  }
+  double most = 0;
+  for (const auto& [key, t] : best) {
+    const double n = std::ceil(spec.service.rate_rps / t->capacity_rps);
+    if (n <= most) continue;
+    most = n;
+    worst = fmt::format("{} on {} (its best batch {} x {} procs counts {:.4g} req/s)",
+                        pool[key.first].gpu->profiles[key.second].name, pool[key.first].gpu->name,
+                        t->batch, t->procs, t->capacity_rps);
+  }
+  return most;
+}
+
+// The planners' loops scale with each service's rate over its segments'
+// capacity: bound it per service and per problem (input_limits.h).
+Status CheckPlanSize(const Scenario& scenario, const std::vector<ServiceSpec>& services,
+                     const std::vector<GpuOffer>& pool) {
+  double total = 0;
+  for (const ServiceSpec& spec : services) {
+    std::string worst;
+    const double most = MostSegments(spec, pool, worst);
+    if (most > limits::kSegmentsPerService) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: field 'rate_rps': {:g} req/s needs {:g} segments of {}; a service may need at most "
+          "{:g} (input limits): lower the rate, or split the service",
+          ServiceLocation(scenario, spec.service.line), spec.service.rate_rps, most, worst,
+          limits::kSegmentsPerService));
+    }
+    total += most;
+  }
+  if (total > limits::kSegmentsPerProblem) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: field 'services': the services need up to {:g} segments in all; a scenario may need "
+        "at most {:g} (input limits): plan it in parts",
+        ServiceLocation(scenario, 0), total, limits::kSegmentsPerProblem));
+  }
+  return Status::Ok();
+}
+
+// The same for an MPS problem: whole GPUs a service needs at its largest
+// batch on a whole GPU (MPS planners dedicate GPUs so to a service that
+// needs more than one). Services whose batch 1 misses the budget are left
+// to the planners (infeasible).
+Status CheckMpsPlanSize(const Scenario& scenario, const MpsModel& mps, const LatencyRule& rule) {
+  std::map<std::pair<int, double>, double> solo;  // (workload, budget) -> throughput
+  double total = 0;
+  for (size_t i = 0; i < scenario.services.size(); ++i) {
+    const Service& s = scenario.services[i];
+    const int workload = mps.workload_of[i];
+    const double budget = rule.BudgetMs(s.slo_ms);
+    auto [it, inserted] = solo.try_emplace({workload, budget}, 0.0);
+    const MpsHardware& hw = mps.coefficients.hardware;
+    const WorkloadCoefficients& w = mps.coefficients.workloads[workload];
+    if (inserted) {
+      const std::optional<int> batch = LargestSoloBatch(hw, w, budget);
+      if (batch) it->second = PredictAlone(hw, w, *batch, 100).throughput_rps;
+    }
+    if (it->second <= 0) continue;
+    const double gpus = std::ceil(s.rate_rps / it->second);
+    if (gpus > limits::kSegmentsPerService) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: field 'rate_rps': {:g} req/s needs {:g} whole GPUs of {:.4g} req/s each (the "
+          "iGniter model's best); a service may need at most {:g} (input limits): lower the "
+          "rate, or split the service",
+          ServiceLocation(scenario, s.line), s.rate_rps, gpus, it->second,
+          limits::kSegmentsPerService));
+    }
+    total += gpus;
+  }
+  if (total > limits::kSegmentsPerProblem) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: field 'services': the services need up to {:g} whole GPUs in all; a scenario may "
+        "need at most {:g} (input limits): plan it in parts",
+        ServiceLocation(scenario, 0), total, limits::kSegmentsPerProblem));
+  }
+  return Status::Ok();
+}
+
+// Prices of 0 (not priced) or within the pool's limit, caps of 0 (none) or
+// within theirs.
+bool ValidOffer(const GpuOffer& offer, const InputRange& prices) {
+  return offer.gpu != nullptr &&
+         (offer.price_per_hour == 0 || prices.Contains(offer.price_per_hour)) &&
+         (offer.max_count == 0 || limits::kMaxCount.Contains(offer.max_count));
+}
+
 }  // namespace
 
 Result<Problem> Problem::Build(const Scenario& scenario, const GpuModel& gpu,
@@ -35,9 +134,11 @@ Result<Problem> Problem::BuildPool(const Scenario& scenario, std::vector<GpuOffe
   TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
   TESSERA_RETURN_IF_ERROR(rule.Validate());
   if (pool.empty() || std::any_of(pool.begin(), pool.end(), [](const GpuOffer& offer) {
-        return offer.gpu == nullptr || offer.price_per_hour < 0 || offer.max_count < 0;
+        return !ValidOffer(offer, limits::kPricePerHour);
       })) {
-    return Status::InvalidArgument("a pool needs GPU models with prices >= 0 and caps >= 0");
+    return Status::InvalidArgument(fmt::format(
+        "a pool needs GPU models with prices 0 (not priced) or {} and caps 0 (none) or {}",
+        limits::kPricePerHour.Describe(), limits::kMaxCount.Describe()));
   }
   Problem problem;
   problem.gpu_ = pool.front().gpu;
@@ -54,6 +155,7 @@ Result<Problem> Problem::BuildPool(const Scenario& scenario, std::vector<GpuOffe
     }
     problem.services_.push_back(std::move(spec));
   }
+  TESSERA_RETURN_IF_ERROR(CheckPlanSize(scenario, problem.services_, problem.pool_));
   return problem;
 }
 
@@ -98,9 +200,10 @@ Result<Problem> Problem::BuildMps(const Scenario& scenario, GpuOffer gpu,
                                   std::shared_ptr<const GpuletTables> gpulet) {
   TESSERA_RETURN_IF_ERROR(ValidateScenario(scenario));
   TESSERA_RETURN_IF_ERROR(rule.Validate());
-  if (gpu.gpu == nullptr || !(gpu.price_per_hour >= 0) || !std::isfinite(gpu.price_per_hour)) {
-    return Status::InvalidArgument(
-        fmt::format("price per hour must be >= 0, got {}", gpu.price_per_hour));
+  if (!ValidOffer(gpu, limits::kPriceFlag)) {
+    return Status::InvalidArgument(fmt::format(
+        "a GPU model with a price per hour {} and a cap 0 (none) or {}; got price {}",
+        limits::kPriceFlag.Describe(), limits::kMaxCount.Describe(), gpu.price_per_hour));
   }
   auto mps = std::make_shared<MpsModel>();
   for (const Service& s : scenario.services) {
@@ -124,6 +227,7 @@ Result<Problem> Problem::BuildMps(const Scenario& scenario, GpuOffer gpu,
   TESSERA_RETURN_IF_ERROR(problem.rule_.SetCapacity("bare"));
   problem.profiles_ = std::make_shared<const ProfileTable>();
   problem.mps_ = std::move(mps);
+  TESSERA_RETURN_IF_ERROR(CheckMpsPlanSize(scenario, *problem.mps_, problem.rule_));
   for (const Service& service : scenario.services) problem.services_.push_back({service, {}, {}});
   return problem;
 }

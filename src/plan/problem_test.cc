@@ -233,5 +233,48 @@ TEST(LatencyRuleHeadroom, TripletsCountTheirUsableCapacity) {
   }
 }
 
+// Issue 17, class 4: the planners' loops scale with each service's rate over
+// its segments' capacity (a rate of 1e12 took > 10 GB). A problem bounds it
+// per service and in all, naming the service, its rate and the profile.
+TEST(ProblemLimits, PlansTooLargeToPlanInBoundedTimeAreInputErrors) {
+  ProfileTable slow;
+  ASSERT_TRUE(slow.Add({{"x", "a100-80gb", "1g.10gb", 1, 1}, 1, 10, {}, {}}).ok());
+  ASSERT_TRUE(slow.Add({{"x", "a100-80gb", "7g.80gb", 1, 1}, 7, 10, {}, {}}).ok());
+  LatencyRule bare;
+  bare.queueing_headroom = false;
+  Scenario one;
+  one.source = "big.yaml";
+  one.services = {{"a", "x", 100'000, 1000, 3}};
+  EXPECT_TRUE(Problem::Build(one, Gpu("a100-80gb"), slow, bare).ok());  // 100,000: the limit
+  one.services[0].rate_rps = 100'001;
+  Result<Problem> p = Problem::Build(one, Gpu("a100-80gb"), slow, bare);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "big.yaml:3: field 'rate_rps': 100001 req/s needs 100001 segments of 1g.10gb on "
+            "a100-80gb (its best batch 1 x 1 procs counts 1 req/s); a service may need at most "
+            "100000 (input limits): lower the rate, or split the service");
+  Scenario three;
+  three.source = "three.yaml";
+  for (int i = 0; i < 3; ++i)
+    three.services.push_back({std::to_string(i), "x", 90'000, 1000, i + 2});
+  p = Problem::Build(three, Gpu("a100-80gb"), slow, bare);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "three.yaml: field 'services': the services need up to 270000 segments in all; a "
+            "scenario may need at most 200000 (input limits): plan it in parts");
+}
+
+TEST(ProblemLimits, PoolPricesAndCapsAreWithinTheirLimits) {
+  const ProfileTable profiles = A100AndH100Profiles();
+  const GpuModel& a100 = Gpu("a100-80gb");
+  for (const GpuOffer& bad :
+       {GpuOffer{&a100, 1e25, 0}, GpuOffer{&a100, 1e-9, 0}, GpuOffer{&a100, 1, 2'000'000}}) {
+    EXPECT_FALSE(Problem::BuildPool(TwoServices(), {bad}, profiles, LatencyRule{}).ok())
+        << bad.price_per_hour << " " << bad.max_count;
+  }
+  EXPECT_TRUE(
+      Problem::BuildPool(TwoServices(), {{&a100, 1e5, 1'000'000}}, profiles, LatencyRule{}).ok());
+}
+
 }  // namespace
 }  // namespace tessera

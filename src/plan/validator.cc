@@ -163,13 +163,41 @@ class Checker {
   std::vector<Violation> violations_;
 };
 
+// A plan records the rate and SLO it was made for; one that contradicts the
+// scenario it is checked against was made for another load, and its capacity
+// and latency checks would judge the wrong numbers.
+void CheckRecordedInputs(const Deployment& d, const Scenario& scenario,
+                         std::vector<Violation>& out) {
+  std::map<std::string, const Service*> by_name;
+  for (const Service& s : scenario.services) by_name.emplace(s.name, &s);
+  for (const ServiceOutcome& o : d.services) {
+    auto it = by_name.find(o.name);
+    if (it == by_name.end()) continue;  // reported by the checks of its kind
+    const Service& s = *it->second;
+    if (o.rate_rps != s.rate_rps) {
+      out.push_back({"consistency", "service " + o.name,
+                     fmt::format("the plan records rate_rps {:g}, the scenario {} gives {:g}",
+                                 o.rate_rps, ServiceLocation(scenario, s.line), s.rate_rps)});
+    }
+    if (o.slo_ms != s.slo_ms) {
+      out.push_back({"consistency", "service " + o.name,
+                     fmt::format("the plan records slo_ms {:g}, the scenario {} gives {:g}",
+                                 o.slo_ms, ServiceLocation(scenario, s.line), s.slo_ms)});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> ValidateDeployment(const Deployment& deployment, const Problem& problem) {
   if (!problem.mps()) {
-    return Checker(deployment, problem.scenario(), problem.profiles(), deployment.rule).Run();
+    std::vector<Violation> violations =
+        Checker(deployment, problem.scenario(), problem.profiles(), deployment.rule).Run();
+    CheckRecordedInputs(deployment, problem.scenario(), violations);
+    return violations;
   }
   std::vector<Violation> violations;
+  CheckRecordedInputs(deployment, problem.scenario(), violations);
   if (deployment.sharing != Sharing::kMps) {
     violations.push_back({"consistency", "deployment",
                           fmt::format("a {} plan checked against MPS inputs (--coeffs)",

@@ -211,5 +211,30 @@ TEST(Validator, AnUnknownPerGpuModelNamesIt) {
   EXPECT_FALSE(HasRule(v, "latency", "gpu 0"));
 }
 
+// Issue 17, class 7: a plan made for one rate, checked against a scenario
+// that gives another, passed as long as its capacity covered the new rate.
+// The recorded rate and SLO must be the scenario's; the violation names the
+// service and both values.
+TEST(Validator, NamesARateOrSloThePlanDoesNotRecord) {
+  const Deployment d = ValidDeployment();  // s0 at 400 req/s, s1 at 50, SLO 1000 ms
+  Result<Problem> lower =
+      Problem::Build(TinyScenario({300, 50}), testing::A100(), TinyTable(), d.rule);
+  ASSERT_TRUE(lower.ok());
+  std::vector<Violation> v = ValidateDeployment(d, *lower);
+  ASSERT_EQ(v.size(), 1u) << FormatViolations(v);
+  EXPECT_EQ(v[0].rule, "consistency");
+  EXPECT_EQ(v[0].where, "service s0");
+  EXPECT_EQ(v[0].message, "the plan records rate_rps 400, the scenario scenario gives 300");
+  Scenario tighter = TinyScenario({400, 50}, 900);
+  tighter.source = "t.yaml";
+  tighter.services[1].line = 4;
+  Result<Problem> slo = Problem::Build(tighter, testing::A100(), TinyTable(), d.rule);
+  ASSERT_TRUE(slo.ok());
+  v = ValidateDeployment(d, *slo);
+  ASSERT_EQ(v.size(), 2u) << FormatViolations(v);
+  EXPECT_EQ(v[1].where, "service s1");
+  EXPECT_EQ(v[1].message, "the plan records slo_ms 1000, the scenario t.yaml:4 gives 900");
+}
+
 }  // namespace
 }  // namespace tessera

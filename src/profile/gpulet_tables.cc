@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
 #include "util/json_structure.h"
@@ -17,21 +18,21 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kMaxBatchKey = 4096;
+constexpr int kMaxBatchKey = static_cast<int>(limits::kBatch.max);
 
 // One of a model's four tables: its key in the file, where it lives, and
-// whether its values are utilisation percentages (else latency/throughput).
+// the range of its values (input_limits.h).
 struct TableSpec {
   const char* key;
   GpuletTable GpuletModelTables::*member;
-  bool utilisation;
+  const InputRange& range;
 };
 
 constexpr TableSpec kTables[] = {
-    {"latency", &GpuletModelTables::latency_ms, false},
-    {"throughput", &GpuletModelTables::throughput_rps, false},
-    {"l2cache", &GpuletModelTables::l2_pct, true},
-    {"dram", &GpuletModelTables::dram_pct, true},
+    {"latency", &GpuletModelTables::latency_ms, limits::kLatencyMs},
+    {"throughput", &GpuletModelTables::throughput_rps, limits::kThroughputRps},
+    {"l2cache", &GpuletModelTables::l2_pct, limits::kUtilisationPct},
+    {"dram", &GpuletModelTables::dram_pct, limits::kUtilisationPct},
 };
 
 // `s` as a whole number in [lo, hi] (decimal digits only), or nullopt.
@@ -75,13 +76,8 @@ Status ReadTable(const Json& j, const TableSpec& spec, const std::string& path,
       }
       if (!value.is_number()) return FieldError(source, line, value_path, "expected a number");
       const double x = value.get<double>();
-      if (!std::isfinite(x))
-        return FieldError(source, line, value_path, "expected a finite number");
-      if (spec.utilisation && (x < 0 || x > 100)) {
-        return FieldError(source, line, value_path, fmt::format("must be in [0, 100], got {}", x));
-      }
-      if (!spec.utilisation && !(x > 0)) {
-        return FieldError(source, line, value_path, fmt::format("must be > 0, got {}", x));
+      if (!spec.range.Contains(x)) {
+        return FieldError(source, line, value_path, OutOfRange(spec.range, x));
       }
       if (!table.emplace(std::make_pair(*batch, *resource), x).second) {
         return FieldError(source, line, value_path, "given twice");
@@ -124,8 +120,8 @@ Status ReadInterferenceRows(const Json& j, std::string_view source, int line,
     out.resource1_pct = *r1;
     for (int k = 5; k < 7; ++k) {
       const double x = row[k].is_number() ? row[k].get<double>() : NAN;
-      if (!std::isfinite(x) || !(x > 0)) {
-        return FieldError(source, line, element(k), "latency must be a finite number > 0");
+      if (!limits::kLatencyMs.Contains(x)) {
+        return FieldError(source, line, element(k), "latency " + OutOfRange(limits::kLatencyMs, x));
       }
       (k == 5 ? out.latency1_ms : out.latency2_ms) = x;
     }

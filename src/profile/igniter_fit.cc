@@ -538,6 +538,11 @@ Result<MpsCoefficients> FitMpsCoefficients(const FitSamples& samples, const MpsC
         "{}: no model: give samples of at least one model, or base coefficients (--base)",
         samples.source));
   }
+  // What is written must read back: the coefficients file has its limits.
+  if (Status valid = ValidateMpsCoefficients(out); !valid.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: the fit gives {} (extreme samples?)", samples.source, valid.message()));
+  }
   return out;
 }
 

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
+#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
 #include "util/json_structure.h"
@@ -14,6 +17,9 @@ namespace tessera {
 namespace {
 
 using Json = nlohmann::json;
+
+// A prediction's latency when the model says the workload cannot run.
+constexpr double kCannotRun = std::numeric_limits<double>::infinity();
 
 // Reads fields of one JSON object, naming "<source>: field '<path>.<key>'" in
 // errors; the first error sticks and later reads are no-ops.
@@ -31,15 +37,10 @@ class FieldReader {
     return x;
   }
 
-  double Positive(const char* key) {
+  // A number in `range` (input_limits.h).
+  double In(const char* key, const InputRange& range) {
     const double x = Number(key);
-    if (status_.ok() && !(x > 0)) Fail(key, fmt::format("must be > 0, got {}", x));
-    return x;
-  }
-
-  double NonNegative(const char* key) {
-    const double x = Number(key);
-    if (status_.ok() && x < 0) Fail(key, fmt::format("must be >= 0, got {}", x));
+    if (status_.ok() && !range.Contains(x)) Fail(key, OutOfRange(range, x));
     return x;
   }
 
@@ -58,6 +59,10 @@ class FieldReader {
         return out;
       }
       out[i] = (*v)[i].get<double>();
+      if (!limits::kCoefficient.Contains(out[i])) {
+        Fail(key, fmt::format("element {} {}", i, OutOfRange(limits::kCoefficient, out[i])));
+        return out;
+      }
     }
     return out;
   }
@@ -99,14 +104,14 @@ Result<MpsHardware> ReadHardware(const Json& j, std::string_view source) {
   FieldReader r(j, source, "hardware");
   MpsHardware hw;
   hw.gpu = r.OptionalString("gpu");
-  hw.max_frequency_mhz = r.Positive("F");
-  hw.power_cap_w = r.Positive("P");
-  hw.idle_power_w = r.NonNegative("p_idle");
-  hw.unit_pct = r.Positive("unit");
-  hw.pcie_bytes_per_ms = r.Positive("B_pcie");
-  hw.alpha_f = r.Number("alpha_f");
-  hw.alpha_sch = r.Number("alpha_sch");
-  hw.beta_sch = r.Number("beta_sch");
+  hw.max_frequency_mhz = r.In("F", limits::kFrequencyMhz);
+  hw.power_cap_w = r.In("P", limits::kPowerW);
+  hw.idle_power_w = r.In("p_idle", limits::kIdlePowerW);
+  hw.unit_pct = r.In("unit", limits::kUnitPct);
+  hw.pcie_bytes_per_ms = r.In("B_pcie", limits::kPcieBytesPerMs);
+  hw.alpha_f = r.In("alpha_f", limits::kCoefficient);
+  hw.alpha_sch = r.In("alpha_sch", limits::kCoefficient);
+  hw.beta_sch = r.In("beta_sch", limits::kCoefficient);
   if (!r.status().ok()) return r.status();
   return hw;
 }
@@ -120,20 +125,15 @@ Result<WorkloadCoefficients> ReadWorkload(const std::string& key, const Json& j,
   FieldReader r(j, source, key);
   WorkloadCoefficients w;
   w.model = CanonicalModelName(key);
-  const double kernels = r.Positive("n_k");
-  w.kernels = static_cast<int>(std::lround(kernels));
-  w.sched_ms = r.NonNegative("k_sch_ms");
-  w.load_bytes = r.NonNegative("d_load");
-  w.feedback_bytes = r.NonNegative("d_feedback");
+  w.kernels = static_cast<int>(r.In("n_k", limits::kKernels));
+  w.sched_ms = r.In("k_sch_ms", limits::kSchedMs);
+  w.load_bytes = r.In("d_load", limits::kRequestBytes);
+  w.feedback_bytes = r.In("d_feedback", limits::kRequestBytes);
   w.k = r.Numbers<5>("k");
-  w.alpha_cache = r.Number("alpha_cache");
+  w.alpha_cache = r.In("alpha_cache", limits::kCoefficient);
   w.power = r.Numbers<2>("power_coef");
   w.cache = r.Numbers<2>("cache_coef");
   if (!r.status().ok()) return r.status();
-  if (kernels != w.kernels) {
-    return Status::InvalidArgument(
-        fmt::format("{}: field '{}.n_k': must be a whole number, got {}", source, key, kernels));
-  }
   return w;
 }
 
@@ -186,6 +186,47 @@ Result<MpsCoefficients> ParseMpsCoefficientsJson(std::string_view text, std::str
     return Status::InvalidArgument(fmt::format("{}: no model coefficients", source));
   }
   return out;
+}
+
+Status ValidateMpsCoefficients(const MpsCoefficients& c) {
+  struct Field {
+    std::string name;
+    double value;
+    const InputRange& range;
+  };
+  const MpsHardware& hw = c.hardware;
+  std::vector<Field> fields = {
+      {"hardware.F", hw.max_frequency_mhz, limits::kFrequencyMhz},
+      {"hardware.P", hw.power_cap_w, limits::kPowerW},
+      {"hardware.p_idle", hw.idle_power_w, limits::kIdlePowerW},
+      {"hardware.unit", hw.unit_pct, limits::kUnitPct},
+      {"hardware.B_pcie", hw.pcie_bytes_per_ms, limits::kPcieBytesPerMs},
+      {"hardware.alpha_f", hw.alpha_f, limits::kCoefficient},
+      {"hardware.alpha_sch", hw.alpha_sch, limits::kCoefficient},
+      {"hardware.beta_sch", hw.beta_sch, limits::kCoefficient},
+  };
+  for (const WorkloadCoefficients& w : c.workloads) {
+    const std::string& m = w.model;
+    fields.push_back({m + ".n_k", static_cast<double>(w.kernels), limits::kKernels});
+    fields.push_back({m + ".k_sch_ms", w.sched_ms, limits::kSchedMs});
+    fields.push_back({m + ".d_load", w.load_bytes, limits::kRequestBytes});
+    fields.push_back({m + ".d_feedback", w.feedback_bytes, limits::kRequestBytes});
+    fields.push_back({m + ".alpha_cache", w.alpha_cache, limits::kCoefficient});
+    for (size_t i = 0; i < w.k.size(); ++i) {
+      fields.push_back({fmt::format("{}.k[{}]", m, i), w.k[i], limits::kCoefficient});
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      fields.push_back({fmt::format("{}.power_coef[{}]", m, i), w.power[i], limits::kCoefficient});
+      fields.push_back({fmt::format("{}.cache_coef[{}]", m, i), w.cache[i], limits::kCoefficient});
+    }
+  }
+  for (const Field& f : fields) {
+    if (!f.range.Contains(f.value)) {
+      return Status::InvalidArgument(
+          fmt::format("field '{}': {}", f.name, OutOfRange(f.range, f.value)));
+    }
+  }
+  return Status::Ok();
 }
 
 Result<MpsCoefficients> LoadMpsCoefficients(const std::string& path) {
@@ -251,6 +292,13 @@ std::vector<Prediction> PredictColocated(const MpsHardware& hw, std::span<const 
     out[i].gpu_ms = gpu_ms;
     out[i].throughput_rps = b * 1000 / (gpu_ms + w.feedback_bytes * b / hw.pcie_bytes_per_ms);
     out[i].latency_ms = gpu_ms + (w.load_bytes + w.feedback_bytes) * b / hw.pcie_bytes_per_ms;
+    // Coefficients fitted on a range of batches and resources can predict a
+    // time <= 0 or not finite outside it (a negative k1 at large batches, a
+    // resource of -k4): such a prediction means the workload cannot run so,
+    // never that it runs infinitely fast.
+    const bool sane = gpu_ms > 0 && std::isfinite(out[i].latency_ms) &&
+                      std::isfinite(out[i].throughput_rps) && out[i].throughput_rps > 0;
+    if (!sane) out[i] = {kCannotRun, kCannotRun, 0};
   }
   return out;
 }
@@ -266,9 +314,17 @@ ResourceLowerBound LowerBoundOf(const MpsHardware& hw, const WorkloadCoefficient
   const double bandwidth = hw.pcie_bytes_per_ms;
   const double per_ms = rate_rps / 1000;
   ResourceLowerBound out;
-  // The batch that arrives while one batch is in flight within the budget.
-  out.batch = std::max(1, static_cast<int>(std::ceil(budget_ms * per_ms * bandwidth /
-                                                     (bandwidth + w.load_bytes * per_ms))));
+  // The batch that arrives while one batch is in flight within the budget;
+  // one beyond the largest batch a process may run does not fit one GPU.
+  const double arriving =
+      std::ceil(budget_ms * per_ms * bandwidth / (bandwidth + w.load_bytes * per_ms));
+  if (!(arriving <= limits::kBatch.max)) {
+    out.batch = static_cast<int>(limits::kBatch.max);
+    out.fits = false;
+    out.resource_pct = std::numeric_limits<double>::infinity();
+    return out;
+  }
+  out.batch = std::max(1, static_cast<int>(arriving));
   const double b = out.batch;
   const double gamma = w.k[0] * b * b + w.k[1] * b + w.k[2];
   const double delta =

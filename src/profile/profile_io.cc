@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -74,12 +75,20 @@ class RowReader {
     return fields_[col];
   }
 
-  // An integer >= 1 (batch sizes, process counts).
-  Result<int> Count(size_t col) const {
+  // An integer in `range` (batch sizes, process counts, slices).
+  Result<int> Count(size_t col, const InputRange& range) const {
     const std::optional<int> v = ToInt(fields_[col]);
-    if (!v || *v < 1) {
-      return Error(col,
-                   fmt::format("must be an integer >= 1, got {}", QuoteForMessage(fields_[col])));
+    if (!v || !range.Contains(*v)) {
+      return Error(col, OutOfRange(range, QuoteForMessage(fields_[col])));
+    }
+    return *v;
+  }
+
+  // A number in `range` (input_limits.h).
+  Result<double> Number(size_t col, const InputRange& range) const {
+    const std::optional<double> v = ToDouble(fields_[col]);
+    if (!v || !range.Contains(*v)) {
+      return Error(col, OutOfRange(range, QuoteForMessage(fields_[col])));
     }
     return *v;
   }
@@ -158,9 +167,10 @@ Result<TesseraLayout> ParseTesseraHeader(std::string_view source, const TextLine
 }
 
 // An optional measurement column: empty means "not measured" for this row.
-Result<std::optional<double>> OptionalNumber(const RowReader& row, int col) {
+Result<std::optional<double>> OptionalNumber(const RowReader& row, int col,
+                                             const InputRange& range) {
   if (col < 0 || row.Raw(col).empty()) return std::optional<double>();
-  TESSERA_ASSIGN_OR_RETURN(double v, row.Number(col, /*allow_zero=*/false));
+  TESSERA_ASSIGN_OR_RETURN(double v, row.Number(col, range));
   return std::optional<double>(v);
 }
 
@@ -179,12 +189,12 @@ Result<ProfileEntry> ParseTesseraRow(const RowReader& row, const TesseraLayout& 
         2, fmt::format("unknown MIG profile {} on {}", QuoteForMessage(profile), e.key.gpu));
   }
   e.key.profile = std::string(profile);
-  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(3));
-  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(4));
-  TESSERA_ASSIGN_OR_RETURN(e.throughput_rps, row.Number(5, /*allow_zero=*/false));
-  TESSERA_ASSIGN_OR_RETURN(e.latency_ms, row.Number(6, /*allow_zero=*/false));
-  TESSERA_ASSIGN_OR_RETURN(e.p99_ms, OptionalNumber(row, layout.p99));
-  TESSERA_ASSIGN_OR_RETURN(e.mem_gib, OptionalNumber(row, layout.mem));
+  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(3, limits::kBatch));
+  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(4, limits::kProcs));
+  TESSERA_ASSIGN_OR_RETURN(e.throughput_rps, row.Number(5, limits::kThroughputRps));
+  TESSERA_ASSIGN_OR_RETURN(e.latency_ms, row.Number(6, limits::kLatencyMs));
+  TESSERA_ASSIGN_OR_RETURN(e.p99_ms, OptionalNumber(row, layout.p99, limits::kLatencyMs));
+  TESSERA_ASSIGN_OR_RETURN(e.mem_gib, OptionalNumber(row, layout.mem, limits::kMemGib));
   return e;
 }
 
@@ -212,7 +222,7 @@ struct ParvaRow {
 
 Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::string_view model) {
   TESSERA_RETURN_IF_ERROR(row.CheckWidth());
-  TESSERA_ASSIGN_OR_RETURN(int size, row.Count(0));
+  TESSERA_ASSIGN_OR_RETURN(int size, row.Count(0, limits::kComputeSlices));
   const int profile = gpu.PrimaryProfileWithComputeSlices(size);
   if (profile < 0) {
     return row.Error(0, fmt::format("no MIG profile with {} compute slices on {}", size, gpu.name));
@@ -220,8 +230,8 @@ Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::s
   ParvaRow out;
   ProfileEntry& e = out.entry;
   e.key = {std::string(model), gpu.name, gpu.profiles[profile].name, 0, 0};
-  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(1));
-  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(2));
+  TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(1, limits::kBatch));
+  TESSERA_ASSIGN_OR_RETURN(e.key.procs, row.Count(2, limits::kProcs));
   TESSERA_ASSIGN_OR_RETURN(double per_process_rps, row.Number(3, /*allow_zero=*/true));
   TESSERA_ASSIGN_OR_RETURN(double latency_s, row.Number(4, /*allow_zero=*/true));
   // `0,0` is the format's marker for a configuration that cannot run; a single
@@ -238,8 +248,15 @@ Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::s
   }
   e.throughput_rps = per_process_rps * e.key.procs;  // whole segment
   e.latency_ms = latency_s * 1000;
-  if (out.feasible && (!std::isfinite(e.throughput_rps) || !std::isfinite(e.latency_ms))) {
-    return row.Error(3, "throughput x procs or latency x 1000 overflows");
+  if (!out.feasible) return out;
+  if (!limits::kThroughputRps.Contains(e.throughput_rps)) {
+    return row.Error(3, fmt::format("{} x {} processes = {:g} req/s per segment: {}",
+                                    QuoteForMessage(row.Raw(3)), e.key.procs, e.throughput_rps,
+                                    OutOfRange(limits::kThroughputRps, e.throughput_rps)));
+  }
+  if (!limits::kLatencyMs.Contains(e.latency_ms)) {
+    return row.Error(4, fmt::format("{} s = {:g} ms: {}", QuoteForMessage(row.Raw(4)), e.latency_ms,
+                                    OutOfRange(limits::kLatencyMs, e.latency_ms)));
   }
   return out;
 }

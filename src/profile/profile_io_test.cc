@@ -136,13 +136,13 @@ TEST(ProfileIoTessera, FormatRoundTripsExactly) {
                   .ok());
   ASSERT_TRUE(table
                   .Add({{"bert-large", "h100-80gb", "7g.80gb", 256, 5},
-                        123456789.123456,
-                        1e-7,
+                        12345678.123456,
+                        1.0 / 7,
                         2.0 / 3,
                         std::nullopt})
                   .ok());
   ASSERT_TRUE(
-      table.Add({{"vgg19", "a30-24gb", "1g.6gb", 1, 1}, 5e300, 42, std::nullopt, 5.75}).ok());
+      table.Add({{"vgg19", "a30-24gb", "1g.6gb", 1, 1}, 5e-3 / 3, 42, std::nullopt, 5.75}).ok());
   const std::string csv = FormatTesseraProfileCsv(table);
   EXPECT_TRUE(
       csv.starts_with("model,gpu,profile,batch,procs,throughput_rps,latency_ms,p99_ms,mem_gib\n"));
@@ -192,7 +192,7 @@ TEST(ProfileIoTessera, ErrorMessagesNameFileLineAndField) {
       {"negative p99",
        "model,gpu,profile,batch,procs,throughput_rps,latency_ms,p99_ms\n"
        "resnet50,a100-80gb,1g.10gb,1,1,100,5,-2\n",
-       "t.csv:2: field 'p99_ms': must be a finite number > 0, got '-2'"},
+       "t.csv:2: field 'p99_ms': must be a finite number in [0.001, 3.6e+06], got '-2'"},
       {"duplicate entry",
        kHeader + "resnet50,a100-80gb,1g.10gb,1,1,100,5\n\nResNet50,A100-80GB,1g.10gb,1,1,90,6\n",
        "t.csv:4: field 'model,gpu,profile,batch,procs': duplicate entry (resnet50, a100-80gb, "
@@ -210,25 +210,41 @@ TEST(ProfileIoTessera, ErrorMessagesNameFileLineAndField) {
       {"unknown profile", "resnet50,a100-80gb,3g.20gb,1,1,100,5",
        "t.csv:2: field 'profile': unknown MIG profile '3g.20gb' on a100-80gb"},
       {"batch 0", "resnet50,a100-80gb,1g.10gb,0,1,100,5",
-       "t.csv:2: field 'batch': must be an integer >= 1, got '0'"},
+       "t.csv:2: field 'batch': must be an integer in [1, 4096], got '0'"},
       {"fractional procs", "resnet50,a100-80gb,1g.10gb,1,1.5,100,5",
-       "t.csv:2: field 'procs': must be an integer >= 1, got '1.5'"},
+       "t.csv:2: field 'procs': must be an integer in [1, 48], got '1.5'"},
       {"negative procs", "resnet50,a100-80gb,1g.10gb,1,-2,100,5",
-       "t.csv:2: field 'procs': must be an integer >= 1, got '-2'"},
+       "t.csv:2: field 'procs': must be an integer in [1, 48], got '-2'"},
       {"text throughput", "resnet50,a100-80gb,1g.10gb,1,1,fast,5",
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got 'fast'"},
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got 'fast'"},
       {"negative throughput", "resnet50,a100-80gb,1g.10gb,1,1,-1,5",
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '-1'"},
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got '-1'"},
       {"zero throughput", "resnet50,a100-80gb,1g.10gb,1,1,0,5",
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got '0'"},
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got '0'"},
       {"empty throughput", "resnet50,a100-80gb,1g.10gb,1,1,,5",
-       "t.csv:2: field 'throughput_rps': must be a finite number > 0, got ''"},
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got ''"},
       {"NaN latency", "resnet50,a100-80gb,1g.10gb,1,1,100,NaN",
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'NaN'"},
+       "t.csv:2: field 'latency_ms': must be a finite number in [0.001, 3.6e+06], got 'NaN'"},
       {"inf latency", "resnet50,a100-80gb,1g.10gb,1,1,100,inf",
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got 'inf'"},
+       "t.csv:2: field 'latency_ms': must be a finite number in [0.001, 3.6e+06], got 'inf'"},
       {"overflowing latency", "resnet50,a100-80gb,1g.10gb,1,1,100,1e400",
-       "t.csv:2: field 'latency_ms': must be a finite number > 0, got '1e400'"},
+       "t.csv:2: field 'latency_ms': must be a finite number in [0.001, 3.6e+06], got '1e400'"},
+      // Input limits (input_limits.h): batch and procs become allocations and
+      // loop bounds, throughput and latency divisors.
+      {"batch 2^31", "resnet50,a100-80gb,1g.10gb,2147483647,1,100,5",
+       "t.csv:2: field 'batch': must be an integer in [1, 4096], got '2147483647'"},
+      {"batch past int", "resnet50,a100-80gb,1g.10gb,2147483648,1,100,5",
+       "t.csv:2: field 'batch': must be an integer in [1, 4096], got '2147483648'"},
+      {"procs 2^31", "resnet50,a100-80gb,1g.10gb,1,2147483647,100,5",
+       "t.csv:2: field 'procs': must be an integer in [1, 48], got '2147483647'"},
+      {"procs past the MPS client limit", "resnet50,a100-80gb,1g.10gb,1,49,100,5",
+       "t.csv:2: field 'procs': must be an integer in [1, 48], got '49'"},
+      {"huge throughput", "resnet50,a100-80gb,1g.10gb,1,1,1e308,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got '1e308'"},
+      {"tiny throughput", "resnet50,a100-80gb,1g.10gb,1,1,1e-300,5",
+       "t.csv:2: field 'throughput_rps': must be a finite number in [0.001, 1e+08], got '1e-300'"},
+      {"tiny latency", "resnet50,a100-80gb,1g.10gb,1,1,100,1e-300",
+       "t.csv:2: field 'latency_ms': must be a finite number in [0.001, 3.6e+06], got '1e-300'"},
   };
   auto check = [](const Case& c, const std::string& text) {
     Result<ProfileTable> r = ParseTesseraProfileCsv(text, "t.csv");
@@ -280,11 +296,21 @@ TEST(ProfileIoParva, ErrorMessagesNameFileLineAndField) {
       {"size 5", kHeader + "5,1,1,10,0.1\r\n",
        "p.csv:2: field 'Mig instance': no MIG profile with 5 compute slices on a100-80gb"},
       {"size 0", kHeader + "0,1,1,10,0.1\r\n",
-       "p.csv:2: field 'Mig instance': must be an integer >= 1, got '0'"},
+       "p.csv:2: field 'Mig instance': must be an integer in [1, 8], got '0'"},
       {"batch 0", kHeader + "1,0,1,10,0.1\r\n",
-       "p.csv:2: field 'Batch size': must be an integer >= 1, got '0'"},
+       "p.csv:2: field 'Batch size': must be an integer in [1, 4096], got '0'"},
       {"procs 0", kHeader + "1,1,0,10,0.1\r\n",
-       "p.csv:2: field 'Workload Number': must be an integer >= 1, got '0'"},
+       "p.csv:2: field 'Workload Number': must be an integer in [1, 48], got '0'"},
+      {"procs 2^31", kHeader + "1,1,2147483647,10,0.1\r\n",
+       "p.csv:2: field 'Workload Number': must be an integer in [1, 48], got '2147483647'"},
+      {"batch 2^31", kHeader + "1,2147483647,1,10,0.1\r\n",
+       "p.csv:2: field 'Batch size': must be an integer in [1, 4096], got '2147483647'"},
+      {"huge segment throughput", kHeader + "1,1,40,1e7,0.1\r\n",
+       "p.csv:2: field 'Throughput': '1e7' x 40 processes = 4e+08 req/s per segment: must be a "
+       "finite number in [0.001, 1e+08], got 4e+08"},
+      {"latency of a year", kHeader + "1,1,1,10,31536000\r\n",
+       "p.csv:2: field 'Latency': '31536000' s = 3.1536e+10 ms: must be a finite number in "
+       "[0.001, 3.6e+06], got 3.1536e+10"},
       {"only latency zero", kHeader + "1,1,1,74.4,0\r\n",
        "p.csv:2: field 'Latency': is 0 but Throughput is '74.4'; only '0,0' marks an infeasible "
        "configuration"},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -26,8 +27,6 @@ std::string Describe(const ProfileKey& key) {
          " procs " + std::to_string(key.procs);
 }
 
-bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
-
 }  // namespace
 
 Status ProfileTable::Add(ProfileEntry entry) {
@@ -35,12 +34,21 @@ Status ProfileTable::Add(ProfileEntry entry) {
   if (key.model.empty() || key.gpu.empty() || key.profile.empty()) {
     return Status::InvalidArgument("profile entry with an empty model, gpu or profile");
   }
-  if (key.batch < 1 || key.procs < 1) {
-    return Status::InvalidArgument(Describe(key) + ": batch and procs must be >= 1");
+  if (!limits::kBatch.Contains(key.batch)) {
+    return Status::InvalidArgument(Describe(key) + ": batch " +
+                                   OutOfRange(limits::kBatch, key.batch));
   }
-  if (!PositiveFinite(entry.throughput_rps) || !PositiveFinite(entry.latency_ms)) {
-    return Status::InvalidArgument(Describe(key) +
-                                   ": throughput and latency must be finite and > 0");
+  if (!limits::kProcs.Contains(key.procs)) {
+    return Status::InvalidArgument(Describe(key) + ": procs " +
+                                   OutOfRange(limits::kProcs, key.procs));
+  }
+  if (!limits::kThroughputRps.Contains(entry.throughput_rps)) {
+    return Status::InvalidArgument(Describe(key) + ": throughput_rps " +
+                                   OutOfRange(limits::kThroughputRps, entry.throughput_rps));
+  }
+  if (!limits::kLatencyMs.Contains(entry.latency_ms)) {
+    return Status::InvalidArgument(Describe(key) + ": latency_ms " +
+                                   OutOfRange(limits::kLatencyMs, entry.latency_ms));
   }
   const std::string encoded = EncodeKey(key);
   if (index_.count(encoded)) {

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "simulate/sampling.h"
+#include "tessera/input_limits.h"
 
 namespace tessera {
 namespace {
@@ -312,9 +313,9 @@ Status SimOptions::Validate() const {
   if (!std::isfinite(max_queue_delay_ms)) {
     return Status::InvalidArgument("max queue delay: must be finite (< 0: the default)");
   }
-  if (variability == Variability::kLognormal && !(cv > 0 && std::isfinite(cv))) {
-    return Status::InvalidArgument(fmt::format(
-        "cv: lognormal variability needs a coefficient of variation > 0, got {:g}", cv));
+  if (variability == Variability::kLognormal && !limits::kVariabilityCv.Contains(cv)) {
+    return Status::InvalidArgument("cv: lognormal variability's coefficient of variation " +
+                                   OutOfRange(limits::kVariabilityCv, cv));
   }
   if (!(drop_after_ms >= 0 && std::isfinite(drop_after_ms))) {
     return Status::InvalidArgument(

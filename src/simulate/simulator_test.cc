@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace tessera {
 namespace {
 
@@ -41,6 +43,27 @@ TEST(SimulatorQueueing, MM1MeanWaitMatchesTheClosedForm) {
     EXPECT_NEAR(MeanWaitMs(rho, Variability::kExponential, 4000), expected_ms, 0.02 * expected_ms)
         << "rho " << rho;
   }
+}
+
+// Issue 17, class 7: lognormal:1e308 squared the CV to infinity and every
+// latency came out as -nan. The CV is bounded (limits::kVariabilityCv), and
+// a large one within the bound still gives finite latencies.
+TEST(SimulatorOptions, BoundsTheCoefficientOfVariation) {
+  SimOptions options;
+  options.variability = Variability::kLognormal;
+  for (const double cv : {1e308, 101.0, 0.0, -1.0}) {
+    options.cv = cv;
+    const Status s = options.Validate();
+    ASSERT_FALSE(s.ok()) << cv;
+    EXPECT_NE(s.message().find("must be a finite number in (0, 100]"), std::string::npos)
+        << s.message();
+  }
+  options.cv = 100;
+  options.duration_s = 5;
+  Result<SimReport> r = Simulate(SingleServer(100, 1), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::isfinite(r->services[0].mean_wait_ms));
+  EXPECT_TRUE(std::isfinite(r->services[0].p99_ms));
 }
 
 }  // namespace

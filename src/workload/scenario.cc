@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
 #include "tessera/text_io.h"
+#include "util/utf8.h"
 #include "util/yaml_tree.h"
 
 namespace tessera {
@@ -63,7 +65,7 @@ class YamlReader {
   }
   Status CheckKeys(NodeId map, std::span<const std::string_view> allowed, int line) const;
   Result<std::string> String(NodeId node, std::string_view field) const;
-  Result<double> Positive(NodeId node, std::string_view field) const;
+  Result<double> Number(NodeId node, std::string_view field, const InputRange& range) const;
   Result<Service> ParseService(NodeId node, size_t index) const;
   Status ParseServices(NodeId node, Scenario& scenario) const;
   Result<std::string> GpuName(NodeId node) const;
@@ -96,15 +98,22 @@ Status YamlReader::CheckKeys(NodeId map, std::span<const std::string_view> allow
   return Status::Ok();
 }
 
+// A string of valid UTF-8: a name that FormatScenarioYaml could not write
+// back byte for byte is rejected, not altered.
 Result<std::string> YamlReader::String(NodeId node, std::string_view field) const {
   if (!tree_.IsScalar(node)) {
     return Error(LineOf(node), field, "expected a string, got " + TypeName(node));
   }
+  if (!IsValidUtf8(tree_.scalar(node))) {
+    return Error(LineOf(node), field, Utf8Error(tree_.scalar(node)));
+  }
   return std::string(tree_.scalar(node));
 }
 
-// A plain (unquoted) finite number > 0: a quoted "829" is a string in YAML.
-Result<double> YamlReader::Positive(NodeId node, std::string_view field) const {
+// A plain (unquoted) number in `range` (input_limits.h): a quoted "829" is a
+// string in YAML.
+Result<double> YamlReader::Number(NodeId node, std::string_view field,
+                                  const InputRange& range) const {
   const int at = LineOf(node);
   if (!tree_.IsScalar(node) || tree_.NonPlain(node)) {
     const std::string got = tree_.IsScalar(node)
@@ -113,9 +122,8 @@ Result<double> YamlReader::Positive(NodeId node, std::string_view field) const {
     return Error(at, field, "expected a number, got " + got);
   }
   const std::optional<double> v = ToDouble(tree_.scalar(node));
-  if (!v || !std::isfinite(*v) || *v <= 0) {
-    return Error(at, field,
-                 "must be a finite number > 0, got " + QuoteForMessage(tree_.scalar(node)));
+  if (!v || !range.Contains(*v)) {
+    return Error(at, field, OutOfRange(range, QuoteForMessage(tree_.scalar(node))));
   }
   return *v;
 }
@@ -140,8 +148,9 @@ Result<Service> YamlReader::ParseService(NodeId node, size_t index) const {
   TESSERA_ASSIGN_OR_RETURN(std::string model, String(model_node, "model"));
   s.model = CanonicalModelName(model);
   if (s.model.empty()) return Error(LineOf(model_node), "model", "must not be empty");
-  TESSERA_ASSIGN_OR_RETURN(s.rate_rps, Positive(tree_.Get(node, "rate_rps"), "rate_rps"));
-  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Positive(tree_.Get(node, "slo_ms"), "slo_ms"));
+  TESSERA_ASSIGN_OR_RETURN(s.rate_rps,
+                           Number(tree_.Get(node, "rate_rps"), "rate_rps", limits::kRateRps));
+  TESSERA_ASSIGN_OR_RETURN(s.slo_ms, Number(tree_.Get(node, "slo_ms"), "slo_ms", limits::kSloMs));
   return s;
 }
 
@@ -152,6 +161,11 @@ Status YamlReader::ParseServices(NodeId node, Scenario& scenario) const {
   }
   const std::span<const NodeId> items = tree_.children(node);
   if (items.empty()) return Error(at, "services", "empty scenario: no service");
+  if (!limits::kServices.Contains(static_cast<double>(items.size()))) {
+    return Error(at, "services",
+                 fmt::format("{} services; a scenario holds {}", items.size(),
+                             limits::kServices.Describe()));
+  }
   std::map<std::string, int> first_line;
   scenario.services.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -189,15 +203,10 @@ Result<PoolEntry> YamlReader::ParsePoolEntry(NodeId node) const {
   PoolEntry entry;
   entry.line = line;
   TESSERA_ASSIGN_OR_RETURN(entry.gpu, GpuName(tree_.Get(node, "gpu")));
-  TESSERA_ASSIGN_OR_RETURN(entry.price_per_hour,
-                           Positive(tree_.Get(node, "price_per_hour"), "price_per_hour"));
+  TESSERA_ASSIGN_OR_RETURN(entry.price_per_hour, Number(tree_.Get(node, "price_per_hour"),
+                                                        "price_per_hour", limits::kPricePerHour));
   if (const NodeId max_count = tree_.Get(node, "max_count"); max_count != kNone) {
-    TESSERA_ASSIGN_OR_RETURN(const double cap, Positive(max_count, "max_count"));
-    if (cap != std::floor(cap) || cap > 1e6) {
-      return Error(
-          LineOf(max_count), "max_count",
-          "must be an integer in [1, 1000000], got " + QuoteForMessage(tree_.scalar(max_count)));
-    }
+    TESSERA_ASSIGN_OR_RETURN(const double cap, Number(max_count, "max_count", limits::kMaxCount));
     entry.max_count = static_cast<int>(cap);
   }
   return entry;
@@ -289,18 +298,20 @@ struct SloFile {
   std::vector<std::vector<std::optional<double>>> rows;
 };
 
-// Absent (N/A or 0), or a finite number >= 0. `cell` is trimmed of spaces and
-// tabs (SplitCsvFields does it).
+// Absent (N/A or 0), or a number in `range` (the file's rates or SLOs).
+// `cell` is trimmed of spaces and tabs (SplitCsvFields does it).
 Result<std::optional<double>> ParseSloCell(std::string_view cell, std::string_view path, int line,
-                                           std::string_view column) {
+                                           std::string_view column, const InputRange& range) {
   if (cell == "N/A") return std::optional<double>();
   const std::optional<double> v = ToDouble(cell);
-  if (!v || !std::isfinite(*v) || *v < 0) {
-    return FieldError(path, line, column,
-                      "must be N/A or a finite number >= 0, got " + QuoteForMessage(cell));
-  }
   // The artifact reads 0 as "not deployed in this row".
-  return *v == 0 ? std::optional<double>() : v;
+  if (v && *v == 0) return std::optional<double>();
+  if (!v || !range.Contains(*v)) {
+    return FieldError(path, line, column,
+                      fmt::format("must be N/A, 0 (absent) or {}, got {}", range.Describe(),
+                                  QuoteForMessage(cell)));
+  }
+  return v;
 }
 
 // Row lines of an SLO file: CRLF and a missing final newline accepted;
@@ -313,7 +324,7 @@ std::vector<TextLine> SloLines(std::string_view text) {
   return lines;
 }
 
-Result<SloFile> ReadSloFile(const std::string& path) {
+Result<SloFile> ReadSloFile(const std::string& path, const InputRange& range) {
   TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   const std::vector<std::string>& columns = ParvaModelColumns();
   SloFile file{path, {}};
@@ -328,7 +339,7 @@ Result<SloFile> ReadSloFile(const std::string& path) {
     std::vector<std::optional<double>> row;
     for (size_t c = 0; c < cells.size(); ++c) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<double> v,
-                               ParseSloCell(cells[c], path, line.number, columns[c]));
+                               ParseSloCell(cells[c], path, line.number, columns[c], range));
       row.push_back(v);
     }
     file.rows.push_back(std::move(row));
@@ -395,9 +406,10 @@ const std::vector<std::string>& ParvaModelColumns() {
 }
 
 Result<Scenario> ImportParvaSloRow(const std::string& dir, int row) {
-  TESSERA_ASSIGN_OR_RETURN(SloFile rates,
-                           ReadSloFile((fs::path(dir) / "SLO_req_rate.csv").string()));
-  TESSERA_ASSIGN_OR_RETURN(SloFile slos, ReadSloFile((fs::path(dir) / "SLO_latency.csv").string()));
+  TESSERA_ASSIGN_OR_RETURN(
+      SloFile rates, ReadSloFile((fs::path(dir) / "SLO_req_rate.csv").string(), limits::kRateRps));
+  TESSERA_ASSIGN_OR_RETURN(
+      SloFile slos, ReadSloFile((fs::path(dir) / "SLO_latency.csv").string(), limits::kSloMs));
   TESSERA_RETURN_IF_ERROR(CheckSloFilesAgree(rates, slos));
   if (row < 1 || row > static_cast<int>(rates.rows.size())) {
     return Status::InvalidArgument(fmt::format("{}: row {} is out of range: the file has {} rows",
@@ -432,18 +444,45 @@ Status ValidateScenario(const Scenario& scenario) {
     return Status::InvalidArgument(ServiceLocation(scenario, 0) +
                                    ": field 'services': empty scenario");
   }
+  if (!limits::kServices.Contains(static_cast<double>(scenario.services.size()))) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: field 'services': {} services; a scenario holds {}", ServiceLocation(scenario, 0),
+        scenario.services.size(), limits::kServices.Describe()));
+  }
+  if (!IsValidUtf8(scenario.name)) {
+    return Status::InvalidArgument(fmt::format("{}: field 'name': {}", ServiceLocation(scenario, 0),
+                                               Utf8Error(scenario.name)));
+  }
+  for (const PoolEntry& entry : scenario.pool) {
+    const std::string at = ServiceLocation(scenario, entry.line);
+    if (!limits::kPricePerHour.Contains(entry.price_per_hour)) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field 'price_per_hour': {}", at,
+                      OutOfRange(limits::kPricePerHour, entry.price_per_hour)));
+    }
+    if (entry.max_count != 0 && !limits::kMaxCount.Contains(entry.max_count)) {
+      return Status::InvalidArgument(fmt::format("{}: field 'max_count': {}", at,
+                                                 OutOfRange(limits::kMaxCount, entry.max_count)));
+    }
+  }
   std::map<std::string, int> first_line;
   for (const Service& s : scenario.services) {
     const std::string at = ServiceLocation(scenario, s.line);
     if (s.name.empty()) return Status::InvalidArgument(at + ": field 'name': must not be empty");
     if (s.model.empty()) return Status::InvalidArgument(at + ": field 'model': must not be empty");
-    if (!std::isfinite(s.rate_rps) || s.rate_rps <= 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}: field 'rate_rps': must be a finite number > 0, got {}", at, s.rate_rps));
+    for (const auto& [field, text] : {std::pair{"name", &s.name}, std::pair{"model", &s.model}}) {
+      if (!IsValidUtf8(*text)) {
+        return Status::InvalidArgument(
+            fmt::format("{}: field '{}': {}", at, field, Utf8Error(*text)));
+      }
     }
-    if (!std::isfinite(s.slo_ms) || s.slo_ms <= 0) {
+    if (!limits::kRateRps.Contains(s.rate_rps)) {
       return Status::InvalidArgument(
-          fmt::format("{}: field 'slo_ms': must be a finite number > 0, got {}", at, s.slo_ms));
+          fmt::format("{}: field 'rate_rps': {}", at, OutOfRange(limits::kRateRps, s.rate_rps)));
+    }
+    if (!limits::kSloMs.Contains(s.slo_ms)) {
+      return Status::InvalidArgument(
+          fmt::format("{}: field 'slo_ms': {}", at, OutOfRange(limits::kSloMs, s.slo_ms)));
     }
     const auto [it, inserted] = first_line.emplace(s.name, s.line);
     if (!inserted) {

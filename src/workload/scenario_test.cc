@@ -115,12 +115,17 @@ TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
       {"pool price missing", "pool:\n  - {gpu: a100-80gb}\nservices: []\n",
        "s.yaml:2: field 'price_per_hour': missing"},
       {"pool price zero", "pool:\n  - {gpu: a100-80gb, price_per_hour: 0}\nservices: []\n",
-       "s.yaml:2: field 'price_per_hour': must be a finite number > 0, got '0'"},
+       "s.yaml:2: field 'price_per_hour': must be a finite number in [0.001, 100000], got '0'"},
+      // Input limits: prices the exact planner's solver resolves (issue 17, class 6).
+      {"pool price 1e16", "pool:\n  - {gpu: a100-80gb, price_per_hour: 1e16}\nservices: []\n",
+       "s.yaml:2: field 'price_per_hour': must be a finite number in [0.001, 100000], got '1e16'"},
+      {"pool price 1e25", "pool:\n  - {gpu: a100-80gb, price_per_hour: 1e25}\nservices: []\n",
+       "s.yaml:2: field 'price_per_hour': must be a finite number in [0.001, 100000], got '1e25'"},
       {"pool unknown gpu", "pool:\n  - {gpu: v100, price_per_hour: 1}\nservices: []\n",
        "s.yaml:2: field 'gpu': "},
       {"pool fractional cap",
        "pool:\n  - {gpu: a100-80gb, price_per_hour: 1, max_count: 2.5}\nservices: []\n",
-       "s.yaml:2: field 'max_count': must be an integer in [1, 1000000], got '2.5'"},
+       "s.yaml:2: field 'max_count': must be an integer in [1, 1e+06], got '2.5'"},
       {"pool model twice",
        "pool:\n  - {gpu: a100-80gb, price_per_hour: 1}\n  - {gpu: A100-80GB, price_per_hour: 2}\n"
        "services: []\n",
@@ -142,17 +147,36 @@ TEST(ScenarioYaml, ErrorMessagesNameFileLineAndField) {
        "s.yaml:3: field 'rate': unknown key (expected one of: name, model, rate_rps, slo_ms)"},
       {"missing slo", svc("{name: a, model: m, rate_rps: 1}"), "s.yaml:3: field 'slo_ms': missing"},
       {"negative rate", svc("{name: a, model: m, rate_rps: -1, slo_ms: 1}"),
-       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '-1'"},
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got '-1'"},
       {"zero rate", svc("{name: a, model: m, rate_rps: 0, slo_ms: 1}"),
-       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '0'"},
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got '0'"},
       {"NaN rate", svc("{name: a, model: m, rate_rps: .nan, slo_ms: 1}"),
-       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got '.nan'"},
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got '.nan'"},
       {"inf slo", svc("{name: a, model: m, rate_rps: 1, slo_ms: .inf}"),
-       "s.yaml:3: field 'slo_ms': must be a finite number > 0, got '.inf'"},
+       "s.yaml:3: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got '.inf'"},
       {"overflowing slo", svc("{name: a, model: m, rate_rps: 1, slo_ms: 1e400}"),
-       "s.yaml:3: field 'slo_ms': must be a finite number > 0, got '1e400'"},
+       "s.yaml:3: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got '1e400'"},
       {"text rate", svc("{name: a, model: m, rate_rps: fast, slo_ms: 1}"),
-       "s.yaml:3: field 'rate_rps': must be a finite number > 0, got 'fast'"},
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got 'fast'"},
+      // Input limits (issue 17, class 4): 1e308 aborted, 1e12 took > 10 GB.
+      {"rate 1e308", svc("{name: a, model: m, rate_rps: 1e308, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got '1e308'"},
+      {"rate 1e12", svc("{name: a, model: m, rate_rps: 1e12, slo_ms: 1}"),
+       "s.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got '1e12'"},
+      {"slo of a day", svc("{name: a, model: m, rate_rps: 1, slo_ms: 86400000}"),
+       "s.yaml:3: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got '86400000'"},
+      {"tiny slo", svc("{name: a, model: m, rate_rps: 1, slo_ms: 1e-300}"),
+       "s.yaml:3: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got '1e-300'"},
+      {"cap past a million",
+       "pool:\n  - {gpu: a100-80gb, price_per_hour: 1, max_count: 2147483648}\nservices: []\n",
+       "s.yaml:2: field 'max_count': must be an integer in [1, 1e+06], got '2147483648'"},
+      // Names are written back byte for byte: invalid UTF-8 is refused (class 7).
+      {"name not UTF-8", svc("{name: a\xff, model: m, rate_rps: 1, slo_ms: 1}"),
+       "s.yaml:3: field 'name': must be valid UTF-8; byte 2 (0xff) is not"},
+      {"model not UTF-8", svc("{name: a, model: \xc3(, rate_rps: 1, slo_ms: 1}"),
+       "s.yaml:3: field 'model': must be valid UTF-8; byte 1 (0xc3) is not"},
+      {"scenario name not UTF-8", "name: \xed\xa0\x80\nservices: []\n",
+       "s.yaml:1: field 'name': must be valid UTF-8; byte 1 (0xed) is not"},
       {"quoted rate", svc("{name: a, model: m, rate_rps: \"829\", slo_ms: 1}"),
        "s.yaml:3: field 'rate_rps': expected a number, got the quoted string '829'"},
       {"list rate", svc("{name: a, model: m, rate_rps: [1], slo_ms: 1}"),
@@ -268,9 +292,9 @@ TEST(ScenarioYaml, LoadNamesTheFileInMessages) {
   WriteTextFile(dir / "bad.yaml", "services:\n  - {name: a, model: m, rate_rps: -5, slo_ms: 1}\n");
   Result<Scenario> r = LoadScenarioYaml((dir / "bad.yaml").string());
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(
-      r.status().message(),
-      (dir / "bad.yaml").string() + ":2: field 'rate_rps': must be a finite number > 0, got '-5'");
+  EXPECT_EQ(r.status().message(),
+            (dir / "bad.yaml").string() +
+                ":2: field 'rate_rps': must be a finite number in (0, 1e+07], got '-5'");
   fs::remove_all(dir);
 }
 
@@ -299,14 +323,26 @@ TEST(ScenarioValidate, AcceptsAValidScenarioAndNamesTheFault) {
       {"empty model", [](Scenario& s) { s.services[0].model = ""; },
        "two.yaml:3: field 'model': must not be empty"},
       {"NaN rate", [](Scenario& s) { s.services[0].rate_rps = std::nan(""); },
-       "two.yaml:3: field 'rate_rps': must be a finite number > 0, got nan"},
+       "two.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got nan"},
+      {"rate 1e308", [](Scenario& s) { s.services[0].rate_rps = 1e308; },
+       "two.yaml:3: field 'rate_rps': must be a finite number in (0, 1e+07], got 1e+308"},
+      {"name not UTF-8", [](Scenario& s) { s.services[1].name = "b\x80"; },
+       "two.yaml:4: field 'name': must be valid UTF-8; byte 2 (0x80) is not"},
+      {"too many services",
+       [](Scenario& s) {
+         for (int k = 0; k < 100'000; ++k) s.services.push_back({std::to_string(k), "m", 1, 1, 0});
+       },
+       "two.yaml: field 'services': 100002 services; a scenario holds an integer in [1, 100000]"},
+      {"pool price 1e25",
+       [](Scenario& s) { s.pool = {{.gpu = "a100-80gb", .price_per_hour = 1e25, .line = 2}}; },
+       "two.yaml:2: field 'price_per_hour': must be a finite number in [0.001, 100000], got 1e+25"},
       {"zero slo", [](Scenario& s) { s.services[1].slo_ms = 0; },
-       "two.yaml:4: field 'slo_ms': must be a finite number > 0, got 0"},
+       "two.yaml:4: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got 0"},
       {"duplicate", [](Scenario& s) { s.services[1].name = "a"; },
        "two.yaml:4: field 'name': duplicate service name 'a' (first at two.yaml:3)"},
       {"built in code",
        [](Scenario& s) { s.source = "", s.services[0].line = 0, s.services[0].slo_ms = -1; },
-       "scenario: field 'slo_ms': must be a finite number > 0, got -1"},
+       "scenario: field 'slo_ms': must be a finite number in [0.01, 3.6e+06], got -1"},
   };
   for (const Case& c : cases) {
     Scenario s = TwoServices();
@@ -389,15 +425,26 @@ TEST(ScenarioParva, ErrorMessagesNameFileLineAndField) {
                "'1,2,3,4,5,6,7,8,9,10'"},
       {"negative rate",
        "19,353,N/A,N/A,460,677,N/A,N/A,-829,N/A,354\n" + kRates.substr(kRates.find('\n') + 1),
-       kSlos, 1, rates + ":1: field 'resnet50': must be N/A or a finite number >= 0, got '-829'"},
+       kSlos, 1,
+       rates + ":1: field 'resnet50': must be N/A, 0 (absent) or a finite number in (0, 1e+07], "
+               "got '-829'"},
+      {"rate 1e308",
+       "19,353,N/A,N/A,460,677,N/A,N/A,1e308,N/A,354\n" + kRates.substr(kRates.find('\n') + 1),
+       kSlos, 1,
+       rates + ":1: field 'resnet50': must be N/A, 0 (absent) or a finite number in (0, 1e+07], "
+               "got '1e308'"},
       {"text slo", kRates,
        "6434,183,N/A,N/A,418.5,fast,N/A,N/A,204.5,N/A,396.5\r\n" +
            kSlos.substr(kSlos.find('\n') + 1),
-       1, slos + ":1: field 'mobilenetv2': must be N/A or a finite number >= 0, got 'fast'"},
+       1,
+       slos + ":1: field 'mobilenetv2': must be N/A, 0 (absent) or a finite number in [0.01, "
+              "3.6e+06], got 'fast'"},
       {"NaN slo", kRates,
        "6434,183,N/A,N/A,418.5,NaN,N/A,N/A,204.5,N/A,396.5\r\n" +
            kSlos.substr(kSlos.find('\n') + 1),
-       1, slos + ":1: field 'mobilenetv2': must be N/A or a finite number >= 0, got 'NaN'"},
+       1,
+       slos + ":1: field 'mobilenetv2': must be N/A, 0 (absent) or a finite number in [0.01, "
+              "3.6e+06], got 'NaN'"},
       {"presence differs", kRates,
        "6434,183,1,N/A,418.5,167,N/A,N/A,204.5,N/A,396.5\r\n" + kSlos.substr(kSlos.find('\n') + 1),
        1, slos + ":1: field 'densenet169': present here but absent (N/A or 0) in " + rates + ":1"},

@@ -14,18 +14,22 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/input_limits.h"
 #include "tessera/profile_synth.h"
 #include "tessera/profile_table.h"
 #include "util/random_draws.h"
+#include "util/utf8.h"
 
 namespace tessera {
 namespace {
 
-constexpr int kMaxServices = 100'000;
-// Bounds that keep every draw finite: exp(50 + 10 z) with |z| < 8.6 (the
+// Bounds that keep every draw finite: exp(mu + 10 z) with |z| < 8.6 (the
 // largest Box-Muller radius from 53-bit uniforms) stays far below DBL_MAX.
-constexpr double kMaxNormalRps = 1e9;
-constexpr double kMaxAbsMu = 50;
+// The mean of a normal law and the median of a lognormal one lie within the
+// rate limit (draws beyond it are clamped to it).
+const double kMaxNormalRps = limits::kRateRps.max;
+constexpr double kMinMu = -50;
+const double kMaxMu = std::log(limits::kRateRps.max);
 constexpr double kMaxSigma = 10;
 
 // A finite number in [min, max] (`min` excluded when `open_min`).
@@ -44,18 +48,18 @@ Status CheckRates(const NormalRates& r) {
 
 Status CheckRates(const LognormalRates& r) {
   TESSERA_RETURN_IF_ERROR(
-      CheckRange("rates: lognormal mu", r.mu, -kMaxAbsMu, kMaxAbsMu, /*open_min=*/false));
+      CheckRange("rates: lognormal mu", r.mu, kMinMu, kMaxMu, /*open_min=*/false));
   return CheckRange("rates: lognormal sigma", r.sigma, 0, kMaxSigma, /*open_min=*/false);
 }
 
 double RawRate(const NormalRates& r, double z) { return r.mean_rps + r.sd_rps * z; }
 double RawRate(const LognormalRates& r, double z) { return std::exp(r.mu + r.sigma * z); }
 
-// Whole requests per second, at least the floor.
+// Whole requests per second, at least the floor and at most the rate limit.
 double DrawRate(const RateDistribution& rates, std::mt19937_64& rng) {
   const double z = StandardNormal(rng);
   const double raw = std::visit([z](const auto& r) { return RawRate(r, z); }, rates);
-  return std::max(kMinGeneratedRateRps, std::round(raw));
+  return std::clamp(std::round(raw), kMinGeneratedRateRps, limits::kRateRps.max);
 }
 
 // The canonical model names services cycle through.
@@ -79,14 +83,12 @@ WorkloadPreset Preset(std::string name, int services, RateDistribution rates) {
 }  // namespace
 
 Status WorkloadGenOptions::Validate() const {
-  if (services < 1 || services > kMaxServices) {
-    return Status::InvalidArgument(
-        fmt::format("services: must be an integer in [1, {}], got {}", kMaxServices, services));
+  if (!limits::kServices.Contains(services)) {
+    return Status::InvalidArgument("services: " + OutOfRange(limits::kServices, services));
   }
   TESSERA_RETURN_IF_ERROR(std::visit([](const auto& r) { return CheckRates(r); }, rates));
-  if (!std::isfinite(slo_ms) || slo_ms <= 0) {
-    return Status::InvalidArgument(
-        fmt::format("slo_ms: must be a finite number > 0, got {}", slo_ms));
+  if (!limits::kSloMs.Contains(slo_ms)) {
+    return Status::InvalidArgument("slo_ms: " + OutOfRange(limits::kSloMs, slo_ms));
   }
   for (size_t k = 0; k < models.size(); ++k) {
     if (CanonicalModelName(models[k]).empty()) {
@@ -97,6 +99,10 @@ Status WorkloadGenOptions::Validate() const {
                     [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
       return Status::InvalidArgument(
           fmt::format("models[{}]: must not contain control characters", k));
+    }
+    // The scenario is written as YAML and must read back byte for byte.
+    if (!IsValidUtf8(models[k])) {
+      return Status::InvalidArgument(fmt::format("models[{}]: {}", k, Utf8Error(models[k])));
     }
   }
   if (gpu.empty()) return Status::Ok();

@@ -169,6 +169,20 @@ TEST(WorkloadGen, GpuIsStoredAsTheCatalogSpellsIt) {
   EXPECT_EQ(s->gpu, "");
 }
 
+// Draws beyond the rate limit are clamped to it, as draws below 1 rps are
+// raised to 1: a generated scenario always validates.
+TEST(WorkloadGen, DrawsStayWithinTheRateLimit) {
+  WorkloadGenOptions o;
+  o.services = 200;
+  o.rates = LognormalRates{16, 10};
+  Result<Scenario> s = GenerateWorkload(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(ValidateScenario(*s).ok()) << ValidateScenario(*s).ToString();
+  double most = 0;
+  for (const Service& service : s->services) most = std::max(most, service.rate_rps);
+  EXPECT_EQ(most, 1e7);
+}
+
 TEST(WorkloadGen, ValidationNamesTheField) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   struct Case {
@@ -217,7 +231,23 @@ TEST(WorkloadGen, ValidationNamesTheField) {
       },
       "rates: lognormal sigma: ");
   add(
-      "slo 0", [](auto& o) { o.slo_ms = 0; }, "slo_ms: must be a finite number > 0, got 0");
+      "slo 0", [](auto& o) { o.slo_ms = 0; },
+      "slo_ms: must be a finite number in [0.01, 3.6e+06], got 0");
+  // Input limits: generated scenarios stay within the scenario's own limits.
+  add(
+      "slo of a day", [](auto& o) { o.slo_ms = 8.64e7; }, "slo_ms: must be a finite number in");
+  add(
+      "mean past the rate limit",
+      [](auto& o) {
+        o.rates = NormalRates{1e9, 1};
+      },
+      "rates: normal mean_rps: must be a finite number in (0, 1e+07], got 1000000000");
+  add(
+      "median past the rate limit",
+      [](auto& o) {
+        o.rates = LognormalRates{17, 1};
+      },
+      "rates: lognormal mu: must be a finite number in [-50, 16.1181], got 17");
   add(
       "slo inf", [](auto& o) { o.slo_ms = INFINITY; }, "slo_ms: ");
   add(
@@ -280,7 +310,8 @@ TEST(ScenarioYamlWriter, RoundTripsAwkwardNamesNumbersAndAPool) {
             {.gpu = "h100-80gb", .price_per_hour = 6.98}};
   const std::vector<std::string> names = {"a,b", "~",   "true", "123",   "x #y", "é",   "q\"d",
                                           "[x]", "- y", "{z}",  " pad ", "null", "x:y", "a: b"};
-  const std::vector<double> numbers = {0.1, 1e-7, 1e21, 138.5, 6.02214076e23, 1.0 / 3};
+  // Awkward, yet within the input limits of rates and SLOs.
+  const std::vector<double> numbers = {0.1, 0.01, 3.5e6, 138.5, 6.02214076e5, 1.0 / 3};
   for (size_t k = 0; k < names.size(); ++k) {
     s.services.push_back({.name = names[k],
                           .model = k % 2 ? "resnet50" : "bert-large",

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -54,6 +55,10 @@ struct Model {
   std::vector<std::vector<std::vector<int>>>
       segment_columns;  // [class][member][resource], -1 = none
   bool integral_objective = true;
+  // Hourly price of one unit of the objective: the pool's cheapest price when
+  // priced (so the solver sees costs from 1 to the span of the prices, at
+  // most 1e8 within limits::kPricePerHour), else 1 (GPUs).
+  double cost_scale = 1;
   // [resource]: (column, instances of that resource it uses).
   std::vector<std::vector<std::pair<int, double>>> uses;
 };
@@ -94,6 +99,18 @@ class ModelBuilder {
   void AddMixColumns() {
     const bool priced = problem_.priced();
     model_.integral_objective = !priced;
+    // Prices in dollars can be any size; the LP solver is built for costs
+    // near 1: Clp asserts on costs >= 1e25, reports a feasible model
+    // infeasible from about 1e16, and ignores differences in costs far
+    // below 1 (its tolerances are absolute). The cheapest model costs 1.
+    if (priced) {
+      model_.cost_scale = std::numeric_limits<double>::infinity();
+      for (const GpuOffer& offer : problem_.pool()) {
+        if (offer.price_per_hour > 0) {
+          model_.cost_scale = std::min(model_.cost_scale, offer.price_per_hour);
+        }
+      }
+    }
     for (size_t m = 0; m < problem_.pool().size(); ++m) {
       const GpuOffer& offer = problem_.pool()[m];
       std::vector<int> profiles;
@@ -104,7 +121,8 @@ class ModelBuilder {
       const double hi = offer.max_count > 0 ? offer.max_count : kMilpInfinity;
       // GPUs of this model: a column of its own, so that branching on it
       // splits plans by how many of each model they buy.
-      const int total = model_.milp.AddColumn(priced ? offer.price_per_hour : 1, 0, hi, true);
+      const int total =
+          model_.milp.AddColumn(priced ? offer.price_per_hour / model_.cost_scale : 1, 0, hi, true);
       std::vector<int> columns;
       std::vector<std::pair<int, double>> sum{{total, -1}};
       for (size_t k = 0; k < model_.pools.back().mixes.size(); ++k) {
@@ -352,6 +370,9 @@ class ExactPlanner final : public Planner {
     }
     SolverProof proof{best.objective, ProvenBound(model, best), false};
     proof.optimal = best.objective <= proof.bound + 1e-6 * std::max(1.0, proof.bound);
+    // Back from the solver's units to GPUs or dollars per hour.
+    proof.objective *= model.cost_scale;
+    proof.bound *= model.cost_scale;
     if (options_.tie_break && proof.optimal) {
       // Ties matter less than the optimum: they get at most as long again
       // as finding it took (and a second), never past the deadline.

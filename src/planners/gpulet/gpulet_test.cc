@@ -154,9 +154,18 @@ TEST(GpuletTables, RejectsBadInputNamingLineAndField) {
       {valid + "{\"alexnet\": \n", "t.jsonl:5: invalid JSON"},
       {valid + "[1, 2]\n", "t.jsonl:5: expected a JSON object"},
       {lat + "{\"alexnet\": {\"throughput\": {\"1\": {\"20\": -3}}}}\n" + l2 + dram,
-       "t.jsonl:2: field 'alexnet.throughput.1.20': must be > 0, got -3"},
+       "t.jsonl:2: field 'alexnet.throughput.1.20': must be a finite number in [0.001, 1e+08], "
+       "got -3"},
+      // Input limits: a throughput far below any rate divides it into a loop bound.
+      {lat + "{\"alexnet\": {\"throughput\": {\"1\": {\"20\": 1e-300}}}}\n" + l2 + dram,
+       "t.jsonl:2: field 'alexnet.throughput.1.20': must be a finite number in [0.001, 1e+08], "
+       "got 1e-300"},
+      {"{\"alexnet\": {\"latency\": {\"1\": {\"20\": 1e300}}}}\n",
+       "t.jsonl:1: field 'alexnet.latency.1.20': must be a finite number in [0.001, 3.6e+06], "
+       "got 1e+300"},
       {"{\"alexnet\": {\"latency\": {\"1\": {\"20\": 0}}}}\n",
-       "t.jsonl:1: field 'alexnet.latency.1.20': must be > 0, got 0"},
+       "t.jsonl:1: field 'alexnet.latency.1.20': must be a finite number in [0.001, 3.6e+06], "
+       "got 0"},
       // nlohmann::json rejects a number out of a double's range as a syntax error.
       {valid + "{\"alexnet\": {\"latency\": {\"4\": {\"20\": 1e400}}}}\n",
        "t.jsonl:5: invalid JSON"},
@@ -172,7 +181,7 @@ TEST(GpuletTables, RejectsBadInputNamingLineAndField) {
       {valid + "{\"alexnet\": {\"latency\": {\"4\": 3}}}\n",
        "t.jsonl:5: field 'alexnet.latency.4': expected an object of resources"},
       {valid + "{\"alexnet\": {\"l2cache\": {\"4\": {\"20\": 150}}}}\n",
-       "t.jsonl:5: field 'alexnet.l2cache.4.20': must be in [0, 100], got 150"},
+       "t.jsonl:5: field 'alexnet.l2cache.4.20': must be a finite number in [0, 100], got 150"},
       {valid + "{\"alexnet\": {\"latency\": {\"1\": {\"80\": 2}}}}\n",
        "t.jsonl:5: field 'alexnet.latency.1.80': given twice"},
       {valid + "{\"alexnet\": {\"power\": {}}}\n",
@@ -193,7 +202,8 @@ TEST(GpuletTables, RejectsBadInputNamingLineAndField) {
       {valid + "{\"interference\": {\"latency\": [[\"alexnet\", 7, 1, 1, 20, 2, 2]]}}\n",
        "t.jsonl:5: field 'interference.latency[0][1]': expected a model name"},
       {valid + "{\"interference\": {\"latency\": [[\"alexnet\", \"alexnet\", 1, 1, 20, 2, -1]]}}\n",
-       "t.jsonl:5: field 'interference.latency[0][6]': latency must be a finite number > 0"},
+       "t.jsonl:5: field 'interference.latency[0][6]': latency must be a finite number in "
+       "[0.001, 3.6e+06], got -1"},
       {valid + "{\"interference\": {\"latency\": {}}}\n",
        "t.jsonl:5: field 'interference.latency': expected an array of rows"},
       {valid + "{\"interference\": {\"power\": []}}\n",

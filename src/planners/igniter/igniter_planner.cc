@@ -51,6 +51,7 @@ void SplitOversized(const Problem& problem, int service, Prepared& out) {
   if (!batch) return;
   const double throughput = PredictAlone(hw, w, *batch, 100).throughput_rps;
   const double per_gpu = std::ceil(kDedicatedLoad * throughput);
+  if (!(per_gpu > 0)) return;  // the model cannot run it (Prediction)
   double rest = problem.scenario().services[service].rate_rps;
   ResourceLowerBound bound = LowerBoundOf(hw, w, budget, rest);
   while (rest > 0 && !FitsOneGpu(problem, service, bound)) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -262,11 +263,23 @@ TEST(MpsCoefficientsJson, RejectsBadFilesNamingTheField) {
   ASSERT_TRUE(ParseMpsCoefficientsJson(kSmall, "c.json").ok());
   const std::string good = kSmall;
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {Replace(good, "\"n_k\": 20", "\"n_k\": 0"), "field 'alexnet.n_k': must be > 0"},
-      {Replace(good, "\"n_k\": 20", "\"n_k\": 2.5"), "field 'alexnet.n_k': must be a whole"},
+      {Replace(good, "\"n_k\": 20", "\"n_k\": 0"),
+       "field 'alexnet.n_k': must be an integer in [1, 1e+06], got 0"},
+      {Replace(good, "\"n_k\": 20", "\"n_k\": 2.5"),
+       "field 'alexnet.n_k': must be an integer in [1, 1e+06], got 2.5"},
+      // Input limits: every coefficient is bounded, so predictions stay finite.
+      {Replace(good, "\"n_k\": 20", "\"n_k\": 2147483648"),
+       "field 'alexnet.n_k': must be an integer in [1, 1e+06]"},
+      {Replace(good, "[0.004, 8.7, 23.7, 0.05, 0.34]", "[0.004, 8.7, 1e300, 0.05, 0.34]"),
+       "field 'alexnet.k': element 2 must be a finite number in [-1e+09, 1e+09], got 1e+300"},
+      {Replace(good, "\"d_load\": 602112", "\"d_load\": 1e200"),
+       "field 'alexnet.d_load': must be a finite number in [0, 1e+12]"},
+      {Replace(good, "\"F\": 1530", "\"F\": 1e308"),
+       "field 'hardware.F': must be a finite number in (0, 100000]"},
       {Replace(good, "[0.004, 8.7, 23.7, 0.05, 0.34]", "[1, 2]"), "field 'alexnet.k': expected"},
       {Replace(good, "[0.02, 37.1]", "[0.02, \"x\"]"), "field 'alexnet.power_coef': element 1"},
-      {Replace(good, "\"F\": 1530", "\"F\": -1"), "field 'hardware.F': must be > 0"},
+      {Replace(good, "\"F\": 1530", "\"F\": -1"),
+       "field 'hardware.F': must be a finite number in (0, 100000], got -1"},
       {Replace(good, "\"B_pcie\": 10000000,", ""), "field 'hardware.B_pcie': missing"},
       {Replace(good, "\"d_load\": 602112", "\"d_load\": -1"), "field 'alexnet.d_load'"},
       {Replace(good, "\"alpha_cache\": 0.002", "\"alpha_cache\": \"a\""),
@@ -331,6 +344,64 @@ TEST(MpsCoefficientsJson, SurvivesRandomMutations) {
     if (!r.ok()) {
       EXPECT_EQ(r.status().message().rfind("m.json", 0), 0u) << r.status().message();
     }
+  }
+}
+
+// ---- Input limits (issue 17, class 4) -------------------------------------
+
+// The Theorem 1 batch of a rate far above a GPU's was cast from a double
+// beyond an int (undefined behaviour); beyond limits::kBatch it now means
+// "does not fit one GPU", which sends the service to whole GPUs.
+TEST(IgniterLimits, ATheorem1BatchBeyondTheLimitDoesNotFitOneGpu) {
+  Result<MpsCoefficients> c = ParseMpsCoefficientsJson(kSmall, "c.json");
+  ASSERT_TRUE(c.ok());
+  const ResourceLowerBound b = LowerBoundOf(c->hardware, *c->Find("alexnet"), 1.8e6, 1e7);
+  EXPECT_FALSE(b.fits);
+  EXPECT_EQ(b.batch, 4096);
+}
+
+// Coefficients fitted on small batches predict negative times at large ones
+// (a negative k1): such a prediction means the workload cannot run so, never
+// that it runs infinitely fast.
+TEST(IgniterLimits, PredictionsOutsideTheFittedRangeCannotRun) {
+  Result<MpsCoefficients> c = ParseMpsCoefficientsJson(
+      Replace(kSmall, "[0.004, 8.7, 23.7, 0.05, 0.34]", "[-0.02, 58.3, -0.01, 0.34, 1.9]"),
+      "c.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const Prediction small = PredictAlone(c->hardware, *c->Find("alexnet"), 8, 100);
+  EXPECT_GT(small.latency_ms, 0);
+  EXPECT_GT(small.throughput_rps, 0);
+  const Prediction huge = PredictAlone(c->hardware, *c->Find("alexnet"), 4096, 100);
+  EXPECT_EQ(huge.latency_ms, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(huge.throughput_rps, 0);
+}
+
+// A workload the model makes a thousand times slower than real served at
+// the rate limit needed billions of dedicated GPUs, one loop turn each. The
+// problem bounds the whole GPUs a service may need, naming it.
+TEST(IgniterLimits, MpsProblemsTooLargeToPlanAreInputErrors) {
+  Result<MpsCoefficients> slow = ParseMpsCoefficientsJson(
+      Replace(kSmall, "[0.004, 8.7, 23.7, 0.05, 0.34]", "[0.004, 8.7, 23.7, 0.05, 1000000]"),
+      "c.json");
+  ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+  Scenario s = Workloads({{"alexnet", 3.6e6, 1e7}});
+  s.services[0].line = 4;
+  Result<Problem> p = Problem::BuildMps(s, {*FindGpu("v100-16gb"), 3.06, 0}, *slow, LatencyRule{});
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(p.status().message().starts_with("test:4: field 'rate_rps': 1e+07 req/s needs "))
+      << p.status().message();
+  EXPECT_NE(p.status().message().find("a service may need at most 100000"), std::string::npos)
+      << p.status().message();
+  // At the rate limit with the real coefficients, every MPS planner plans.
+  Result<MpsCoefficients> fast = ParseMpsCoefficientsJson(kSmall, "c.json");
+  ASSERT_TRUE(fast.ok());
+  Result<Problem> big = Problem::BuildMps(Workloads({{"alexnet", 100, 1e7}}),
+                                          {*FindGpu("v100-16gb"), 3.06, 0}, *fast, LatencyRule{});
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  for (auto make : {NewIgniterPlanner, NewFfdPlusPlanner, NewGslicePlusPlanner}) {
+    Result<PlanReport> report = RunPlanner(*make(), *big, {});
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(FormatViolations(ValidateDeployment(report->deployment, *big)), "");
   }
 }
 
