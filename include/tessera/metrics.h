@@ -55,7 +55,13 @@ struct LowerBound {
 
 // The fewest slices (of one resource: compute or memory) whose segments
 // cover `rate`, given the best throughput of a segment of each size
-// (slices -> req/s); 0 for an empty map or a rate <= 0.
+// (slices -> req/s); 0 for an empty map or a rate <= 0. Exact by dynamic
+// programming over at most kMaxCoveringDp slices (a problem within the input
+// limits needs far fewer); beyond that, or for throughputs that are not
+// finite and > 0, the fractional bound ceil(rate / best throughput per
+// slice), capped at INT_MAX / 2: still a lower bound, never a cast of an
+// out-of-range double.
+inline constexpr int kMaxCoveringDp = 10'000'000;
 int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate);
 
 // Services without a feasible triplet contribute nothing to either bound.

@@ -3,6 +3,7 @@
 #include "plan/mps_deployment.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -96,8 +97,13 @@ int MinCoveringSlices(const std::map<int, double>& best_by_size, double rate) {
   double best_ratio = 0;  // throughput per slice of the most efficient size
   for (const auto& [size, tp] : best_by_size) best_ratio = std::max(best_ratio, tp / size);
   const int largest = best_by_size.rbegin()->first;
+  // No fewer slices can cover the rate, even if segments could be split.
+  const double fractional = std::ceil(rate / best_ratio);
+  if (!(fractional + 2.0 * largest <= kMaxCoveringDp)) {
+    return fractional < INT_MAX / 2 ? static_cast<int>(fractional) : INT_MAX / 2;  // NaN too
+  }
   // Using only the most efficient size covers the rate within this many slices.
-  const int limit = static_cast<int>(std::ceil(rate / best_ratio)) + 2 * largest;
+  const int limit = static_cast<int>(fractional) + 2 * largest;
   std::vector<double> covered(limit + 1, 0.0);  // max throughput with <= c slices
   for (int c = 1; c <= limit; ++c) {
     covered[c] = covered[c - 1];

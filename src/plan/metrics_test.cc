@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cmath>
+
 #include "tessera/plan.h"
 #include "tiny_problem.h"
 
@@ -70,6 +73,17 @@ TEST(LowerBounds, InfeasibleServicesAddNothing) {
   Problem p = TinyProblem({400}, 10);
   EXPECT_TRUE(p.services()[0].feasible.empty());
   EXPECT_EQ(StrongestBound(p).gpus, 0);
+}
+
+// Issue 17, class 4: rate / best throughput per slice was cast to int from
+// any double (a rate of 1e308 aborted allocating the DP array). Beyond the DP
+// the fractional bound stands in, capped, never cast out of range.
+TEST(LowerBounds, MinCoveringSlicesStaysDefinedForAnyInput) {
+  EXPECT_EQ(MinCoveringSlices({{1, 100}, {7, 800}}, 1000), 9);  // 7 + 1 + 1 slices
+  EXPECT_EQ(MinCoveringSlices({{1, 1}}, 1e9), 1'000'000'000);   // the fractional bound
+  EXPECT_EQ(MinCoveringSlices({{1, 1}}, 1e308), INT_MAX / 2);
+  EXPECT_EQ(MinCoveringSlices({{1, 1e-300}}, 1e7), INT_MAX / 2);
+  EXPECT_EQ(MinCoveringSlices({{1, std::nan("")}}, 10), INT_MAX / 2);
 }
 
 }  // namespace
