@@ -46,6 +46,10 @@ Result<double> ParseInterval(const std::string& text) {
 
 Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
   PlacerOptions o;
+  if (!(flags.heavy_share >= 0 && flags.heavy_share <= 1)) {
+    return Status::InvalidArgument("--heavy-share: must be a number in [0, 1], got " +
+                                   QuoteForMessage(fmt::format("{}", flags.heavy_share)));
+  }
   o.heavy_share = flags.heavy_share;
   TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
   TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s,

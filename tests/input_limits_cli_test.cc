@@ -39,10 +39,9 @@ class InputLimitsCliTest : public testing::CliTest {
     EXPECT_NE(o.err.find(what), std::string::npos) << o.err;
     EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
   }
-  // The same for a flag CLI11 checks (it adds a line pointing to --help).
+  // The same for a flag CLI11 checks (one line, pointing to --help).
   void ExpectBadFlag(const testing::Outcome& o, const std::string& what) {
-    EXPECT_EQ(o.exit_code, 2) << o.err;
-    EXPECT_TRUE(o.err.starts_with(what)) << o.err;
+    ExpectBadInput(o, what);
   }
 };
 
@@ -55,8 +54,8 @@ TEST_F(InputLimitsCliTest, ReplayBoundsTraceTimesAndTheMeccWindow) {
                  "'1e21'");
   const std::string ok = Trace("p0,1000,1024,1,500,0,10\np1,1000,1024,1,500,5,20\n");
   ExpectBadInput(Tessera(ok + " --policy mecc --mecc-window 1e-300"),
-                 "--mecc-window: seconds must be a finite number in [0.001, 1e+10], got 1e-300");
-  EXPECT_EQ(Tessera(ok + " --policy mecc --mecc-window 1ms").exit_code, 0);
+                 "--mecc-window: expected a duration from 1 s to 365 days");
+  EXPECT_EQ(Tessera(ok + " --policy mecc --mecc-window 1s").exit_code, 0);
 }
 
 // Class 8: 32,769 nodes of 65,536 GPUs overflowed VmTrace::TotalGpus (an int)

@@ -63,36 +63,8 @@ class HostileTest : public ::testing::TestWithParam<HostileCase> {
   fs::path root_;
 };
 
-// Cases that still fail: numbers from input without bounds (issue 17,
-// classes 1, 4 and 6, in progress). Skipped with their reason, never hidden.
-const std::set<std::string>& KnownFailing() {
-  static const std::set<std::string> names = {
-      "compare_rate_big",
-      "compare_rate_huge",
-      "compare_rate_int31",
-      "compare_rate_many",
-      "flag_replay__heavy_share_nan",
-      "mps_rate_big",
-      "mps_rate_many",
-      "pods_deletion_time_big",
-      "pods_deletion_time_huge",
-      "pods_deletion_time_many",
-      "pods_huge_times",
-      "pool_price_huge",
-      "pool_price_many",
-      "scenario_rate_rps_big",
-      "scenario_rate_rps_huge",
-      "scenario_rate_rps_many",
-  };
-  return names;
-}
-
 TEST_P(HostileTest, EndsCleanlyWithAClearMessage) {
   const HostileCase& c = GetParam();
-  if (KnownFailing().count(c.name)) {
-    GTEST_SKIP() << c.name << ": a number from input without bounds still hangs or aborts here "
-                 << "(issue 17, classes 1, 4 and 6)";
-  }
   const fs::path dir = root_ / "run";
   fs::create_directories(dir);
   for (const auto& [name, text] : c.files) {
