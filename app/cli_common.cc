@@ -367,6 +367,17 @@ std::string InputsSource(const InputFlags& flags, bool mps) {
          (flags.profiles.empty() ? std::string("embedded (synthesized)") : flags.profiles);
 }
 
+void NoteOutcomes(const Deployment& deployment) {
+  for (const ServiceOutcome& s : deployment.services) {
+    if (s.status == ServiceStatus::kInfeasible) {
+      PrintMessage("tessera: service " + s.name + " is infeasible: " + s.reason + "\n");
+    } else if (s.predicted_violation) {
+      PrintMessage("tessera: note: the iGniter model predicts " + s.name +
+                   " misses its latency budget or rate on this plan\n");
+    }
+  }
+}
+
 void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRule& rule) {
   if (deployment.rule_recorded) return;
   deployment.rule = rule;

@@ -39,6 +39,10 @@ int ReportError(const Status& status);
 // NUL or an escape sequence) never reaches the terminal raw.
 void PrintMessage(std::string_view text);
 
+// Prints each infeasible service with why, and each service the iGniter
+// model predicts misses its SLO, on stderr.
+void NoteOutcomes(const Deployment& deployment);
+
 // The flags every planning command shares. Empty / unset = not given.
 struct InputFlags {
   std::string scenario;                  // --scenario FILE

@@ -67,18 +67,6 @@ Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>&
   return std::optional<Row>(std::move(row));
 }
 
-std::string Title(const CompareFlags& flags, const Result<Problem>& mig,
-                  const Result<Problem>& mps) {
-  const Result<Problem>& any = mig.ok() ? mig : mps;
-  const Scenario& s = any->scenario();
-  std::vector<std::string> sources;
-  if (mig.ok()) sources.push_back(mig->gpu().name + ", " + InputsSource(flags.input, false));
-  if (mps.ok())
-    sources.push_back(mps->gpu().name + " shared whole, " + InputsSource(flags.input, true));
-  return fmt::format("{} ({} services; {})\n", s.name.empty() ? s.source : s.name,
-                     s.services.size(), fmt::join(sources, "; "));
-}
-
 int RunCompare(const CompareFlags& flags) {
   if (flags.list) {
     for (const std::string& name : BuiltinPlanners().Names()) {
@@ -127,7 +115,7 @@ int RunCompare(const CompareFlags& flags) {
   std::cout << (flags.format == "json" ? FormatCompareJson(rows)
                 : flags.format == "csv"
                     ? FormatCompareCsv(rows)
-                    : Title(flags, mig, mps) +
+                    : CompareTitle(flags.input, mig, mps) +
                           FormatCompareTable(rows, KnownBounds(mig, mps, rows)));
   const bool all_valid =
       std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.violations == 0; });

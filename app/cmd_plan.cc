@@ -113,14 +113,7 @@ int RunPlan(const PlanFlags& flags) {
     return ReportError(written);
   }
   if (sim) NoteSloMisses(*sim);
-  for (const ServiceOutcome& s : d.services) {
-    if (s.status == ServiceStatus::kInfeasible) {
-      PrintMessage("tessera: service " + s.name + " is infeasible: " + s.reason + "\n");
-    } else if (s.predicted_violation) {
-      PrintMessage("tessera: note: the iGniter model predicts " + s.name +
-                   " misses its latency budget or rate on this plan\n");
-    }
-  }
+  NoteOutcomes(d);
   return report->outcome == PlanOutcome::kInfeasible ? kExitInfeasible : kExitOk;
 }
 

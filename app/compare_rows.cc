@@ -17,6 +17,16 @@ std::string Percent(const Row& r, double share) {
 
 }  // namespace
 
+std::string CompareTitle(const InputFlags& input, const Result<Problem>& mig,
+                         const Result<Problem>& mps) {
+  const Scenario& s = (mig.ok() ? mig : mps)->scenario();
+  std::vector<std::string> sources;
+  if (mig.ok()) sources.push_back(mig->gpu().name + ", " + InputsSource(input, false));
+  if (mps.ok()) sources.push_back(mps->gpu().name + " shared whole, " + InputsSource(input, true));
+  return fmt::format("{} ({} services; {})\n", s.name.empty() ? s.source : s.name,
+                     s.services.size(), fmt::join(sources, "; "));
+}
+
 // Every row's gap against the strongest bound a planner of its kind found
 // (the exact planner's proven bound when it ran), so the gaps compare.
 void MeasureAgainstStrongestBound(std::vector<Row>& rows) {

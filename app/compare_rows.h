@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "tessera/deployment.h"
 #include "tessera/metrics.h"
 #include "tessera/problem.h"
@@ -26,6 +27,11 @@ struct Row {
 // Every row's gap against the strongest bound a planner of its kind (MIG or
 // MPS) found (the exact planner's proven bound when it ran), so gaps compare.
 void MeasureAgainstStrongestBound(std::vector<Row>& rows);
+
+// The table's title: the scenario, its services, and for each problem that
+// loaded its GPU and where its figures come from.
+std::string CompareTitle(const InputFlags& input, const Result<Problem>& mig,
+                         const Result<Problem>& mps);
 
 // Every bound known for each problem that loaded, weakest first, the
 // solver's last when the exact planner proved one.
