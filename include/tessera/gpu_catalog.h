@@ -55,14 +55,14 @@ struct CloudOffer {
 
 // A GPU model.
 struct GpuModel {
-  std::string name;                 // catalog key, lower case: "a100-80gb"
-  std::string display_name;         // "NVIDIA A100 80GB (SXM4/PCIe)"
-  int compute_slices = 0;           // C: 7 on A100/H100/H200, 4 on A30; 0 without MIG
-  int memory_slices = 0;            // M: 8 on A100/H100/H200, 4 on A30; 0 without MIG
-  double memory_gib = 0;            // total memory of the board
-  int sms = 0;                      // SMs of the whole board, MIG off (what MPS shares)
-  double memory_bandwidth_gbs = 0;  // memory bandwidth of the full GPU, GB/s
-  double fp16_tensor_tflops = 0;    // dense FP16 tensor-core peak of the full GPU
+  std::string name;                  // catalog key, lower case: "a100-80gb"
+  std::string display_name;          // "NVIDIA A100 80GB (SXM4/PCIe)"
+  int compute_slices = 0;            // C: 7 on A100/H100/H200, 4 on A30; 0 without MIG
+  int memory_slices = 0;             // M: 8 on A100/H100/H200, 4 on A30; 0 without MIG
+  double memory_gib = 0;             // total memory of the board
+  int sms = 0;                       // SMs of the whole board, MIG off (what MPS shares)
+  double memory_bandwidth_gbs = 0;   // memory bandwidth of the full GPU, GB/s
+  double fp16_tensor_tflops = 0;     // dense FP16 tensor-core peak of the full GPU
   std::vector<MigProfile> profiles;  // empty: no MIG
   CloudOffer cloud;
   int mps_max_clients = 48;  // MPS client contexts per device

@@ -111,9 +111,7 @@ class Problem {
     return mps_->coefficients.workloads[mps_->workload_of[service]];
   }
   // The latency budget of `service` under the rule (ms).
-  double BudgetMs(int service) const {
-    return rule_.BudgetMs(scenario_.services[service].slo_ms);
-  }
+  double BudgetMs(int service) const { return rule_.BudgetMs(scenario_.services[service].slo_ms); }
 
   // The GPU model of a single-model problem; the first of the pool otherwise.
   const GpuModel& gpu() const { return *gpu_; }

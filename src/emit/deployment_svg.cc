@@ -168,8 +168,8 @@ void AppendTitle(const Deployment& d, const GpuModel& gpu, std::string& out) {
                                ? fmt::format("{:g}% of one GPU's SMs (MPS)", m.resource_pct)
                                : fmt::format("{} GPCs", m.gpcs);
   std::string subtitle = fmt::format(
-      "{} GPUs \xC2\xB7 {} \xC2\xB7 gap {:.1f}% ({}) \xC2\xB7 {} services ({} infeasible)",
-      m.gpus, used, 100.0 * m.gap, bound, d.services.size(), infeasible);
+      "{} GPUs \xC2\xB7 {} \xC2\xB7 gap {:.1f}% ({}) \xC2\xB7 {} services ({} infeasible)", m.gpus,
+      used, 100.0 * m.gap, bound, d.services.size(), infeasible);
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
                  "fill=\"#222222\">{1}</text>\n"
@@ -324,14 +324,13 @@ void AppendBox(const Box& box, std::string_view fill, int row_y, std::string& ou
                  "<g fill=\"{}\" text-anchor=\"middle\">\n",
                  x, y, width, height, TextColour(fill));
   int cx = width / 2;
-  fmt::format_to(
-      Out(out),
-      "<text x=\"{}\" y=\"18\" font-size=\"12\" font-weight=\"bold\">{}</text>\n"
-      "<text x=\"{}\" y=\"35\" font-size=\"11\">{}</text>\n"
-      "<text x=\"{}\" y=\"51\" font-size=\"11\">{}</text>\n",
-      cx, XmlEscape(Shorten(box.lines[0], CharsThatFit(text_width, 12.5))), cx,
-      XmlEscape(Shorten(box.lines[1], CharsThatFit(text_width, 11))), cx,
-      XmlEscape(Shorten(box.lines[2], CharsThatFit(text_width, 11))));
+  fmt::format_to(Out(out),
+                 "<text x=\"{}\" y=\"18\" font-size=\"12\" font-weight=\"bold\">{}</text>\n"
+                 "<text x=\"{}\" y=\"35\" font-size=\"11\">{}</text>\n"
+                 "<text x=\"{}\" y=\"51\" font-size=\"11\">{}</text>\n",
+                 cx, XmlEscape(Shorten(box.lines[0], CharsThatFit(text_width, 12.5))), cx,
+                 XmlEscape(Shorten(box.lines[1], CharsThatFit(text_width, 11))), cx,
+                 XmlEscape(Shorten(box.lines[2], CharsThatFit(text_width, 11))));
   out += "</g></svg></g>\n";
 }
 
@@ -343,8 +342,8 @@ Box InstanceBox(const Instance& i, const GpuModel& gpu) {
   int span = std::clamp(MemorySlices(gpu, i.profile), 1, slices - start);
   return {start * w,
           span * w,
-          fmt::format("{}: {}@{}, batch {} x {} procs, {:.1f} rps, {:.1f} ms", i.service,
-                      i.profile, i.start, i.batch, i.procs, i.throughput_rps, i.latency_ms),
+          fmt::format("{}: {}@{}, batch {} x {} procs, {:.1f} rps, {:.1f} ms", i.service, i.profile,
+                      i.start, i.batch, i.procs, i.throughput_rps, i.latency_ms),
           {i.service, i.profile, fmt::format("{}x{}", i.batch, i.procs)}};
 }
 

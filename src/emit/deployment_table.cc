@@ -147,7 +147,7 @@ void AppendServices(const Deployment& d, std::string& out) {
                  "rate rps", "capacity rps", "util %", "SLO ms", "status");
   for (const ServiceOutcome& s : d.services) {
     bool ok = s.status == ServiceStatus::kOk;
-    const char* status = !ok                    ? "INFEASIBLE"
+    const char* status = !ok                     ? "INFEASIBLE"
                          : s.predicted_violation ? "ok (predicted to miss its SLO)"
                                                  : "ok";
     fmt::format_to(Out(out), "  {:<22}  {:<14}  {:>10.1f}  {:>12.1f}  {:>6}  {:>8.1f}  {}\n",

@@ -41,13 +41,26 @@ std::vector<MigProfile> EightSliceProfiles(const EightSliceSizes& s) {
 
 std::vector<GpuModel> BuildCatalog() {
   std::vector<GpuModel> gpus;
+  gpus.push_back({"a100-40gb",
+                  "NVIDIA A100 40GB (SXM4/PCIe)",
+                  7,
+                  8,
+                  40,
+                  108,
+                  1555,
+                  312,
+                  EightSliceProfiles({"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb",
+                                      "7g.40gb", 4.75, 9.62, 19.50, 39.25, 14, 14, 28, 42, 56, 98}),
+                  {"p4d.24xlarge / 8", 4.0966}});
   gpus.push_back(
-      {"a100-40gb", "NVIDIA A100 40GB (SXM4/PCIe)", 7, 8, 40, 108, 1555, 312,
-       EightSliceProfiles({"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb", 4.75,
-                           9.62, 19.50, 39.25, 14, 14, 28, 42, 56, 98}),
-       {"p4d.24xlarge / 8", 4.0966}});
-  gpus.push_back(
-      {"a100-80gb", "NVIDIA A100 80GB (SXM4/PCIe)", 7, 8, 80, 108, 2039, 312,
+      {"a100-80gb",
+       "NVIDIA A100 80GB (SXM4/PCIe)",
+       7,
+       8,
+       80,
+       108,
+       2039,
+       312,
        EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", 9.50,
                            19.50, 39.25, 79.00, 14, 14, 28, 42, 56, 98}),
        {"p4de.24xlarge / 8", 5.1208}});
@@ -68,12 +81,26 @@ std::vector<GpuModel> BuildCatalog() {
                   },
                   {}});
   gpus.push_back(
-      {"h100-80gb", "NVIDIA H100 80GB HBM3 (SXM5)", 7, 8, 80, 132, 3350, 989,
+      {"h100-80gb",
+       "NVIDIA H100 80GB HBM3 (SXM5)",
+       7,
+       8,
+       80,
+       132,
+       3350,
+       989,
        EightSliceProfiles({"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", 9.75,
                            19.62, 39.50, 79.25, 16, 26, 32, 60, 64, 132}),
        {"p5.48xlarge / 8", 12.2900}});
   gpus.push_back(
-      {"h100-94gb", "NVIDIA H100 NVL 94GB", 7, 8, 94, 132, 3900, 835,
+      {"h100-94gb",
+       "NVIDIA H100 NVL 94GB",
+       7,
+       8,
+       94,
+       132,
+       3900,
+       835,
        EightSliceProfiles({"1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb", 10.62,
                            21.50, 46.12, 92.62, 16, 26, 32, 60, 64, 132}),
        {}});
@@ -82,13 +109,20 @@ std::vector<GpuModel> BuildCatalog() {
   std::vector<MigProfile> h200 = EightSliceProfiles(
       {"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb", 16.50, 32.50, 69.75,
        139.75, 16, 26, 32, 60, 64, 132, /*inferred_double_1g=*/true, /*inferred_4g=*/true});
-  gpus.push_back({"h200-141gb", "NVIDIA H200 141GB (SXM5/NVL)", 7, 8, 141, 132, 4800, 989,
-                  std::move(h200), {}});
+  gpus.push_back({"h200-141gb",
+                  "NVIDIA H200 141GB (SXM5/NVL)",
+                  7,
+                  8,
+                  141,
+                  132,
+                  4800,
+                  989,
+                  std::move(h200),
+                  {}});
   // Without MIG: shared whole through MPS (iGniter, gpu-lets, GSLICE).
-  gpus.push_back({"v100-16gb", "NVIDIA V100 16GB (SXM2)", 0, 0, 16, 80, 900, 125, {},
-                  {"p3.2xlarge", 3.06}});
   gpus.push_back(
-      {"t4-16gb", "NVIDIA T4 16GB", 0, 0, 16, 40, 320, 65, {}, {"g4dn.xlarge", 0.526}});
+      {"v100-16gb", "NVIDIA V100 16GB (SXM2)", 0, 0, 16, 80, 900, 125, {}, {"p3.2xlarge", 3.06}});
+  gpus.push_back({"t4-16gb", "NVIDIA T4 16GB", 0, 0, 16, 40, 320, 65, {}, {"g4dn.xlarge", 0.526}});
   gpus.push_back(
       {"a10g-24gb", "NVIDIA A10G 24GB", 0, 0, 24, 80, 600, 70, {}, {"g5.xlarge", 1.006}});
   return gpus;

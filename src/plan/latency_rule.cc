@@ -94,8 +94,8 @@ Status LatencyRule::SetCapacity(std::string_view text) {
 }
 
 std::string DescribeRule(const LatencyRule& rule) {
-  std::string out = fmt::format("latency < {:g} x {}SLO", rule.factor,
-                                rule.truncate_slo ? "integer " : "");
+  std::string out =
+      fmt::format("latency < {:g} x {}SLO", rule.factor, rule.truncate_slo ? "integer " : "");
   if (rule.max_procs > 0) out += fmt::format(", at most {} processes", rule.max_procs);
   out += ", capacity " + rule.CapacityName();
   if (rule.queueing_headroom) out += fmt::format(" (p{:g})", 100 * rule.headroom_quantile);
@@ -105,6 +105,5 @@ std::string DescribeRule(const LatencyRule& rule) {
 bool CoversRate(double capacity_rps, double rate_rps) {
   return capacity_rps >= rate_rps * (1 - kCapacityTolerance);
 }
-
 
 }  // namespace tessera

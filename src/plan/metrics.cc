@@ -1,13 +1,13 @@
 #include "tessera/metrics.h"
 
-#include "plan/mps_deployment.h"
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <vector>
+
+#include "plan/mps_deployment.h"
 
 namespace tessera {
 namespace {

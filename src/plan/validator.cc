@@ -5,11 +5,10 @@
 #include <cmath>
 #include <map>
 
+#include "plan/mps_deployment.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/metrics.h"
 #include "tessera/mig_layout.h"
-
-#include "plan/mps_deployment.h"
 
 namespace tessera {
 namespace {

@@ -145,8 +145,9 @@ class GpuletPlanner final : public Planner {
         continue;  // infeasible: left out
       }
       const int batch = std::clamp(
-          LowerBoundOf(problem.mps()->coefficients.hardware, problem.Workload(i), budget, rate).batch, 1,
-          kMaxBatch);
+          LowerBoundOf(problem.mps()->coefficients.hardware, problem.Workload(i), budget, rate)
+              .batch,
+          1, kMaxBatch);
       for (Gpulet& g : Allocate(tables, *model, i, batch, budget, rate)) {
         gpulets.push_back(std::move(g));
       }

@@ -36,7 +36,8 @@ constexpr double kDedicatedLoad = 0.9;
 // at 100% (the artifact trusts the bound alone).
 bool FitsOneGpu(const Problem& problem, int service, const ResourceLowerBound& bound) {
   if (!bound.fits) return false;
-  return PredictAlone(problem.mps()->coefficients.hardware, problem.Workload(service), bound.batch, 100)
+  return PredictAlone(problem.mps()->coefficients.hardware, problem.Workload(service), bound.batch,
+                      100)
              .latency_ms <= problem.BudgetMs(service);
 }
 
