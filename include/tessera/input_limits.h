@@ -147,6 +147,13 @@ inline constexpr InputRange kTraceTimeS{0, 1e10};
 // span of any trace.
 inline constexpr InputRange kMeccWindowS{1e-3, 1e10};
 
+// ---- Transitions: transition --spare-gpus, transition JSON ---------------
+
+// Spare GPUs a transition may use beyond the larger of its two plans, and
+// the cluster GPU indices a transition names.
+inline constexpr InputRange kSpareGpus{0, 100'000, false, true};
+inline constexpr InputRange kClusterGpuIndex{0, 1'000'000, false, true};
+
 }  // namespace limits
 }  // namespace tessera
 

@@ -1,0 +1,50 @@
+// Traffic through a transition: the simulator (simulator.h) run while the
+// deployment changes phase by phase. The run starts in deployment A and
+// lasts (phases + 2) * step_seconds: one step in A, one step per phase, one
+// step in the final state. A destroyed (or reconfigured) instance takes no
+// new requests from its phase's start and finishes its queue; a created (or
+// reconfigured) one takes requests from its phase's end. Every other rule is
+// the simulator's: arrivals, routing among the instances taking requests,
+// batching, latency.
+//
+// Thread-safety: pure functions.
+#ifndef TESSERA_TRANSITION_SIMULATION_H_
+#define TESSERA_TRANSITION_SIMULATION_H_
+
+#include <string>
+#include <vector>
+
+#include "tessera/deployment.h"
+#include "tessera/problem.h"
+#include "tessera/simulator.h"
+#include "tessera/status.h"
+#include "tessera/transition.h"
+
+namespace tessera {
+
+// Requests by the window their arrival falls in.
+struct TransitionWindowReport {
+  std::string name;  // "before", "phase 1", ..., "after"
+  double start_s = 0;
+  double end_s = 0;
+  std::vector<ServiceReport> services;  // model order
+};
+
+struct TransitionSimReport {
+  SimReport overall;  // the whole run (options.duration_s is replaced)
+  std::vector<TransitionWindowReport> windows;
+};
+
+// InvalidArgument when step_seconds is outside its duration range, the
+// transition does not apply to `from` (a step names an instance that is not
+// there), or an instance has no profile entry (BuildServingModel's errors).
+// `problem` gives the rates and SLOs (the scenario simulated) and the
+// latency profiles.
+Result<TransitionSimReport> SimulateTransition(const Deployment& from,
+                                               const Transition& transition,
+                                               const Problem& problem, const SimOptions& options,
+                                               double step_seconds);
+
+}  // namespace tessera
+
+#endif  // TESSERA_TRANSITION_SIMULATION_H_
