@@ -21,11 +21,18 @@
 //    would form is dropped and counted (it misses its SLO).
 // Latency = queueing + batching + execution, measured on the simulated clock.
 //
+// An instance takes new requests only within its acceptance window
+// (ServingInstance::accepts_from_s / accepts_until_s; by default always):
+// the routers pass over an instance outside it, which still finishes its
+// queue. An arrival finding no instance of its service within its window is
+// dropped.
+//
 // Thread-safety: pure functions of their arguments.
 #ifndef TESSERA_SIMULATOR_H_
 #define TESSERA_SIMULATOR_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +60,9 @@ struct ServingInstance {
   int batch = 1;  // planned batch size
   // Execution time (ms) of a batch of b requests, b = 1..batch, at index b - 1.
   std::vector<double> latency_ms;
+  // It takes new requests that arrive in [accepts_from_s, accepts_until_s).
+  double accepts_from_s = 0;
+  double accepts_until_s = std::numeric_limits<double>::infinity();
 };
 
 struct ServingService {

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "simulate/sampling.h"
+#include "simulate/windowed_simulation.h"
 #include "tessera/input_limits.h"
 
 namespace tessera {
@@ -57,12 +58,27 @@ struct ServiceStats {
   std::vector<float> latency_ms;
 };
 
+// The processes of one service that take requests (their instance's
+// acceptance window holds), over the interval [from, until) in which no
+// window of theirs opens or closes.
+struct AcceptingSet {
+  double from = 0, until = 0;  // empty: computed at the first arrival
+  // The weighted router's: running sum of the accepting processes' weights,
+  // parallel to the service's route (a process not accepting adds 0).
+  std::vector<double> cumulative;
+  int last = -1;  // position in the route of the last accepting process; -1: none
+};
+
 class Simulation {
  public:
-  Simulation(const ServingModel& model, const SimOptions& options)
-      : model_(model), options_(options), variability_rng_(StreamSeed(options.seed, ~0ULL)) {}
+  Simulation(const ServingModel& model, const SimOptions& options,
+             const std::vector<double>& bounds)
+      : model_(model),
+        options_(options),
+        bounds_(bounds),
+        variability_rng_(StreamSeed(options.seed, ~0ULL)) {}
 
-  Result<SimReport> Run() {
+  Result<WindowedSimReport> Run() {
     TESSERA_RETURN_IF_ERROR(Setup());
     while (!events_.empty()) {
       const Event e = events_.top();
@@ -95,14 +111,13 @@ class Simulation {
   Status Setup() {
     const size_t n = model_.services.size();
     stats_.resize(n);
+    window_stats_.assign(bounds_.size() < 2 ? 0 : bounds_.size() - 1, std::vector<ServiceStats>(n));
     routes_.resize(n);
-    cumulative_.resize(n);
+    accepting_.resize(n);
     for (size_t s = 0; s < n; ++s) {
       const ServingService& service = model_.services[s];
       TESSERA_RETURN_IF_ERROR(AddStream(service, s));
       for (int i : service.instances) AddProcesses(i, service);
-      double total = 0;
-      for (int p : routes_[s]) cumulative_[s].push_back(total += processes_[p].weight);
       router_rngs_.emplace_back(StreamSeed(options_.seed, 2 * s + 1));
       stats_[s].latency_ms.reserve(
           static_cast<size_t>(std::min(1e8, service.rate_rps * options_.duration_s * 1.05)));
@@ -152,36 +167,83 @@ class Simulation {
     if (t <= options_.duration_s) events_.push({t, kArrival, static_cast<int>(s)});
   }
 
+  // Applies `record` to service `s`'s stats over the whole run and over the
+  // window a request arriving at `arrived` falls in, with the end of each.
+  template <typename Record>
+  void Count(int s, double arrived, Record record) {
+    record(stats_[s], options_.duration_s);
+    if (window_stats_.empty() || arrived < bounds_.front() || arrived > bounds_.back()) return;
+    const size_t after =
+        std::upper_bound(bounds_.begin(), bounds_.end(), arrived) - bounds_.begin();
+    const size_t w = std::min(after - 1, window_stats_.size() - 1);  // the last includes its end
+    record(window_stats_[w][s], bounds_[w + 1]);
+  }
+
+  bool Accepts(const Process& proc, double now) const {
+    const ServingInstance& inst = model_.instances[proc.instance];
+    return now >= inst.accepts_from_s && now < inst.accepts_until_s;
+  }
+
+  // Service `s`'s processes taking requests at `now`, recomputed when `now`
+  // leaves the interval the last computation holds for.
+  const AcceptingSet& Accepting(int s, double now) {
+    AcceptingSet& set = accepting_[s];
+    if (now >= set.from && now < set.until) return set;
+    set = {0, std::numeric_limits<double>::infinity(), {}, -1};
+    double total = 0;
+    for (int p : routes_[s]) {
+      const ServingInstance& inst = model_.instances[processes_[p].instance];
+      for (const double edge : {inst.accepts_from_s, inst.accepts_until_s}) {
+        if (edge <= now) {
+          set.from = std::max(set.from, edge);
+        } else {
+          set.until = std::min(set.until, edge);
+        }
+      }
+      if (Accepts(processes_[p], now)) {
+        total += processes_[p].weight;
+        set.last = static_cast<int>(set.cumulative.size());
+      }
+      set.cumulative.push_back(total);
+    }
+    return set;
+  }
+
   void Arrive(int s, double now) {
     ScheduleArrival(s);
-    ServiceStats& stats = stats_[s];
-    ++stats.requests;
-    if (routes_[s].empty()) {
-      ++stats.dropped;
-      return;
-    }
+    const bool routed = Accepting(s, now).last >= 0;
+    Count(s, now, [&](ServiceStats& stats, double) {
+      ++stats.requests;
+      stats.dropped += !routed;
+    });
+    if (!routed) return;
     const int p = Route(s, now);
     processes_[p].queue.push_back(now);
     if (!processes_[p].busy) TryStart(p, now);
   }
 
+  // REQUIRES: some process of `s` accepts at `now`.
   int Route(int s, double now) {
     const std::vector<int>& route = routes_[s];
+    const AcceptingSet& set = accepting_[s];
     if (options_.router.value_or(model_.rule.router) == Router::kShortestQueue) {
-      int best = route[0];
+      int best = route[set.last];
       double best_drain = std::numeric_limits<double>::infinity();
       for (int p : route) {
         const Process& proc = processes_[p];
+        if (!Accepts(proc, now)) continue;
         const double drain = (proc.queue.size() + 1) / proc.rate +
                              (proc.busy ? std::max(0.0, proc.busy_until - now) : 0.0);
         if (drain < best_drain) best_drain = drain, best = p;
       }
       return best;
     }
-    const std::vector<double>& cumulative = cumulative_[s];
+    // Only an accepting process raises the running sum, so the first entry
+    // above x is one; a draw of exactly the total takes the last of them.
+    const std::vector<double>& cumulative = set.cumulative;
     const double x = std::uniform_real_distribution<double>(0, cumulative.back())(router_rngs_[s]);
     const size_t k = std::upper_bound(cumulative.begin(), cumulative.end(), x) - cumulative.begin();
-    return route[std::min(k, route.size() - 1)];
+    return route[std::min(k, static_cast<size_t>(set.last))];
   }
 
   // Starts a batch on idle process `p` if one is due, else arms its timeout.
@@ -203,8 +265,8 @@ class Simulation {
     if (options_.drop_after_ms <= 0) return;
     const double limit = options_.drop_after_ms / kMsPerS;
     while (!proc.queue.empty() && now - proc.queue.front() > limit) {
+      Count(proc.service, proc.queue.front(), [](ServiceStats& stats, double) { ++stats.dropped; });
       proc.queue.pop_front();
-      ++stats_[proc.service].dropped;
     }
   }
 
@@ -212,16 +274,17 @@ class Simulation {
     Process& proc = processes_[p];
     const double exec_s = (*proc.latency_ms)[size - 1] * Factor() / kMsPerS;
     const double done = now + exec_s;
-    ServiceStats& stats = stats_[proc.service];
     const double slo_s = model_.services[proc.service].slo_ms / kMsPerS;
     for (int k = 0; k < size; ++k) {
       const double arrived = proc.queue.front();
       proc.queue.pop_front();
       const double latency = done - arrived;
-      stats.wait_s += now - arrived;
-      stats.latency_ms.push_back(static_cast<float>(latency * kMsPerS));
-      stats.within_slo += latency <= slo_s;
-      stats.served_in_time += done <= options_.duration_s;
+      Count(proc.service, arrived, [&](ServiceStats& stats, double end_s) {
+        stats.wait_s += now - arrived;
+        stats.latency_ms.push_back(static_cast<float>(latency * kMsPerS));
+        stats.within_slo += latency <= slo_s;
+        stats.served_in_time += done <= end_s;
+      });
     }
     proc.busy = true;
     proc.busy_until = done;
@@ -246,44 +309,58 @@ class Simulation {
     return 1;
   }
 
-  SimReport Report();
+  ServiceReport Summarize(size_t s, ServiceStats& st, double length_s) const;
+  WindowedSimReport Report();
 
   const ServingModel& model_;
   const SimOptions& options_;
+  const std::vector<double>& bounds_;
   std::vector<ArrivalStream> streams_;
   std::vector<std::mt19937_64> router_rngs_;
   std::mt19937_64 variability_rng_;
   std::vector<Process> processes_;
-  std::vector<std::vector<int>> routes_;         // per service: its processes
-  std::vector<std::vector<double>> cumulative_;  // per service: cumulative rates
-  std::vector<ServiceStats> stats_;
+  std::vector<std::vector<int>> routes_;                 // per service: its processes
+  std::vector<AcceptingSet> accepting_;                  // per service
+  std::vector<ServiceStats> stats_;                      // per service, the whole run
+  std::vector<std::vector<ServiceStats>> window_stats_;  // per window, per service
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
 };
 
-SimReport Simulation::Report() {
-  SimReport r;
+// Service `s`'s report from its stats over `length_s` seconds of arrivals.
+ServiceReport Simulation::Summarize(size_t s, ServiceStats& st, double length_s) const {
+  const ServingService& service = model_.services[s];
+  ServiceReport out;
+  out.name = service.name;
+  out.rate_rps = service.rate_rps;
+  out.slo_ms = service.slo_ms;
+  out.requests = st.requests;
+  out.dropped = st.dropped;
+  out.offered_rps = st.requests / length_s;
+  out.achieved_rps = st.served_in_time / length_s;
+  out.compliance = st.requests > 0 ? static_cast<double>(st.within_slo) / st.requests : 1;
+  if (!st.latency_ms.empty()) {
+    out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.size();
+    out.max_ms = *std::max_element(st.latency_ms.begin(), st.latency_ms.end());
+    out.p99_ms = NearestRankQuantile(st.latency_ms, 0.99);
+    out.p95_ms = NearestRankQuantile(st.latency_ms, 0.95);
+    out.p50_ms = NearestRankQuantile(st.latency_ms, 0.50);
+  }
+  return out;
+}
+
+WindowedSimReport Simulation::Report() {
+  WindowedSimReport windowed;
+  for (size_t w = 0; w < window_stats_.size(); ++w) {
+    std::vector<ServiceReport>& services = windowed.windows.emplace_back();
+    for (size_t s = 0; s < model_.services.size(); ++s) {
+      services.push_back(Summarize(s, window_stats_[w][s], bounds_[w + 1] - bounds_[w]));
+    }
+  }
+  SimReport& r = windowed.overall;
   r.duration_s = options_.duration_s;
   for (size_t s = 0; s < model_.services.size(); ++s) {
-    const ServingService& service = model_.services[s];
-    ServiceStats& st = stats_[s];
-    ServiceReport out;
-    out.name = service.name;
-    out.rate_rps = service.rate_rps;
-    out.slo_ms = service.slo_ms;
-    out.requests = st.requests;
-    out.dropped = st.dropped;
-    out.offered_rps = st.requests / options_.duration_s;
-    out.achieved_rps = st.served_in_time / options_.duration_s;
-    out.compliance = st.requests > 0 ? static_cast<double>(st.within_slo) / st.requests : 1;
-    if (!st.latency_ms.empty()) {
-      out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.size();
-      out.max_ms = *std::max_element(st.latency_ms.begin(), st.latency_ms.end());
-      out.p99_ms = NearestRankQuantile(st.latency_ms, 0.99);
-      out.p95_ms = NearestRankQuantile(st.latency_ms, 0.95);
-      out.p50_ms = NearestRankQuantile(st.latency_ms, 0.50);
-    }
-    r.requests += st.requests;
-    r.services.push_back(std::move(out));
+    r.requests += stats_[s].requests;
+    r.services.push_back(Summarize(s, stats_[s], options_.duration_s));
   }
   std::vector<double> busy(model_.instances.size(), 0.0);
   for (const Process& p : processes_) busy[p.instance] += p.busy_s;
@@ -299,7 +376,7 @@ SimReport Simulation::Report() {
   for (const auto& [gpu, acc] : gpu_busy) {
     r.gpus.push_back({gpu, acc.second > 0 ? acc.first / acc.second : 0});
   }
-  return r;
+  return windowed;
 }
 
 }  // namespace
@@ -324,9 +401,15 @@ Status SimOptions::Validate() const {
   return Status::Ok();
 }
 
-Result<SimReport> Simulate(const ServingModel& model, const SimOptions& options) {
+Result<WindowedSimReport> SimulateWindows(const ServingModel& model, const SimOptions& options,
+                                          const std::vector<double>& bounds) {
   TESSERA_RETURN_IF_ERROR(options.Validate());
-  return Simulation(model, options).Run();
+  return Simulation(model, options, bounds).Run();
+}
+
+Result<SimReport> Simulate(const ServingModel& model, const SimOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(WindowedSimReport report, SimulateWindows(model, options, {}));
+  return std::move(report.overall);
 }
 
 }  // namespace tessera
