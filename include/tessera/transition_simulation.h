@@ -3,9 +3,15 @@
 // lasts (phases + 2) * step_seconds: one step in A, one step per phase, one
 // step in the final state. A destroyed (or reconfigured) instance takes no
 // new requests from its phase's start and finishes its queue; a created (or
-// reconfigured) one takes requests from its phase's end. Every other rule is
-// the simulator's: arrivals, routing among the instances taking requests,
-// batching, latency.
+// reconfigured) one takes requests from its phase's end. A request arriving
+// while no instance of its service takes requests is dropped. Every other
+// rule is the simulator's: arrivals, routing among the instances taking
+// requests, batching, latency.
+//
+// Windows: "before" is [0, X), phase k (1-based) [k X, (k + 1) X), "after"
+// the last X seconds (X = step_seconds). A window's report counts the
+// requests arriving in it: its rates are per second of the window, and
+// achieved_rps counts the requests served by its end.
 //
 // Thread-safety: pure functions.
 #ifndef TESSERA_TRANSITION_SIMULATION_H_
@@ -35,9 +41,12 @@ struct TransitionSimReport {
   std::vector<TransitionWindowReport> windows;
 };
 
-// InvalidArgument when step_seconds is outside its duration range, the
-// transition does not apply to `from` (a step names an instance that is not
-// there), or an instance has no profile entry (BuildServingModel's errors).
+// InvalidArgument when step_seconds is not a finite number > 0, `from` is an
+// MPS plan or on another GPU model than the transition, the transition does
+// not apply to `from` (a step names an instance that is not there, or
+// creates one where one is; the message names the step's id), an instance
+// has no profile entry or serves a service not in the scenario
+// (BuildServingModel's errors), or the options are invalid (Simulate's).
 // `problem` gives the rates and SLOs (the scenario simulated) and the
 // latency profiles.
 Result<TransitionSimReport> SimulateTransition(const Deployment& from,

@@ -1,0 +1,163 @@
+// SimulateTransition (transition_simulation.h): one simulation over a
+// deployment holding every instance that lives during the transition, each
+// taking requests only while it is up (ServingInstance's acceptance window),
+// reported over the whole run and window by window.
+#include "tessera/transition_simulation.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "simulate/windowed_simulation.h"
+#include "tessera/text_io.h"
+
+namespace tessera {
+namespace {
+
+constexpr double kForever = std::numeric_limits<double>::infinity();
+
+// One instance over the run: where it is, what it serves, when it takes
+// requests.
+struct Life {
+  int gpu = 0;
+  Instance instance;
+  double from_s = 0;
+  double until_s = kForever;
+};
+
+Instance InstanceOf(const TransitionStep& step) {
+  Instance i;
+  i.profile = step.profile;
+  i.start = step.start;
+  i.service = step.service;
+  i.model = step.model;
+  i.batch = step.batch;
+  i.procs = step.procs;
+  i.throughput_rps = step.throughput_rps;
+  return i;
+}
+
+// A's instances, then every one the transition starts, replayed phase by
+// phase: phase k (1-based) runs over [k, k + 1) steps; its destroys and
+// reconfigures stop taking requests at its start, its creates and
+// reconfigures start at its end.
+Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transition,
+                                double step_s) {
+  std::vector<Life> lives;
+  std::map<std::pair<int, int>, size_t> up;  // (gpu, start) -> its life now
+  for (const GpuAssignment& g : from.gpus) {
+    for (const Instance& i : g.instances) {
+      up[{g.index, i.start}] = lives.size();
+      lives.push_back({g.index, i, 0, kForever});
+    }
+  }
+  for (size_t k = 0; k < transition.phases.size(); ++k) {
+    const std::vector<TransitionStep>& steps = transition.phases[k].steps;
+    for (const TransitionStep& step : steps) {
+      if (step.action == StepAction::kCreate) continue;
+      const std::string& was =
+          step.action == StepAction::kDestroy ? step.service : step.from_service;
+      auto it = up.find({step.gpu, step.start});
+      if (it == up.end() || lives[it->second].instance.profile != step.profile ||
+          lives[it->second].instance.service != was) {
+        return Status::InvalidArgument(fmt::format(
+            "transition step {}: GPU {} holds no {}@{} of service {} when phase {} starts",
+            QuoteForMessage(step.id), step.gpu, step.profile, step.start, QuoteForMessage(was),
+            k + 1));
+      }
+      lives[it->second].until_s = static_cast<double>(k + 1) * step_s;
+      up.erase(it);
+    }
+    for (const TransitionStep& step : steps) {
+      if (step.action == StepAction::kDestroy) continue;
+      if (!up.emplace(std::pair{step.gpu, step.start}, lives.size()).second) {
+        return Status::InvalidArgument(
+            fmt::format("transition step {}: GPU {} already holds an instance at slice {} when "
+                        "phase {} ends",
+                        QuoteForMessage(step.id), step.gpu, step.start, k + 1));
+      }
+      lives.push_back({step.gpu, InstanceOf(step), static_cast<double>(k + 2) * step_s, kForever});
+    }
+  }
+  return lives;
+}
+
+// A with every life on its GPU (A's GPUs in A's order, then spares by
+// index), and for each instance BuildServingModel will make, in its order,
+// the life it stands for.
+std::pair<Deployment, std::vector<size_t>> Union(const Deployment& from,
+                                                 const std::vector<Life>& lives) {
+  Deployment d = from;
+  std::map<int, size_t> position;  // gpu index -> into d.gpus
+  for (GpuAssignment& g : d.gpus) {
+    position[g.index] = &g - d.gpus.data();
+    g.instances.clear();
+  }
+  std::map<int, GpuAssignment> spares;
+  for (const Life& life : lives) {
+    if (!position.count(life.gpu)) spares[life.gpu].index = life.gpu;
+  }
+  for (auto& [index, g] : spares) {
+    position[index] = d.gpus.size();
+    d.gpus.push_back(std::move(g));
+  }
+  std::vector<std::vector<size_t>> on_gpu(d.gpus.size());
+  for (size_t i = 0; i < lives.size(); ++i) {
+    const size_t p = position[lives[i].gpu];
+    d.gpus[p].instances.push_back(lives[i].instance);
+    on_gpu[p].push_back(i);
+  }
+  std::vector<size_t> order;
+  for (const std::vector<size_t>& ids : on_gpu) order.insert(order.end(), ids.begin(), ids.end());
+  return {std::move(d), std::move(order)};
+}
+
+std::string WindowName(size_t w, size_t windows) {
+  if (w == 0) return "before";
+  return w + 1 == windows ? "after" : fmt::format("phase {}", w);
+}
+
+}  // namespace
+
+Result<TransitionSimReport> SimulateTransition(const Deployment& from, const Transition& transition,
+                                               const Problem& problem, const SimOptions& options,
+                                               double step_seconds) {
+  if (!(step_seconds > 0 && std::isfinite(step_seconds))) {
+    return Status::InvalidArgument(fmt::format(
+        "step seconds: must be a finite number of seconds > 0, got {:g}", step_seconds));
+  }
+  if (from.sharing == Sharing::kMps || problem.mps()) {
+    return Status::InvalidArgument(
+        "a transition moves MIG instances; the deployment is an MPS plan");
+  }
+  if (transition.gpu != from.gpu) {
+    return Status::InvalidArgument(
+        fmt::format("the transition is for GPU {}, the deployment is on {}",
+                    QuoteForMessage(transition.gpu), QuoteForMessage(from.gpu)));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Life> lives, Lives(from, transition, step_seconds));
+  auto [deployment, order] = Union(from, lives);
+  TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(deployment, problem));
+  for (size_t i = 0; i < order.size(); ++i) {
+    model.instances[i].accepts_from_s = lives[order[i]].from_s;
+    model.instances[i].accepts_until_s = lives[order[i]].until_s;
+  }
+  const size_t windows = transition.phases.size() + 2;
+  std::vector<double> bounds;
+  for (size_t w = 0; w <= windows; ++w) bounds.push_back(static_cast<double>(w) * step_seconds);
+  SimOptions run = options;
+  run.duration_s = bounds.back();
+  TESSERA_ASSIGN_OR_RETURN(WindowedSimReport simulated, SimulateWindows(model, run, bounds));
+  TransitionSimReport report;
+  report.overall = std::move(simulated.overall);
+  for (size_t w = 0; w < windows; ++w) {
+    report.windows.push_back(
+        {WindowName(w, windows), bounds[w], bounds[w + 1], std::move(simulated.windows[w])});
+  }
+  return report;
+}
+
+}  // namespace tessera
