@@ -11,22 +11,21 @@
 #include <string_view>
 #include <vector>
 
+#include "emit/gpu_rows_svg.h"
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
 #include "tessera/metrics.h"
 #include "util/svg_text.h"
 
 namespace tessera {
+namespace svg {
 namespace {
 
 using Out = std::back_insert_iterator<std::string>;
 
-// Geometry, in pixels. The slice track has a fixed width whatever the GPU
-// model, so an A30 (4 slices) and an A100 (8) give pictures of the same size.
-constexpr int kMargin = 24;
-constexpr int kLabelWidth = 132;
-constexpr int kTrackWidth = 768;
-constexpr int kWidth = kMargin + kLabelWidth + kTrackWidth + kMargin;
+// Geometry, in pixels (kMargin, kLabelWidth, kTrackWidth and kWidth in
+// gpu_rows_svg.h). The slice track has a fixed width whatever the GPU model,
+// so an A30 (4 slices) and an A100 (8) give pictures of the same size.
 constexpr int kTrackX = kMargin + kLabelWidth;
 constexpr int kTitleHeight = 62;
 constexpr int kLegendItemWidth = 256;
@@ -45,9 +44,10 @@ size_t Length(std::string_view s) {
       s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-// `s` cut to at most `max` code points, ending with an ellipsis when cut; ""
-// when not even one character and the ellipsis fit. Cuts only between code
-// points so the result stays valid UTF-8.
+}  // namespace
+
+// "" when not even one character and the ellipsis fit. Cuts only between
+// code points so the result stays valid UTF-8.
 std::string Shorten(std::string_view s, size_t max) {
   if (Length(s) <= max) return std::string(s);
   if (max < 2) return "";
@@ -66,6 +66,8 @@ size_t CharsThatFit(int width_px, double font_px) {
   return width_px <= 0 ? 0 : static_cast<size_t>(width_px / (0.6 * font_px));
 }
 
+namespace {
+
 // Black or white, whichever contrasts more with `fill` ("#RRGGBB"), by the
 // WCAG relative luminance threshold.
 std::string_view TextColour(std::string_view fill) {
@@ -76,25 +78,6 @@ std::string_view TextColour(std::string_view fill) {
   };
   double l = 0.2126 * channel(0) + 0.7152 * channel(1) + 0.0722 * channel(2);
   return l > 0.179 ? "#000000" : "#FFFFFF";
-}
-
-// Colour index per service: declared services in Deployment::services order,
-// then services only instances name, in order of first appearance.
-std::map<std::string, int> ColourIndices(const Deployment& d) {
-  std::map<std::string, int> index;
-  int next = 0;
-  for (const ServiceOutcome& s : d.services) {
-    if (index.emplace(s.name, next).second) ++next;
-  }
-  for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& i : g.instances) {
-      if (index.emplace(i.service, next).second) ++next;
-    }
-    for (const MpsProcess& p : g.processes) {
-      if (index.emplace(p.service, next).second) ++next;
-    }
-  }
-  return index;
 }
 
 std::string_view Colour(const std::map<std::string, int>& colours, const std::string& service) {
@@ -116,31 +99,15 @@ int LegendRows(size_t items) {
   return static_cast<int>((items + columns - 1) / columns);
 }
 
-struct Layout {
-  int legend_y = 0;  // top of the legend
-  int axis_y = 0;    // baseline of the slice numbers above the first row
-  int rows_y = 0;    // top of the first GPU row
-  int height = 0;
-};
+}  // namespace
 
-Layout ComputeLayout(const Deployment& d, size_t legend_items) {
-  Layout l;
-  l.legend_y = kTitleHeight;
-  l.axis_y = l.legend_y + LegendRows(legend_items) * kLegendRowHeight + kAxisHeight;
-  l.rows_y = l.axis_y + 8;
-  int rows = static_cast<int>(d.gpus.size());
-  l.height = l.rows_y + rows * (kRowHeight + kRowGap) + kMargin;
-  if (rows > kRowsForBottomAxis) l.height += kAxisHeight - kRowGap;
-  return l;
-}
-
-void AppendOpen(const Layout& l, std::string& out) {
+void AppendOpen(int height, std::string& out) {
   fmt::format_to(Out(out),
                  "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" "
                  "height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
                  "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-                 kWidth, l.height);
+                 kWidth, height);
   out +=
       "<defs>\n"
       "<pattern id=\"free\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -149,9 +116,25 @@ void AppendOpen(const Layout& l, std::string& out) {
       "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#DADADA\" stroke-width=\"2\"/>"
       "</pattern>\n"
       "</defs>\n";
-  fmt::format_to(Out(out), "<rect width=\"{}\" height=\"{}\" fill=\"#FFFFFF\"/>\n", kWidth,
-                 l.height);
+  fmt::format_to(Out(out), "<rect width=\"{}\" height=\"{}\" fill=\"#FFFFFF\"/>\n", kWidth, height);
 }
+
+void AddColourIndices(const Deployment& d, std::map<std::string, int>& colours) {
+  int next = static_cast<int>(colours.size());
+  for (const ServiceOutcome& s : d.services) {
+    if (colours.emplace(s.name, next).second) ++next;
+  }
+  for (const GpuAssignment& g : d.gpus) {
+    for (const Instance& i : g.instances) {
+      if (colours.emplace(i.service, next).second) ++next;
+    }
+    for (const MpsProcess& p : g.processes) {
+      if (colours.emplace(p.service, next).second) ++next;
+    }
+  }
+}
+
+namespace {
 
 void AppendTitle(const Deployment& d, const GpuModel& gpu, std::string& out) {
   int infeasible =
@@ -359,9 +342,9 @@ Box ProcessBox(const MpsProcess& p, double left_pct) {
           {p.service, fmt::format("{:g}%", p.resource_pct), fmt::format("b{}", p.batch)}};
 }
 
-void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu,
+void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu, std::string_view id_prefix,
                   const std::map<std::string, int>& colours, int y, std::string& out) {
-  fmt::format_to(Out(out), "<g class=\"gpu\" id=\"gpu-{}\">\n", g.index);
+  fmt::format_to(Out(out), "<g class=\"gpu\" id=\"{}gpu-{}\">\n", id_prefix, g.index);
   AppendRowLabel(g, gpu, y, out);
   AppendTrack(gpu, y, out);
   for (const Instance& i : g.instances) {
@@ -377,23 +360,40 @@ void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu,
 
 }  // namespace
 
-std::string FormatDeploymentSvg(const Deployment& deployment, const GpuModel& gpu) {
-  std::map<std::string, int> colours = ColourIndices(deployment);
-  std::vector<std::string> legend = LegendServices(colours);
-  Layout layout = ComputeLayout(deployment, legend.size());
-  std::string out;
-  AppendOpen(layout, out);
-  AppendTitle(deployment, gpu, out);
-  AppendLegend(deployment, legend, colours, layout.legend_y, out);
-  AppendAxis(gpu, layout.axis_y, out);
-  int y = layout.rows_y;
-  for (const GpuAssignment& g : deployment.gpus) {
-    AppendGpuRow(g, ModelOf(deployment, g, gpu), colours, y, out);
+// The slice numbers sit kAxisHeight below `top`, the first row 8 pixels
+// below them.
+int GpuRowsHeight(const Deployment& d) {
+  const int rows = static_cast<int>(d.gpus.size());
+  return kAxisHeight + 8 + rows * (kRowHeight + kRowGap) +
+         (rows > kRowsForBottomAxis ? kAxisHeight - kRowGap : 0);
+}
+
+void AppendGpuRows(const Deployment& d, const GpuModel& gpu,
+                   const std::map<std::string, int>& colours, std::string_view id_prefix, int top,
+                   std::string& out) {
+  AppendAxis(gpu, top + kAxisHeight, out);
+  int y = top + kAxisHeight + 8;
+  for (const GpuAssignment& g : d.gpus) {
+    AppendGpuRow(g, ModelOf(d, g, gpu), id_prefix, colours, y, out);
     y += kRowHeight + kRowGap;
   }
-  if (static_cast<int>(deployment.gpus.size()) > kRowsForBottomAxis) {
+  if (static_cast<int>(d.gpus.size()) > kRowsForBottomAxis) {
     AppendAxis(gpu, y + kAxisHeight - kRowGap - 6, out);
   }
+}
+
+}  // namespace svg
+
+std::string FormatDeploymentSvg(const Deployment& deployment, const GpuModel& gpu) {
+  std::map<std::string, int> colours;
+  svg::AddColourIndices(deployment, colours);
+  std::vector<std::string> legend = svg::LegendServices(colours);
+  const int rows_top = svg::kTitleHeight + svg::LegendRows(legend.size()) * svg::kLegendRowHeight;
+  std::string out;
+  svg::AppendOpen(rows_top + svg::GpuRowsHeight(deployment) + svg::kMargin, out);
+  svg::AppendTitle(deployment, gpu, out);
+  svg::AppendLegend(deployment, legend, colours, svg::kTitleHeight, out);
+  svg::AppendGpuRows(deployment, gpu, colours, "", rows_top, out);
   out += "</svg>\n";
   return out;
 }

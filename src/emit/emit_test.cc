@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "deployment_builder.h"
+#include "svg_check.h"
 #include "tessera/deployment_format.h"
 #include "tessera/gpu_catalog.h"
 
@@ -71,15 +72,6 @@ std::vector<std::string> Lines(std::string_view text) {
   std::istringstream in{std::string(text)};
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-size_t Count(std::string_view haystack, std::string_view needle) {
-  size_t n = 0;
-  for (size_t pos = haystack.find(needle); pos != std::string_view::npos;
-       pos = haystack.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
 }
 
 // ---------------------------------------------------------------- goldens --
@@ -200,53 +192,9 @@ TEST(EmitParvaCsv, OrdersGpusByIndexEvenWhenListedOutOfOrder) {
 
 // ------------------------------------------------------------------- SVG --
 
-// A tiny well-formedness check: every start tag is closed in order, attribute
-// values are quoted, and every '&' starts a known entity.
-::testing::AssertionResult WellFormed(std::string_view svg) {
-  std::vector<std::string> open;
-  for (size_t pos = 0; pos < svg.size(); ++pos) {
-    if (svg[pos] == '&') {
-      size_t semi = svg.find(';', pos);
-      std::string_view ref = svg.substr(pos, semi == std::string_view::npos ? 8 : semi - pos + 1);
-      bool known = ref == "&amp;" || ref == "&lt;" || ref == "&gt;" || ref == "&quot;" ||
-                   ref == "&apos;" || (ref.size() > 3 && ref[1] == '#');
-      if (!known) return testing::AssertionFailure() << "bad entity at " << pos << ": " << ref;
-      continue;
-    }
-    if (svg[pos] != '<') continue;
-    if (svg.substr(pos, 2) == "<?") {
-      pos = svg.find("?>", pos);
-      continue;
-    }
-    size_t end = pos + 1;
-    char quote = 0;
-    for (; end < svg.size() && (quote != 0 || svg[end] != '>'); ++end) {
-      if (svg[end] == '"' || svg[end] == '\'')
-        quote = quote == 0 ? svg[end] : (quote == svg[end] ? 0 : quote);
-      if (quote == 0 && svg[end] == '<')
-        return testing::AssertionFailure() << "'<' in tag at " << pos;
-    }
-    if (end == svg.size()) return testing::AssertionFailure() << "unterminated tag at " << pos;
-    std::string_view tag = svg.substr(pos + 1, end - pos - 1);
-    if (tag.starts_with('/')) {
-      std::string name(tag.substr(1));
-      if (open.empty() || open.back() != name) {
-        return testing::AssertionFailure()
-               << "</" << name << "> closes <" << (open.empty() ? "" : open.back()) << ">";
-      }
-      open.pop_back();
-    } else if (!tag.ends_with('/')) {
-      open.emplace_back(tag.substr(0, tag.find_first_of(" \n\t")));
-    }
-    pos = end;
-  }
-  if (!open.empty()) return testing::AssertionFailure() << "<" << open.back() << "> never closed";
-  return testing::AssertionSuccess();
-}
-
 TEST(EmitSvg, IsWellFormedStandaloneSvg) {
   std::string svg = FormatDeploymentSvg(Small(), A100());
-  EXPECT_TRUE(WellFormed(svg));
+  EXPECT_TRUE(WellFormedXml(svg));
   EXPECT_NE(svg.find("xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(svg.find("viewBox=\"0 0 "), std::string::npos);
   EXPECT_EQ(svg.find("href"), std::string::npos) << "no external resources";
@@ -262,7 +210,7 @@ TEST(EmitSvg, EscapesServiceNames) {
   std::string svg = FormatDeploymentSvg(Small(), A100());
   EXPECT_EQ(svg.find(kTrickyName), std::string::npos);
   EXPECT_NE(svg.find("bert &amp; &lt;&quot;tiny&quot;&gt;"), std::string::npos);
-  EXPECT_TRUE(WellFormed(svg));
+  EXPECT_TRUE(WellFormedXml(svg));
 }
 
 TEST(EmitSvg, LabelsGpuRowsAndIsDeterministic) {
@@ -279,7 +227,7 @@ TEST(EmitSvg, RendersLargePlans) {
   };
   std::string small = FormatDeploymentSvg(Wide(2), A100());
   std::string large = FormatDeploymentSvg(Wide(120), A100());
-  EXPECT_TRUE(WellFormed(large));
+  EXPECT_TRUE(WellFormedXml(large));
   EXPECT_EQ(Count(large, "<rect class=\"instance\""), 360u);
   EXPECT_NE(large.find("GPU 119 (node 14)"), std::string::npos);
   EXPECT_GT(height(large), height(small) + 100 * 60);
