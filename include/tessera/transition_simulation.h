@@ -49,10 +49,17 @@ struct TransitionSimReport {
 // (BuildServingModel's errors), or the options are invalid (Simulate's).
 // `problem` gives the rates and SLOs (the scenario simulated) and the
 // latency profiles.
-Result<TransitionSimReport> SimulateTransition(const Deployment& from,
-                                               const Transition& transition,
+Result<TransitionSimReport> SimulateTransition(const Deployment& from, const Transition& transition,
                                                const Problem& problem, const SimOptions& options,
                                                double step_seconds);
+
+// The report for people: the simulation tables of the whole run
+// (FormatSimReportTable), then a table of every window's services. For
+// programs: the simulation JSON (FormatSimReportJson) with a "windows" array
+// after its other keys, each {"name", "start_s", "end_s", "services"}, its
+// services written as the run's are.
+std::string FormatTransitionSimTable(const TransitionSimReport& report);
+std::string FormatTransitionSimJson(const TransitionSimReport& report);
 
 }  // namespace tessera
 

@@ -1,7 +1,7 @@
-// FormatSimReportTable and FormatSimReportJson (simulator.h): a simulation
-// report for people (fixed-width tables, at most 100 columns, like the
-// deployment table) and for programs (JSON with a fixed key order, like the
-// deployment JSON).
+// FormatSimReportTable and FormatSimReportJson (simulator.h), and their
+// transition forms (transition_simulation.h): a simulation report for people
+// (fixed-width tables, at most 100 columns, like the deployment table) and
+// for programs (JSON with a fixed key order, like the deployment JSON).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "tessera/simulator.h"
+#include "tessera/transition_simulation.h"
 #include "util/json_numbers.h"
 
 namespace tessera {
@@ -96,6 +97,19 @@ void AppendInstances(const SimReport& r, std::string& out) {
   }
 }
 
+void AppendWindows(const TransitionSimReport& r, std::string& out) {
+  out += "\nWindows (requests by arrival time)\n";
+  fmt::format_to(Out(out), "  {:<9}  {:>7}  {:>7}  {:<20}  {:>9}  {:>8}  {:>9}  {:>8}\n", "window",
+                 "from s", "to s", "name", "requests", "dropped", "p99 ms", "in SLO %");
+  for (const TransitionWindowReport& w : r.windows) {
+    for (const ServiceReport& s : w.services) {
+      fmt::format_to(Out(out), "  {:<9}  {:>7g}  {:>7g}  {:<20}  {:>9}  {:>8}  {:>9}  {:>8}{}\n",
+                     Fit(w.name, 9), w.start_s, w.end_s, Fit(s.name, 20), s.requests, s.dropped,
+                     LatencyMs(s, s.p99_ms), CompliancePercent(s), Misses(s) ? "  MISS" : "");
+    }
+  }
+}
+
 // ---- JSON -----------------------------------------------------------------
 
 // JSON numbers as every Tessera JSON writes them (util/json_numbers.h).
@@ -137,6 +151,24 @@ OrderedJson InstanceJson(const InstanceReport& i) {
   return j;
 }
 
+OrderedJson ReportJson(const SimReport& report) {
+  OrderedJson j;
+  j["duration_s"] = Number(report.duration_s);
+  j["requests"] = report.requests;
+  j["services"] = OrderedJson::array();
+  for (const ServiceReport& s : report.services) j["services"].push_back(ServiceJson(s));
+  j["gpus"] = OrderedJson::array();
+  for (const GpuReport& g : report.gpus) j["gpus"].push_back(GpuJson(g));
+  j["instances"] = OrderedJson::array();
+  for (const InstanceReport& i : report.instances) j["instances"].push_back(InstanceJson(i));
+  return j;
+}
+
+// "replace": a name with invalid UTF-8 must not make dump() throw.
+std::string Dump(const OrderedJson& j) {
+  return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
+}
+
 }  // namespace
 
 std::string FormatSimReportTable(const SimReport& report) {
@@ -149,18 +181,27 @@ std::string FormatSimReportTable(const SimReport& report) {
   return out;
 }
 
-std::string FormatSimReportJson(const SimReport& report) {
-  OrderedJson j;
-  j["duration_s"] = Number(report.duration_s);
-  j["requests"] = report.requests;
-  j["services"] = OrderedJson::array();
-  for (const ServiceReport& s : report.services) j["services"].push_back(ServiceJson(s));
-  j["gpus"] = OrderedJson::array();
-  for (const GpuReport& g : report.gpus) j["gpus"].push_back(GpuJson(g));
-  j["instances"] = OrderedJson::array();
-  for (const InstanceReport& i : report.instances) j["instances"].push_back(InstanceJson(i));
-  // "replace": a name with invalid UTF-8 must not make dump() throw.
-  return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
+std::string FormatSimReportJson(const SimReport& report) { return Dump(ReportJson(report)); }
+
+std::string FormatTransitionSimTable(const TransitionSimReport& report) {
+  std::string out = FormatSimReportTable(report.overall);
+  AppendWindows(report, out);
+  return out;
+}
+
+std::string FormatTransitionSimJson(const TransitionSimReport& report) {
+  OrderedJson j = ReportJson(report.overall);
+  j["windows"] = OrderedJson::array();
+  for (const TransitionWindowReport& w : report.windows) {
+    OrderedJson window;
+    window["name"] = w.name;
+    window["start_s"] = Number(w.start_s);
+    window["end_s"] = Number(w.end_s);
+    window["services"] = OrderedJson::array();
+    for (const ServiceReport& s : w.services) window["services"].push_back(ServiceJson(s));
+    j["windows"].push_back(std::move(window));
+  }
+  return Dump(j);
 }
 
 }  // namespace tessera

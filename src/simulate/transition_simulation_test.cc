@@ -53,9 +53,12 @@ Deployment TwoOnGpu0(bool both = true) {
   return b.Instance("3g.40gb", 4, "s0", 1, 1, 300, 8, "m").Service("s0", 100, 1000, "m").Build();
 }
 
-Result<TransitionSimReport> RunTransition(const Deployment& a, const Transition& t, std::uint64_t seed = 3) {
+Result<TransitionSimReport> RunTransition(const Deployment& a, const Transition& t,
+                                          std::uint64_t seed = 3,
+                                          std::optional<Router> router = std::nullopt) {
   SimOptions options;
   options.seed = seed;
+  options.router = router;
   return SimulateTransition(a, t, TinyProblem({100}), options, kStepS);
 }
 
@@ -78,44 +81,79 @@ TEST(TransitionSim, AnEmptyTransitionIsAPlainSimulationOfA) {
             plain->services[0].requests);
 }
 
+// Both routers, and the plan's (weighted).
+const std::optional<Router> kRouters[] = {std::nullopt, Router::kShortestQueue};
+
 // One instance moves to a spare GPU, destroyed in phase 1 and created in
 // phase 2; the other (125 req/s for 100) carries the service meanwhile.
 TEST(TransitionSim, AMoveKeepsComplianceWhenTheRestCarriesTheLoad) {
-  Result<TransitionSimReport> r = RunTransition(
-      TwoOnGpu0(),
-      Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0")}, {Create("s2", 1, "3g.40gb", 0, "s0", 300)}}));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->overall.duration_s, 4 * kStepS);
-  EXPECT_EQ(r->overall.services[0].dropped, 0);
-  EXPECT_GE(r->overall.services[0].compliance, kComplianceTarget);
-  ASSERT_EQ(r->windows.size(), 4u);
-  EXPECT_EQ(r->windows[1].name, "phase 1");
-  EXPECT_EQ(r->windows[2].name, "phase 2");
-  EXPECT_EQ(r->windows[2].start_s, 2 * kStepS);
-  for (const TransitionWindowReport& w : r->windows) {
-    EXPECT_GT(w.services[0].requests, 0) << w.name;
-    EXPECT_GE(w.services[0].compliance, kComplianceTarget) << w.name;
+  for (const std::optional<Router> router : kRouters) {
+    SCOPED_TRACE(router ? "jsq" : "weighted");
+    Result<TransitionSimReport> r =
+        RunTransition(TwoOnGpu0(),
+                      Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0")},
+                              {Create("s2", 1, "3g.40gb", 0, "s0", 300)}}),
+                      3, router);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->overall.duration_s, 4 * kStepS);
+    EXPECT_EQ(r->overall.services[0].dropped, 0);
+    EXPECT_GE(r->overall.services[0].compliance, kComplianceTarget);
+    ASSERT_EQ(r->windows.size(), 4u);
+    EXPECT_EQ(r->windows[1].name, "phase 1");
+    EXPECT_EQ(r->windows[2].name, "phase 2");
+    EXPECT_EQ(r->windows[2].start_s, 2 * kStepS);
+    for (const TransitionWindowReport& w : r->windows) {
+      EXPECT_GT(w.services[0].requests, 0) << w.name;
+      EXPECT_GE(w.services[0].compliance, kComplianceTarget) << w.name;
+    }
+    // GPU 0's 3g@0, its 3g@4 (requests in the first quarter of the run
+    // only) and the spare GPU's (the last quarter only): 100 req/s at 125.
+    ASSERT_EQ(r->overall.instances.size(), 3u);
+    EXPECT_EQ(r->overall.gpus.size(), 2u);
+    EXPECT_GT(r->overall.instances[1].busy_share, 0);
+    EXPECT_LT(r->overall.instances[1].busy_share, 0.25);
+    EXPECT_EQ(r->overall.instances[2].gpu, 1);
+    EXPECT_GT(r->overall.instances[2].busy_share, 0);
+    EXPECT_LT(r->overall.instances[2].busy_share, 0.25);
   }
-  // The spare GPU's instance and both of GPU 0's are in the run's report.
-  EXPECT_EQ(r->overall.instances.size(), 3u);
-  EXPECT_EQ(r->overall.gpus.size(), 2u);
 }
 
 // The only instance is destroyed and its replacement created in the same
 // phase: nothing takes s0's requests during that phase.
 TEST(TransitionSim, RemovingEveryInstanceOfAServiceDropsItsRequestsMeanwhile) {
+  for (const std::optional<Router> router : kRouters) {
+    SCOPED_TRACE(router ? "jsq" : "weighted");
+    Result<TransitionSimReport> r = RunTransition(
+        TwoOnGpu0(false),
+        Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0"), Create("s2", 1, "3g.40gb", 4, "s0", 300)}}),
+        3, router);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->windows.size(), 3u);
+    const ServiceReport& during = r->windows[1].services[0];
+    EXPECT_GT(during.requests, 0);
+    EXPECT_EQ(during.dropped, during.requests);
+    EXPECT_EQ(during.compliance, 0);
+    EXPECT_EQ(r->windows[0].services[0].dropped, 0);
+    EXPECT_EQ(r->windows[2].services[0].dropped, 0);
+    EXPECT_EQ(r->overall.services[0].dropped, during.requests);
+  }
+}
+
+TEST(TransitionSim, FormatsEveryWindow) {
   Result<TransitionSimReport> r = RunTransition(
       TwoOnGpu0(false),
       Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0"), Create("s2", 1, "3g.40gb", 4, "s0", 300)}}));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->windows.size(), 3u);
-  const ServiceReport& during = r->windows[1].services[0];
-  EXPECT_GT(during.requests, 0);
-  EXPECT_EQ(during.dropped, during.requests);
-  EXPECT_EQ(during.compliance, 0);
-  EXPECT_EQ(r->windows[0].services[0].dropped, 0);
-  EXPECT_EQ(r->windows[2].services[0].dropped, 0);
-  EXPECT_EQ(r->overall.services[0].dropped, during.requests);
+  const std::string table = FormatTransitionSimTable(*r);
+  EXPECT_TRUE(table.starts_with(FormatSimReportTable(r->overall))) << table;
+  EXPECT_NE(table.find("\n  phase 1         20       40  s0"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.00  MISS\n"), std::string::npos) << table;
+  const std::string json = FormatTransitionSimJson(*r);
+  EXPECT_NE(json.find("\"windows\": [\n    {\n      \"name\": \"before\",\n      \"start_s\": 0,\n"
+                      "      \"end_s\": 20,\n      \"services\": ["),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"name\": \"after\""), std::string::npos) << json;
 }
 
 TEST(TransitionSim, SameSeedSameReport) {
@@ -133,9 +171,9 @@ TEST(TransitionSim, SameSeedSameReport) {
 
 TEST(TransitionSim, AStepThatDoesNotApplyIsNamed) {
   // No 3g@4 of s0 on GPU 0 once s1 destroyed it.
-  Result<TransitionSimReport> r =
-      RunTransition(TwoOnGpu0(),
-          Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0")}, {Destroy("s7", 0, "3g.40gb", 4, "s0")}}));
+  Result<TransitionSimReport> r = RunTransition(
+      TwoOnGpu0(),
+      Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0")}, {Destroy("s7", 0, "3g.40gb", 4, "s0")}}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("step 's7'"), std::string::npos) << r.status().message();
