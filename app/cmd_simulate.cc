@@ -1,6 +1,7 @@
 // `tessera simulate`: replays a deployment request by request on a simulated
-// clock and reports each service's tail latency and SLO compliance. Also the
-// simulation pieces `plan --verify` shares (commands.h).
+// clock and reports each service's tail latency and SLO compliance, or (with
+// --transition) the deployment while a transition changes it phase by phase.
+// Also the simulation pieces `plan --verify` shares (commands.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,10 +17,12 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "simulate_transition.h"
 #include "tessera/deployment_format.h"
 #include "tessera/profile_io.h"
 #include "tessera/simulator.h"
 #include "tessera/text_io.h"
+#include "tessera/transition_simulation.h"
 
 namespace tessera::cli {
 namespace {
@@ -34,6 +37,8 @@ struct SimulateFlags {
   std::string profiles;
   std::string coefficients;  // --coeffs: an MPS plan's iGniter coefficients
   std::string deployment;
+  std::string transition;
+  std::optional<double> step_seconds;
   std::string duration;  // empty: 60 s, or the trace's span under trace:FILE
   std::string arrivals = "poisson";
   std::optional<double> burst_on_share;
@@ -51,7 +56,8 @@ struct SimulateFlags {
 struct SimInputs {
   Scenario scenario;
   Deployment deployment;
-  std::optional<Problem> problem;  // the scenario on the deployment's GPUs, under its rule
+  std::optional<Transition> transition;  // --transition
+  std::optional<Problem> problem;        // the scenario on the deployment's GPUs, under its rule
   SimOptions options;
 };
 
@@ -263,12 +269,19 @@ Status LoadTrace(const std::string& path, const Scenario& scenario, SimOptions& 
 }
 
 // The options of `flags`, validated; the trace (if any) loaded and checked.
-Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scenario) {
+// Through a transition the run's duration is its steps'.
+Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scenario,
+                               const std::optional<Transition>& transition) {
   SimOptions options;
   std::string trace_path;
   const std::string_view duration = flags.duration.empty() ? kDefaultDuration : flags.duration;
-  TESSERA_ASSIGN_OR_RETURN(options.duration_s,
-                           ParseDuration("--duration", duration, kSimulatedTime));
+  if (transition) {
+    TESSERA_ASSIGN_OR_RETURN(options.duration_s,
+                             TransitionRunSeconds(*transition, flags.step_seconds));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(options.duration_s,
+                             ParseDuration("--duration", duration, kSimulatedTime));
+  }
   TESSERA_RETURN_IF_ERROR(ParseArrivals(flags, options, trace_path));
   if (!flags.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(options.router, ParseRouter(flags.router));
@@ -279,10 +292,11 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
   options.seed = flags.seed;
   TESSERA_RETURN_IF_ERROR(ValidateNamingFlags(options));
   if (options.arrivals == ArrivalKind::kTrace) {
-    TESSERA_RETURN_IF_ERROR(LoadTrace(trace_path, scenario, options, !flags.duration.empty()));
+    TESSERA_RETURN_IF_ERROR(LoadTrace(trace_path, scenario, options,
+                                      !flags.duration.empty() || transition.has_value()));
   } else {
-    TESSERA_RETURN_IF_ERROR(
-        CheckSimulatedRequests("--duration", options.duration_s, TotalRate(scenario)));
+    TESSERA_RETURN_IF_ERROR(CheckSimulatedRequests(transition ? "--step-seconds" : "--duration",
+                                                   options.duration_s, TotalRate(scenario)));
   }
   return options;
 }
@@ -290,10 +304,17 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
 Result<SimInputs> LoadSimInputs(const SimulateFlags& flags) {
   SimInputs in;
   TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenarioOf(flags));
+  if (!flags.transition.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(in.transition, LoadTransition(flags.transition));
+  }
   // Options before the deployment: a mistyped flag is reported first and cheaply.
-  TESSERA_ASSIGN_OR_RETURN(in.options, OptionsFrom(flags, in.scenario));
+  TESSERA_ASSIGN_OR_RETURN(in.options, OptionsFrom(flags, in.scenario, in.transition));
   TESSERA_ASSIGN_OR_RETURN(in.deployment, LoadDeployment(flags.deployment));
-  TESSERA_RETURN_IF_ERROR(CheckSameServices(in.scenario, in.deployment, flags.deployment));
+  // Through a transition the scenario also names the services its steps start.
+  TESSERA_RETURN_IF_ERROR(CheckSameServices(
+      in.scenario,
+      in.transition ? WithStartedServices(in.deployment, *in.transition) : in.deployment,
+      in.transition ? flags.deployment + " and " + flags.transition : flags.deployment));
   AdoptRule(in.deployment, flags.deployment, LatencyRule{});
   TESSERA_ASSIGN_OR_RETURN(in.problem, ProblemFor(flags, in.scenario, in.deployment));
   return in;
@@ -315,9 +336,23 @@ void NoteTraceCut(const SimOptions& options) {
   }
 }
 
+// The run through the transition, reported whole and window by window.
+int RunThroughTransition(const SimulateFlags& flags, const SimInputs& in) {
+  Result<TransitionSimReport> report = SimulateTransition(
+      in.deployment, *in.transition, *in.problem, in.options, *flags.step_seconds);
+  if (!report.ok()) return ReportError(report.status().WithContext(flags.transition));
+  const std::string text =
+      flags.format == "json" ? FormatTransitionSimJson(*report) : FormatTransitionSimTable(*report);
+  if (Status written = WriteOutput(flags.output, text); !written.ok()) return ReportError(written);
+  NoteTraceCut(in.options);
+  NoteSloMisses(report->overall);
+  return kExitOk;
+}
+
 int RunSimulate(const SimulateFlags& flags) {
   Result<SimInputs> in = LoadSimInputs(flags);
   if (!in.ok()) return ReportError(in.status());
+  if (in->transition) return RunThroughTransition(flags, *in);
   Result<ServingModel> model = BuildServingModel(in->deployment, *in->problem);
   if (!model.ok()) {
     // A deployment made with --profiles X needs the same profiles here.
@@ -363,7 +398,15 @@ constexpr const char* kFooter =
     "      --arrivals trace:requests.csv --format json -o sim.json\n\n"
     "A trace is a CSV with header 'service,time_s' and one request per row (seconds from\n"
     "the start, any order); it must cover every service. Without --duration it is replayed\n"
-    "to its last request.";
+    "to its last request.\n\n"
+    "With --transition T.json (tessera transition) and --step-seconds X the deployment\n"
+    "changes phase by phase: X seconds as it is, X per phase, X in the final state. A\n"
+    "destroyed or reconfigured instance takes no new requests from its phase's start and\n"
+    "finishes its queue; a created one takes requests from its phase's end; a request\n"
+    "with no instance of its service taking requests is dropped. The report adds each\n"
+    "window's services (requests by arrival time).\n"
+    "  tessera simulate --scenario s6.yaml --deployment A.json --transition T.json \\\n"
+    "      --step-seconds 30";
 
 // --burst-on-share: a share in [kMinBurstOnShare, 1], NaN rejected.
 CLI::Validator BurstOnShare() {
@@ -378,10 +421,21 @@ CLI::Validator BurstOnShare() {
 }
 
 void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
-  cmd.add_option("--duration", flags.duration,
-                 "How long requests arrive, " + DescribeRange(kSimulatedTime) +
-                     ": 60, 60s, 500ms, 2m or 1h (default 60s; with trace:FILE, the trace's "
-                     "last request rounded up to a second)");
+  auto* duration =
+      cmd.add_option("--duration", flags.duration,
+                     "How long requests arrive, " + DescribeRange(kSimulatedTime) +
+                         ": 60, 60s, 500ms, 2m or 1h (default 60s; with trace:FILE, the trace's "
+                         "last request rounded up to a second)");
+  auto* transition = cmd.add_option(
+      "--transition", flags.transition,
+      "Transition JSON (tessera transition) to run the deployment through, phase by phase");
+  cmd.add_option("--step-seconds", flags.step_seconds,
+                 "With --transition: how long each phase (and the states before and after) is "
+                 "simulated, " +
+                     DescribeRange(kTransitionStep) + "; a plain number is seconds")
+      ->transform(DurationFlag(kTransitionStep))
+      ->needs(transition);
+  transition->excludes(duration);
   cmd.add_option("--arrivals", flags.arrivals,
                  "poisson, constant, bursty (on/off Markov-modulated Poisson, same mean rate) "
                  "or trace:FILE (CSV service,time_s)")

@@ -36,6 +36,9 @@ struct DurationRange {
 inline constexpr DurationRange kSimulatedTime{kMillisecond, kDay};
 // A planner's wall-clock budget: plan and compare --time-limit.
 inline constexpr DurationRange kTimeLimit{kMillisecond, kDay};
+// simulate --step-seconds: how long each state of a transition is simulated
+// (the run, phases + 2 steps, also within kSimulatedTime).
+inline constexpr DurationRange kTransitionStep{kMillisecond, kDay};
 // gslice --period (also at most --duration, and at most kMaxPeriods of them).
 inline constexpr DurationRange kTuningPeriod{kMillisecond, kDay};
 // gslice --reload-delay: 0 = a shadow process is ready at once.
