@@ -67,8 +67,7 @@ struct Spot {
   int start = -1;
 };
 
-// The GPUs of the plan being built, with a log of the placements made so
-// that a trial (emptying a GPU) can be undone.
+// The GPUs of the plan being built and each service's capacity on them.
 class Cluster {
  public:
   explicit Cluster(const Problem& problem)
@@ -239,8 +238,12 @@ Status CheckCurrent(const Problem& problem, const Deployment& current) {
         fmt::format("gpu: the plan is for {} but the scenario is planned for {} (use --gpu {})",
                     current.gpu, gpu.name, current.gpu));
   }
+  std::set<int> indices;
   for (size_t k = 0; k < current.gpus.size(); ++k) {
     const GpuAssignment& g = current.gpus[k];
+    if (!indices.insert(g.index).second) {
+      return Status::InvalidArgument(fmt::format("gpus[{}].index: {} twice", k, g.index));
+    }
     if (!g.gpu.empty() && g.gpu != gpu.name) {
       return Status::InvalidArgument(
           fmt::format("gpus[{}].gpu: {} in a plan of {}; incremental re-planning keeps one GPU "
