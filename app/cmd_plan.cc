@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "help_text.h"
+#include "incremental_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
 #include "tessera/simulator.h"
@@ -19,6 +20,7 @@ namespace {
 struct PlanFlags {
   InputFlags input;
   SearchFlags search;
+  IncrementalFlags incremental;
   std::string planner;  // empty: the default (PlannerFor)
   std::string format = "table";
   std::string output;
@@ -31,18 +33,6 @@ struct PlanFlags {
 std::string PlannerFor(const PlanFlags& flags) {
   if (!flags.planner.empty()) return flags.planner;
   return flags.input.coefficients.empty() ? std::string(kDefaultPlanner) : "igniter";
-}
-
-// The named planner, or the default one with its fallback (plan.h).
-Result<PlanReport> Run(const PlanFlags& flags, const Planner& planner, const Problem& problem) {
-  if (!flags.planner.empty() || planner.Name() != kDefaultPlanner) {
-    return RunPlanner(planner, problem, ContextFrom(flags.search));
-  }
-  std::string note;
-  Result<PlanReport> report =
-      RunDefaultPlanner(BuiltinPlanners(), problem, ContextFrom(flags.search), note);
-  if (!note.empty()) PrintMessage("tessera: note: " + note + "\n");
-  return report;
 }
 
 // --verify: the plan replayed under its own rule with Poisson arrivals (seed
@@ -88,14 +78,20 @@ int RunPlan(const PlanFlags& flags) {
     return ReportError(Status::InvalidArgument(
         "--format csv is ParvaGPU's map of MIG instances; MPS plans print as table or json"));
   }
-  Result<Problem> problem = LoadProblem(flags.input, mps);
+  Result<std::optional<Deployment>> current = LoadCurrent(flags.incremental, **planner);
+  if (!current.ok()) return ReportError(current.status());
+  // A re-plan keeps the rule its deployment was made under.
+  const LatencyRule* recorded = *current && (*current)->rule_recorded ? &(*current)->rule : nullptr;
+  Result<Problem> problem = LoadProblem(flags.input, mps, recorded);
   if (!problem.ok()) return ReportError(problem.status());
+  if (*current) AdoptRule(**current, flags.incremental.current, problem->rule());
   if (flags.verify) {
     Status fits =
         CheckSimulatedRequests("--verify-duration", *verify_s, TotalRate(problem->scenario()));
     if (!fits.ok()) return ReportError(fits);
   }
-  Result<PlanReport> report = Run(flags, **planner, *problem);
+  Result<PlanReport> report = PlanProblem(flags.incremental, *current, flags.planner, **planner,
+                                          *problem, ContextFrom(flags.search));
   if (!report.ok()) return ReportError(report.status());
   const Deployment& d = report->deployment;
   const std::vector<Violation> violations = ValidateDeployment(d, *problem);
@@ -126,6 +122,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   cmd->footer(kPlanHelp);
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
+  AddIncrementalFlags(*cmd, flags->incremental);
   cmd->add_option("--planner", flags->planner,
                   "Planner name (see `tessera compare --list`); default: see below, or igniter "
                   "with --coeffs");

@@ -29,22 +29,29 @@ namespace tessera {
 struct IncrementalOptions {
   // Unset: 0 when the plan from scratch is proven optimal, else 1.
   std::optional<int> max_extra_gpus;
+  // The MIG planner of `planners` that plans the new segments (the demand
+  // the kept instances leave uncovered). Default: parva.
+  std::string planner = "parva";
 };
 
 struct IncrementalPlan {
   PlanReport report;  // the new deployment, validated against `problem`
-  int kept = 0;       // instances of `current` left exactly as they are (GPU, place, service, batch, procs)
-  int moved = 0;      // instances of a kept service's segment that changed GPU or place
-  int added = 0;      // new instances
-  int removed = 0;    // instances of `current` gone
-  int scratch_gpus = 0;    // the plan from scratch
+  // Instances of `current` left exactly as they are (GPU, place, service,
+  // model, profile, batch, procs).
+  int kept = 0;
+  int moved = 0;         // instances of a kept service's segment that changed GPU or place
+  int added = 0;         // new instances
+  int removed = 0;       // instances of `current` gone
+  int scratch_gpus = 0;  // the plan from scratch
   bool scratch_proven = false;
-  int allowed_gpus = 0;    // scratch_gpus + max_extra_gpus
-  std::string note;        // why the plan from scratch was used, or empty
+  int allowed_gpus = 0;  // scratch_gpus + max_extra_gpus
+  std::string note;      // why the plan from scratch was used, or empty
 };
 
 // InvalidArgument when `current` is not a MIG plan on the problem's GPU
-// model, or its layout is illegal.
+// model, or its layout is illegal (messages name the JSON path of the field
+// at fault, e.g. "gpus[2]: ..."), or `options.planner` is no MIG planner of
+// `planners`.
 Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const Problem& problem,
                                         const Deployment& current,
                                         const IncrementalOptions& options,

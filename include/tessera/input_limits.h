@@ -153,6 +153,9 @@ inline constexpr InputRange kMeccWindowS{1e-3, 1e10};
 // the cluster GPU indices a transition names.
 inline constexpr InputRange kSpareGpus{0, 100'000, false, true};
 inline constexpr InputRange kClusterGpuIndex{0, 1'000'000, false, true};
+// plan --max-extra-gpus: GPUs an incremental re-plan may use beyond the
+// plan from scratch.
+inline constexpr InputRange kMaxExtraGpus{0, 100'000, false, true};
 
 }  // namespace limits
 }  // namespace tessera
