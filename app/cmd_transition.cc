@@ -1,10 +1,10 @@
 // `tessera transition`: moving a running cluster from one plan to another.
-// `transition check` runs the independent checker (transition_check.h) on a
-// transition JSON. The planning form (`transition --scenario NEW.yaml --from
-// A.json --to B.json`) is to come: until then the command needs a
-// subcommand.
+// `transition --scenario NEW.yaml --from A.json --to B.json` plans the
+// transition (transition.h), checks it with the independent checker and
+// writes it; `transition check` runs that checker on a transition JSON.
 #include <fmt/format.h>
 
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -12,8 +12,11 @@
 #include "commands.h"
 #include "tessera/deployment_format.h"
 #include "tessera/text_io.h"
+#include "tessera/transition.h"
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
+#include "tessera/transition_svg.h"
+#include "tessera/validator.h"
 
 namespace tessera::cli {
 namespace {
@@ -39,6 +42,80 @@ std::string CheckText(const TransitionCheck& check, const std::string& plan) {
   return out;
 }
 
+struct PlanFlags {
+  InputFlags input;  // the new scenario (B's rates and SLOs) and its profiles
+  std::string from;
+  std::string to;
+  int spare_gpus = 0;
+  std::string format = "text";
+  std::string output = "-";
+  std::string svg;
+};
+
+// B must serve the new scenario: the validator under B's own rule.
+Status CheckTarget(const PlanFlags& flags, Deployment& to) {
+  if (to.sharing == Sharing::kMps) {
+    return Status::InvalidArgument(flags.to +
+                                   ": field 'sharing': an MPS plan (GPUs shared whole) "
+                                   "has no MIG instances to move; transitions need MIG plans");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Problem problem,
+                           LoadProblem(flags.input, false, to.rule_recorded ? &to.rule : nullptr));
+  AdoptRule(to, flags.to, problem.rule());
+  const std::vector<Violation> violations = ValidateDeployment(to, problem);
+  if (violations.empty()) return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", flags.to,
+                  flags.input.scenario, violations.size(), FormatViolations({violations.front()})));
+}
+
+int RunPlan(const PlanFlags& flags) {
+  if (flags.input.scenario.empty() || flags.from.empty() || flags.to.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "transition: --scenario, --from and --to are required to plan a transition "
+        "(or run `tessera transition check`); see tessera transition --help"));
+  }
+  Result<Deployment> from = ReadDeployment(flags.from);
+  if (!from.ok()) return ReportError(from.status());
+  Result<Deployment> to = ReadDeployment(flags.to);
+  if (!to.ok()) return ReportError(to.status());
+  if (Status s = CheckTarget(flags, *to); !s.ok()) return ReportError(s);
+  TransitionOptions options;
+  options.spare_gpus = flags.spare_gpus;
+  Result<TransitionPlan> plan = PlanTransition(*from, *to, options);
+  if (!plan.ok()) return ReportError(plan.status());
+  if (!plan->transition) {
+    PrintMessage(fmt::format(
+        "tessera: error: no transition keeps every service at its floor with {} spare GPU(s): "
+        "{}; the fewest that would: --spare-gpus {}",
+        flags.spare_gpus, plan->reason, plan->spare_gpus_needed));
+    return kExitInfeasible;
+  }
+  const Transition& t = *plan->transition;
+  // The planner's bookkeeping is not trusted: the independent checker replays it.
+  const TransitionCheck check = CheckTransition(*from, *to, t);
+  if (!check.ok()) {
+    PrintMessage(
+        fmt::format("tessera: internal error: the planned transition breaks {} "
+                    "invariant(s), the first: {}",
+                    check.violations.size(), check.violations.front()));
+    return kExitInternal;
+  }
+  const std::string rendered =
+      flags.format == "json" ? FormatTransitionJson(t) : EscapeMessage(FormatTransitionText(t));
+  if (Status s = WriteOutput(flags.output, rendered); !s.ok()) return ReportError(s);
+  if (!flags.svg.empty()) {
+    Result<const GpuModel*> gpu = FindMigGpu(from->gpu);
+    if (!gpu.ok()) return ReportError(gpu.status());
+    if (Status s = WriteOutput(flags.svg, FormatTransitionSvg(*from, *to, t, **gpu)); !s.ok()) {
+      return ReportError(s);
+    }
+  }
+  std::cerr << "tessera: note: checked by the independent checker: "
+            << FormatTransitionSummary(check.measured) << "\n";
+  return kExitOk;
+}
+
 int RunCheck(const CheckFlags& flags) {
   Result<Deployment> from = ReadDeployment(flags.from);
   if (!from.ok()) return ReportError(from.status());
@@ -60,9 +137,21 @@ constexpr const char* kTransitionFooter =
     "of steps (create, destroy or reconfigure a MIG instance) without dropping any\n"
     "service below its floor, min(its rate in A, its rate in B). Its JSON is\n"
     "\"format\": \"tessera-transition\", version 1 (docs/transitions.md).\n\n"
+    "Planning (this command): B must serve the new scenario (the validator, under B's\n"
+    "rule). B's GPUs are mapped onto the cluster (A's GPUs, then spare GPUs numbered\n"
+    "after A's) so that as many instances as possible stay in place; then only what\n"
+    "differs is destroyed, created or reconfigured in place, in as few phases as the\n"
+    "floors, the MIG geometry and --spare-gpus allow. The result is checked by the\n"
+    "independent checker before it is written.\n\n"
+    "Exit codes: 0 a transition was written; 3 none keeps every floor with\n"
+    "--spare-gpus spare GPUs (the error gives the fewest that would); 2 bad input.\n\n"
     "Subcommands:\n"
     "  check   replay a transition JSON on A and report every broken invariant\n\n"
     "Examples:\n"
+    "  tessera plan --scenario day.yaml --format json -o A.json\n"
+    "  tessera plan --scenario night.yaml --format json -o B.json\n"
+    "  tessera transition --scenario night.yaml --from A.json --to B.json --spare-gpus 2 \\\n"
+    "      --format json -o T.json --svg T.svg\n"
     "  tessera transition check --from A.json --to B.json --plan T.json";
 
 constexpr const char* kCheckFooter =
@@ -95,9 +184,24 @@ constexpr const char* kCheckFooter =
 
 void AddTransitionCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
-      "transition", "Move a running cluster from one plan to another: check a transition (check)");
+      "transition",
+      "Plan the move of a running cluster from one plan to another, or check one (check)");
   cmd->footer(kTransitionFooter);
-  cmd->require_subcommand(1);
+  cmd->require_subcommand(0, 1);
+  auto plan = std::make_shared<PlanFlags>();
+  AddInputFlags(*cmd, plan->input);
+  cmd->add_option("--from", plan->from, "Deployment JSON the cluster runs now (A)");
+  cmd->add_option("--to", plan->to, "Deployment JSON to reach (B), made for --scenario");
+  cmd->add_option("--spare-gpus", plan->spare_gpus,
+                  "GPUs beyond max(GPUs of A, GPUs of B) the transition may use (default 0)")
+      ->check(Within(limits::kSpareGpus));
+  cmd->add_option("--format", plan->format, "Write the transition as text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", plan->output,
+                  "Write the transition to FILE (atomically; default stdout)");
+  cmd->add_option("--svg", plan->svg,
+                  "Also draw every service's capacity over the phases (its floor dashed) and "
+                  "the GPUs before and after, to FILE");
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* check = cmd->add_subcommand(
       "check", "Check a transition JSON between two deployments with the independent checker");
@@ -111,6 +215,9 @@ void AddTransitionCommand(CLI::App& app, int& exit_code) {
   check->add_option("-o,--output", flags->output,
                     "Write the report to FILE (atomically; default stdout)");
   check->callback([flags, &exit_code] { exit_code = RunCheck(*flags); });
+  cmd->callback([cmd, check, plan, &exit_code] {
+    if (!check->parsed()) exit_code = RunPlan(*plan);
+  });
 }
 
 }  // namespace tessera::cli
