@@ -21,6 +21,7 @@ void AddGsliceCommand(CLI::App& app, int& exit_code);
 void AddReplayCommand(CLI::App& app, int& exit_code);
 void AddGenCommand(CLI::App& app, int& exit_code);
 void AddIgniterCommand(CLI::App& app, int& exit_code);
+void AddTransitionCommand(CLI::App& app, int& exit_code);
 
 // ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
 

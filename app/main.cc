@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddReplayCommand(app, exit_code);
   tessera::cli::AddGenCommand(app, exit_code);
   tessera::cli::AddIgniterCommand(app, exit_code);
+  tessera::cli::AddTransitionCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

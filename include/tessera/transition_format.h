@@ -19,6 +19,7 @@
 
 #include "tessera/status.h"
 #include "tessera/transition.h"
+#include "tessera/transition_check.h"
 
 namespace tessera {
 
@@ -35,6 +36,15 @@ Result<Transition> ParseTransitionJson(std::string_view text, std::string_view s
 
 // One block per phase, a line per step, then the summary.
 std::string FormatTransitionText(const Transition& transition);
+
+// The summary on one line: "3 steps, 2 phases, 2 GPUs touched, peak 16 GPUs,
+// min capacity ratio 1.02" (what `transition check` prints after "ok: ").
+std::string FormatTransitionSummary(const TransitionSummary& summary);
+
+// A check's outcome as JSON (`transition check --format json`): {"ok",
+// "violations": [...], "summary": {the measured summary, keyed as in the
+// transition JSON}}; same number style, 2-space indent, final newline.
+std::string FormatTransitionCheckJson(const TransitionCheck& check);
 
 }  // namespace tessera
 

@@ -6,16 +6,10 @@
 // false, check every value's type before reading it, dump with the "replace"
 // UTF-8 handler.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
 #include <array>
-#include <climits>
-#include <cmath>
-#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +17,7 @@
 #include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 #include "util/json_numbers.h"
+#include "util/json_reader.h"
 #include "util/json_structure.h"
 
 namespace tessera {
@@ -164,117 +159,10 @@ OrderedJson MetricsJson(const Metrics& m, Sharing sharing) {
 
 // ---- Parse ----------------------------------------------------------------
 
-std::string Describe(const Json& value) {
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 60) + "...";
-  return text;
-}
-
-std::string Join(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-// Typed access to a parsed document; errors are "<source>: <path>: <what>".
-class JsonReader {
+// The deployment document's readers on top of the generic typed access.
+class DeploymentReader : public JsonReader {
  public:
-  explicit JsonReader(std::string_view source) : source_(source) {}
-
-  Status Error(const std::string& path, std::string_view what) const {
-    return Status::InvalidArgument(
-        fmt::format("{}: {}: {}", source_, path.empty() ? "(root)" : EscapeForMessage(path), what));
-  }
-
-  // `j` is an object holding every key of `required`, and no key outside
-  // `required` and `optional`: unknown keys are typos, never ignored.
-  Status Keys(const Json& j, const std::string& path, std::span<const std::string_view> required,
-              std::span<const std::string_view> optional = {}) const {
-    if (!j.is_object()) return Error(path, "expected an object, got " + Describe(j));
-    for (const auto& [key, value] : j.items()) {
-      if (std::find(required.begin(), required.end(), key) == required.end() &&
-          std::find(optional.begin(), optional.end(), key) == optional.end()) {
-        const std::string known =
-            fmt::format("{}", fmt::join(required, ", ")) +
-            (optional.empty() ? "" : fmt::format(", {}", fmt::join(optional, ", ")));
-        return Error(Join(path, key), fmt::format("unknown key (expected: {})", known));
-      }
-    }
-    for (std::string_view key : required) {
-      if (!j.contains(key)) return Error(Join(path, key), "missing");
-    }
-    return Status::Ok();
-  }
-
-  Result<std::string> String(const Json& j, const std::string& path, std::string_view key,
-                             bool non_empty) const {
-    const Json& v = j[key];
-    if (!v.is_string()) return Error(Join(path, key), "expected a string, got " + Describe(v));
-    if (non_empty && v.get_ref<const std::string&>().empty()) {
-      return Error(Join(path, key), "must not be empty");
-    }
-    return v.get<std::string>();
-  }
-
-  Result<int> Int(const Json& j, const std::string& path, std::string_view key, int min) const {
-    const Json& v = j[key];
-    if (!v.is_number_integer()) {
-      return Error(Join(path, key), "expected an integer, got " + Describe(v));
-    }
-    // Non-negative integers are stored unsigned; clamp before comparing.
-    const int64_t x = v.is_number_unsigned()
-                          ? static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX))
-                          : v.get<int64_t>();
-    if (x < min || x > INT_MAX) {
-      return Error(Join(path, key), fmt::format("must be an integer in [{}, {}], got {}", min,
-                                                INT_MAX, Describe(v)));
-    }
-    return static_cast<int>(x);
-  }
-
-  // A finite number; >= 0 unless `any_sign`.
-  Result<double> Number(const Json& j, const std::string& path, std::string_view key,
-                        bool any_sign = false) const {
-    const Json& v = j[key];
-    if (!v.is_number()) return Error(Join(path, key), "expected a number, got " + Describe(v));
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || (!any_sign && d < 0)) {
-      return Error(Join(path, key), fmt::format("must be a finite number{}, got {}",
-                                                any_sign ? "" : " >= 0", Describe(v)));
-    }
-    return d;
-  }
-
-  // A number in `range` (input_limits.h): values that size allocations and
-  // loops downstream (batches, processes) or that the scenario bounds.
-  Result<double> In(const Json& j, const std::string& path, std::string_view key,
-                    const InputRange& range) const {
-    const Json& v = j[key];
-    if (!v.is_number()) return Error(Join(path, key), "expected a number, got " + Describe(v));
-    const double d = v.get<double>();
-    if (!range.Contains(d)) return Error(Join(path, key), OutOfRange(range, Describe(v)));
-    return d;
-  }
-  Result<int> IntIn(const Json& j, const std::string& path, std::string_view key,
-                    const InputRange& range) const {
-    if (!j[key].is_number_integer()) {
-      return Error(Join(path, key), "expected an integer, got " + Describe(j[key]));
-    }
-    TESSERA_ASSIGN_OR_RETURN(const double d, In(j, path, key, range));
-    return static_cast<int>(d);
-  }
-
-  Status Array(const Json& j, const std::string& path, std::string_view key) const {
-    if (!j[key].is_array()) {
-      return Error(Join(path, key), "expected an array, got " + Describe(j[key]));
-    }
-    return Status::Ok();
-  }
-
-  Result<bool> Bool(const Json& j, const std::string& path, std::string_view key) const {
-    const Json& v = j[key];
-    if (!v.is_boolean())
-      return Error(Join(path, key), "expected true or false, got " + Describe(v));
-    return v.get<bool>();
-  }
+  using JsonReader::JsonReader;
 
   Result<Instance> ParseInstance(const Json& j, const std::string& path) const;
   Result<MpsProcess> ParseProcess(const Json& j, const std::string& path) const;
@@ -287,11 +175,9 @@ class JsonReader {
 
  private:
   Status CheckReferences(const Json& root, const Deployment& d) const;
-
-  std::string_view source_;
 };
 
-Result<Instance> JsonReader::ParseInstance(const Json& j, const std::string& path) const {
+Result<Instance> DeploymentReader::ParseInstance(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kInstanceKeys));
   Instance in;
   TESSERA_ASSIGN_OR_RETURN(in.profile, String(j, path, "profile", true));
@@ -306,7 +192,7 @@ Result<Instance> JsonReader::ParseInstance(const Json& j, const std::string& pat
   return in;
 }
 
-Result<MpsProcess> JsonReader::ParseProcess(const Json& j, const std::string& path) const {
+Result<MpsProcess> DeploymentReader::ParseProcess(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kProcessKeys));
   MpsProcess p;
   TESSERA_ASSIGN_OR_RETURN(p.service, String(j, path, "service", true));
@@ -322,7 +208,7 @@ Result<MpsProcess> JsonReader::ParseProcess(const Json& j, const std::string& pa
 
 // A MIG GPU has `instances`; a GPU shared whole has `processes` (and the
 // `resource_pct` they sum to, which the validator re-adds).
-Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& path) const {
+Result<GpuAssignment> DeploymentReader::ParseGpu(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kGpuKeys, kGpuOptionalKeys));
   GpuAssignment gpu;
   TESSERA_ASSIGN_OR_RETURN(gpu.index, Int(j, path, "index", 0));
@@ -346,7 +232,7 @@ Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& pat
     return gpu;
   }
   if (j.contains("resource_pct")) {
-    return Error(Join(path, "resource_pct"), "applies to a GPU shared whole (processes)");
+    return Error(JoinJsonPath(path, "resource_pct"), "applies to a GPU shared whole (processes)");
   }
   TESSERA_RETURN_IF_ERROR(Array(j, path, "instances"));
   const Json& instances = j["instances"];
@@ -358,7 +244,7 @@ Result<GpuAssignment> JsonReader::ParseGpu(const Json& j, const std::string& pat
   return gpu;
 }
 
-Result<LatencyRule> JsonReader::ParseRule(const Json& j, const std::string& path) const {
+Result<LatencyRule> DeploymentReader::ParseRule(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kRuleKeys));
   LatencyRule rule;
   TESSERA_ASSIGN_OR_RETURN(rule.factor, Number(j, path, "factor"));
@@ -366,17 +252,18 @@ Result<LatencyRule> JsonReader::ParseRule(const Json& j, const std::string& path
   TESSERA_ASSIGN_OR_RETURN(rule.max_procs, Int(j, path, "max_procs", 0));
   TESSERA_ASSIGN_OR_RETURN(std::string capacity, String(j, path, "capacity", true));
   if (Status s = rule.SetCapacity(capacity); !s.ok())
-    return Error(Join(path, "capacity"), s.message());
+    return Error(JoinJsonPath(path, "capacity"), s.message());
   TESSERA_ASSIGN_OR_RETURN(rule.headroom_quantile, Number(j, path, "headroom_quantile"));
   TESSERA_ASSIGN_OR_RETURN(std::string router, String(j, path, "router", true));
   Result<Router> parsed = ParseRouter(router);
-  if (!parsed.ok()) return Error(Join(path, "router"), parsed.status().message());
+  if (!parsed.ok()) return Error(JoinJsonPath(path, "router"), parsed.status().message());
   rule.router = *parsed;
   if (Status s = rule.Validate(); !s.ok()) return Error(path, s.message());
   return rule;
 }
 
-Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string& path) const {
+Result<ServiceOutcome> DeploymentReader::ParseService(const Json& j,
+                                                      const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kServiceKeys, kServiceOptionalKeys));
   ServiceOutcome s;
   TESSERA_ASSIGN_OR_RETURN(s.name, String(j, path, "name", true));
@@ -386,7 +273,7 @@ Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string
   TESSERA_ASSIGN_OR_RETURN(s.capacity_rps, Number(j, path, "capacity_rps"));
   TESSERA_ASSIGN_OR_RETURN(std::string status, String(j, path, "status", true));
   if (status != "ok" && status != "infeasible") {
-    return Error(Join(path, "status"),
+    return Error(JoinJsonPath(path, "status"),
                  fmt::format("expected \"ok\" or \"infeasible\", got \"{}\"", status));
   }
   s.status = status == "ok" ? ServiceStatus::kOk : ServiceStatus::kInfeasible;
@@ -402,7 +289,7 @@ Result<ServiceOutcome> JsonReader::ParseService(const Json& j, const std::string
   return s;
 }
 
-Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path) const {
+Result<Metrics> DeploymentReader::ParseMetrics(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kMetricKeys, kMetricOptionalKeys));
   Metrics m;
   TESSERA_ASSIGN_OR_RETURN(m.gpus, Int(j, path, "gpus", 0));
@@ -434,7 +321,7 @@ Result<Metrics> JsonReader::ParseMetrics(const Json& j, const std::string& path)
   return m;
 }
 
-Result<PoolUse> JsonReader::ParsePoolUse(const Json& j, const std::string& path) const {
+Result<PoolUse> DeploymentReader::ParsePoolUse(const Json& j, const std::string& path) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kPoolKeys));
   PoolUse use;
   TESSERA_ASSIGN_OR_RETURN(use.gpu, String(j, path, "gpu", true));
@@ -446,7 +333,7 @@ Result<PoolUse> JsonReader::ParsePoolUse(const Json& j, const std::string& path)
 
 // GPU indices and service names are unique, and every instance serves a
 // listed service. Geometry and capacity are the validator's (validator.h).
-Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const {
+Status DeploymentReader::CheckReferences(const Json& root, const Deployment& d) const {
   std::map<int, size_t> gpu_at;
   for (size_t g = 0; g < d.gpus.size(); ++g) {
     const auto [it, inserted] = gpu_at.emplace(d.gpus[g].index, g);
@@ -462,7 +349,7 @@ Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const 
     if (!inserted) {
       return Error(fmt::format("services[{}].name", s),
                    fmt::format("duplicate service {} (also services[{}])",
-                               Describe(root["services"][s]["name"]), it->second));
+                               DescribeJson(root["services"][s]["name"]), it->second));
     }
   }
   for (size_t g = 0; g < d.gpus.size(); ++g) {
@@ -470,13 +357,13 @@ Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const 
       if (service_at.count(d.gpus[g].instances[i].service)) continue;
       return Error(fmt::format("gpus[{}].instances[{}].service", g, i),
                    fmt::format("{} is not in services",
-                               Describe(root["gpus"][g]["instances"][i]["service"])));
+                               DescribeJson(root["gpus"][g]["instances"][i]["service"])));
     }
     for (size_t i = 0; i < d.gpus[g].processes.size(); ++i) {
       if (service_at.count(d.gpus[g].processes[i].service)) continue;
       return Error(fmt::format("gpus[{}].processes[{}].service", g, i),
                    fmt::format("{} is not in services",
-                               Describe(root["gpus"][g]["processes"][i]["service"])));
+                               DescribeJson(root["gpus"][g]["processes"][i]["service"])));
     }
     if (d.gpus[g].processes.empty() != (d.sharing != Sharing::kMps)) {
       return Error(fmt::format("gpus[{}]", g),
@@ -487,7 +374,7 @@ Status JsonReader::CheckReferences(const Json& root, const Deployment& d) const 
   return Status::Ok();
 }
 
-Result<Deployment> JsonReader::ParseDocument(const Json& root) const {
+Result<Deployment> DeploymentReader::ParseDocument(const Json& root) const {
   TESSERA_RETURN_IF_ERROR(Keys(root, "", kTopKeys, kTopOptionalKeys));
   Deployment d;
   TESSERA_ASSIGN_OR_RETURN(d.gpu, String(root, "", "gpu", true));
@@ -558,14 +445,14 @@ std::string FormatDeploymentJson(const Deployment& deployment) {
 }
 
 Result<Deployment> ParseDeploymentJson(std::string_view text, std::string_view source) {
-  // Syntax, duplicate keys and nesting depth first: Describe() and the
+  // Syntax, duplicate keys and nesting depth first: DescribeJson() and the
   // readers below recurse.
   if (const std::string error = CheckJsonStructure(text); !error.empty()) {
     return Status::InvalidArgument(fmt::format("{}: {}", source, error));
   }
   const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return Status::InvalidArgument(fmt::format("{}: invalid JSON", source));
-  return JsonReader(source).ParseDocument(root);
+  return DeploymentReader(source).ParseDocument(root);
 }
 
 }  // namespace tessera

@@ -309,6 +309,66 @@ void DeploymentCases(std::vector<HostileCase>& out) {
   }
 }
 
+// ---- Transition JSON (transition check) ----------------------------------------
+
+// A transition of tests/golden/deployment_small.json onto itself: GPU 1's
+// resnet50 instance destroyed, then created again.
+const char kTransition[] = R"({
+  "format": "tessera-transition", "version": 1, "gpu": "a100-80gb", "spare_gpus": 0,
+  "gpu_map": {"0": 0, "1": 1},
+  "phases": [
+    {"steps": [{"id": "s1", "action": "destroy", "gpu": 1, "profile": "1g.10gb", "start": 0,
+                "service": "resnet50"}]},
+    {"steps": [{"id": "s2", "action": "create", "gpu": 1, "profile": "1g.10gb", "start": 0,
+                "service": "resnet50", "model": "resnet50", "batch": 8, "procs": 1,
+                "throughput_rps": 130.25}]}
+  ],
+  "summary": {"steps": 2, "phases": 2, "gpus_touched": 1, "peak_gpus": 2,
+              "min_capacity_ratio": 0}
+})";
+
+void TransitionCases(std::vector<HostileCase>& out) {
+  const std::string plan = ReadSource("tests/golden/deployment_small.json");
+  const std::string good = kTransition;
+  const std::string check = "transition check --from a.json --to a.json --plan t.json";
+  std::vector<std::pair<std::string, std::string>> bad = Damaged(good);
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"\"gpu\": 1", "gpu"},
+      {"\"batch\": 8", "batch"},
+      {"\"spare_gpus\": 0", "spare_gpus"},
+      {"\"min_capacity_ratio\": 0", "min_capacity_ratio"},
+  };
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},   {"huge", "1e308"}, {"int31", "2147483648"},
+      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", std::string(5000, '[') + std::string(5000, ']')},
+  };
+  for (const auto& [from, field] : fields) {
+    for (const auto& [tag, value] : values) {
+      const std::string key = from.substr(0, from.find(':'));
+      bad.push_back({field + "_" + tag, Replace(good, from, key + ": " + value)});
+    }
+  }
+  bad.push_back({"version_2", Replace(good, "\"version\": 1", "\"version\": 2")});
+  bad.push_back({"action_bad", Replace(good, "\"action\": \"destroy\"", "\"action\": \"move\"")});
+  bad.push_back(
+      {"nan_literal", Replace(good, "\"throughput_rps\": 130.25", "\"throughput_rps\": NaN")});
+  bad.push_back({"dup_key", Replace(good, "\"version\": 1,", "\"version\": 1, \"version\": 1,")});
+  bad.push_back({"phases_object", Replace(good, "\"phases\": [", "\"phases\": {\"a\": [")});
+  for (const auto& [tag, text] : bad) {
+    Add(out, {"transition_check_" + tag,
+              {{"a.json", plan}, {"t.json", text}},
+              check,
+              "t.json",
+              {0, 2, 3}});
+  }
+  Add(out, {"transition_check_plan_garbage",
+            {{"a.json", Garbage(3, 512)}, {"t.json", good}},
+            check,
+            "a.json",
+            {2}});
+  Add(out, {"transition_check_missing_plan", {{"a.json", plan}}, check, "t.json", {2}});
+}
+
 // ---- Flags --------------------------------------------------------------------
 
 void FlagCases(std::vector<HostileCase>& out) {
@@ -526,6 +586,7 @@ std::vector<HostileCase> AllCases() {
   ScenarioCases(cases);
   ProfileCases(cases);
   DeploymentCases(cases);
+  TransitionCases(cases);
   FlagCases(cases);
   TraceCases(cases);
   MpsCases(cases);
