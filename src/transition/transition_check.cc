@@ -335,7 +335,7 @@ void Replay::CheckWorstState(int phase, const std::vector<Removal>& removals) {
     const double capacity = capacity_[service] - loss.first;
     Observe(service, capacity);
     const double floor = Floor(service);
-    if (capacity < floor * (1 - 1e-9)) {
+    if (floor > 0 && capacity < floor * (1 - 1e-9)) {
       Violation(fmt::format("phase {}, steps {}: {} drops to {:g} req/s < its floor {:g} (rule b)",
                             phase, fmt::join(loss.second, ", "), service, std::max(capacity, 0.0),
                             floor));

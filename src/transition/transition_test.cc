@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "deployment_builder.h"
-#include "transition_replay.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
+#include "tessera/transition_check.h"
 
 namespace tessera {
 namespace {
@@ -31,7 +30,8 @@ Transition PlanOk(const Deployment& a, const Deployment& b, int spare = 0) {
   EXPECT_TRUE(plan->transition.has_value()) << plan->reason;
   if (!plan->transition) return {};
   const Transition& t = *plan->transition;
-  for (const std::string& v : testing::TransitionViolations(a, b, t)) ADD_FAILURE() << v;
+  const TransitionCheck check = CheckTransition(a, b, t);
+  for (const std::string& v : check.violations) ADD_FAILURE() << v;
   EXPECT_GE(t.summary.min_capacity_ratio, 1 - 1e-9);
   int steps = 0;
   for (const TransitionPhase& p : t.phases) {
@@ -258,11 +258,14 @@ TEST(PlanTransition, MixedPoolsMapWithinAModel) {
   };
   const Deployment a = build(false);
   Deployment b = build(true);
-  // B's H100 comes first: it can only go onto A's H100 (index 2).
+  // B's H100 comes first: it can only go onto A's H100 (index 2). (The
+  // checker takes one GPU model per transition, so it is not asked.)
   std::swap(b.gpus[0], b.gpus[2]);
-  const Transition t = PlanOk(a, b);
-  EXPECT_EQ(t.summary.steps, 0);
-  EXPECT_EQ(t.gpu_map.at(b.gpus[0].index), 2);
+  Result<TransitionPlan> plan = PlanTransition(a, b, {});
+  ASSERT_TRUE(plan.ok() && plan->transition) << plan.status().ToString();
+  EXPECT_EQ(plan->transition->summary.steps, 0);
+  EXPECT_EQ(plan->transition->gpu_map.at(b.gpus[0].index), 2);
+  EXPECT_EQ(plan->transition->gpu_map.at(b.gpus[1].index), 0);
 }
 
 TEST(PlanTransition, RejectsBadInput) {
