@@ -264,6 +264,9 @@ void Replay::FindCreates(int phase, const TransitionPhase& steps,
                          const std::vector<Removal>& removals, std::vector<Create>& creates) {
   std::unordered_map<int, std::vector<size_t>> by_gpu;  // GPU -> indices into `creates`
   std::unordered_set<int> bad_gpus;
+  const auto key = [](int gpu, size_t at) { return int64_t{gpu} << 32 | static_cast<int64_t>(at); };
+  std::unordered_map<int64_t, const Removal*> removed;  // (GPU, index into its state)
+  for (const Removal& r : removals) removed.emplace(key(r.gpu, r.at), &r);
   for (const TransitionStep& step : steps.steps) {
     if (step.action != StepAction::kCreate) continue;
     const int profile = ProfileOf(phase, step, "create");
@@ -282,14 +285,12 @@ void Replay::FindCreates(int phase, const TransitionPhase& steps,
     std::string freed;
     for (size_t i = 0; i < state.size() && live.empty(); ++i) {
       if (!(MaskOf(*gpu_, {state[i].profile, state[i].start}) & mask)) continue;
-      const auto removal = std::find_if(removals.begin(), removals.end(), [&](const Removal& r) {
-        return r.gpu == step.gpu && r.at == i;
-      });
-      if (removal == removals.end()) {
+      const auto removal = removed.find(key(step.gpu, i));
+      if (removal == removed.end()) {
         live = fmt::format("overlaps {}, held throughout the phase", Name(state[i]));
       } else if (freed.empty()) {
         freed = fmt::format("uses slices of {} that step {} frees in the same phase",
-                            Name(state[i]), removal->step->id);
+                            Name(state[i]), removal->second->step->id);
       }
     }
     std::vector<size_t>& here = by_gpu[step.gpu];
@@ -334,7 +335,7 @@ void Replay::CheckWorstState(int phase, const std::vector<Removal>& removals) {
     const double capacity = capacity_[service] - loss.first;
     Observe(service, capacity);
     const double floor = Floor(service);
-    if (capacity < floor * (1 - 1e-9)) {
+    if (floor > 0 && capacity < floor * (1 - 1e-9)) {
       Violation(fmt::format("phase {}, steps {}: {} drops to {:g} req/s < its floor {:g} (rule b)",
                             phase, fmt::join(loss.second, ", "), service, std::max(capacity, 0.0),
                             floor));

@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "deployment_builder.h"
+#include "fuzz_mutator.h"
+#include "tessera/transition_format.h"
 
 namespace tessera {
 namespace {
@@ -90,7 +94,7 @@ Transition Legal() {
 // `parts`.
 void ExpectOneViolation(const Transition& t, const std::vector<std::string>& parts) {
   const TransitionCheck check = CheckTransition(PlanA(), PlanB(), t);
-  ASSERT_EQ(check.violations.size(), 1u) << testing::PrintToString(check.violations);
+  ASSERT_EQ(check.violations.size(), 1u) << ::testing::PrintToString(check.violations);
   for (const std::string& part : parts) {
     EXPECT_NE(check.violations[0].find(part), std::string::npos)
         << "'" << part << "' not in: " << check.violations[0];
@@ -109,7 +113,7 @@ bool HasViolation(const TransitionCheck& check, const std::vector<std::string>& 
 
 TEST(TransitionCheck, ALegalTransitionPassesWithItsMeasuredSummary) {
   const TransitionCheck check = CheckTransition(PlanA(), PlanB(), Legal());
-  EXPECT_TRUE(check.ok()) << testing::PrintToString(check.violations);
+  EXPECT_TRUE(check.ok()) << ::testing::PrintToString(check.violations);
   EXPECT_EQ(check.measured.steps, 3);
   EXPECT_EQ(check.measured.phases, 3);
   EXPECT_EQ(check.measured.gpus_touched, 1);
@@ -123,7 +127,7 @@ TEST(TransitionCheck, ANoOpTransitionBetweenEqualPlansPasses) {
   t.gpu_map = {{0, 0}, {1, 1}};
   t.summary = {0, 0, 0, 2, 1.2};
   const TransitionCheck check = CheckTransition(PlanA(), PlanA(), t);
-  EXPECT_TRUE(check.ok()) << testing::PrintToString(check.violations);
+  EXPECT_TRUE(check.ok()) << ::testing::PrintToString(check.violations);
 }
 
 TEST(TransitionCheck, AReconfigureInPlacePasses) {
@@ -146,7 +150,7 @@ TEST(TransitionCheck, AReconfigureInPlacePasses) {
   t.phases = {{{r}}};
   t.summary = {1, 1, 1, 1, 1};
   const TransitionCheck check = CheckTransition(a, b, t);
-  EXPECT_TRUE(check.ok()) << testing::PrintToString(check.violations);
+  EXPECT_TRUE(check.ok()) << ::testing::PrintToString(check.violations);
 }
 
 TEST(TransitionCheck, ACreateOnSlicesADestroyOfTheSamePhaseFreesIsRejected) {
@@ -167,7 +171,7 @@ TEST(TransitionCheck, ACreateOnALiveInstanceIsRejected) {
   EXPECT_TRUE(HasViolation(
       check, {"phase 1, step s3 (create 2g.20gb@4 on GPU 1)",
               "overlaps 3g.40gb@4 of resnet50, held throughout the phase", "(rule a)"}))
-      << testing::PrintToString(check.violations);
+      << ::testing::PrintToString(check.violations);
 }
 
 TEST(TransitionCheck, AnIllegalStartIsRejected) {
@@ -176,7 +180,7 @@ TEST(TransitionCheck, AnIllegalStartIsRejected) {
   const TransitionCheck check = CheckTransition(PlanA(), PlanB(), t);
   EXPECT_TRUE(HasViolation(check, {"phase 1, step s1 (create 3g.40gb@2 on GPU 1)",
                                    "cannot start at memory slice 2", "(rule a)"}))
-      << testing::PrintToString(check.violations);
+      << ::testing::PrintToString(check.violations);
 }
 
 TEST(TransitionCheck, ACapacityDipBelowTheFloorIsRejected) {
@@ -196,12 +200,12 @@ TEST(TransitionCheck, GpusBeyondTheSpareBudgetAreRejected) {
   t.summary = {5, 5, 2, 3, 1.2};
   TransitionCheck check = CheckTransition(PlanA(), PlanB(), t);
   // Every phase holds GPUs 0, 1 and 2.
-  EXPECT_EQ(check.violations.size(), 5u) << testing::PrintToString(check.violations);
+  EXPECT_EQ(check.violations.size(), 5u) << ::testing::PrintToString(check.violations);
   EXPECT_TRUE(HasViolation(check, {"phase 1: 3 GPUs hold an instance, more than max(GPUs of A, "
                                    "GPUs of B) + 0 spare = 2 (rule c)"}));
   t.spare_gpus = 1;
   check = CheckTransition(PlanA(), PlanB(), t);
-  EXPECT_TRUE(check.ok()) << testing::PrintToString(check.violations);
+  EXPECT_TRUE(check.ok()) << ::testing::PrintToString(check.violations);
 }
 
 TEST(TransitionCheck, AMissingInstanceInTheFinalStateIsRejected) {
@@ -232,7 +236,7 @@ TEST(TransitionCheck, AGpuMapThatIsNotOneToOneIsRejected) {
   const TransitionCheck check = CheckTransition(PlanA(), PlanB(), t);
   EXPECT_TRUE(HasViolation(check, {"gpu_map: B's GPUs 0 and 1 both map to cluster GPU 0 "
                                    "(rule d)"}))
-      << testing::PrintToString(check.violations);
+      << ::testing::PrintToString(check.violations);
   t.gpu_map = {{0, 0}};
   EXPECT_TRUE(HasViolation(CheckTransition(PlanA(), PlanB(), t),
                            {"gpu_map: B's GPU 1 is not mapped (rule d)"}));
@@ -258,7 +262,7 @@ TEST(TransitionCheck, ASummaryThatLiesIsRejected) {
   t.summary.steps = 2;
   t.summary.min_capacity_ratio = 1.5;
   const TransitionCheck check = CheckTransition(PlanA(), PlanB(), t);
-  EXPECT_EQ(check.violations.size(), 2u) << testing::PrintToString(check.violations);
+  EXPECT_EQ(check.violations.size(), 2u) << ::testing::PrintToString(check.violations);
   EXPECT_TRUE(HasViolation(check, {"summary.steps: records 2, the replay measures 3"}));
   EXPECT_TRUE(
       HasViolation(check, {"summary.min_capacity_ratio: records 1.5, the replay measures 1.2"}));
@@ -269,7 +273,28 @@ TEST(TransitionCheck, MpsPlansAreRejected) {
   a.sharing = Sharing::kMps;
   const TransitionCheck check = CheckTransition(a, PlanB(), Legal());
   EXPECT_TRUE(HasViolation(check, {"A is an MPS plan", "MIG instances only"}))
-      << testing::PrintToString(check.violations);
+      << ::testing::PrintToString(check.violations);
+}
+
+// Whatever parses, however odd its numbers (starts far off the GPU, GPU
+// indices up to the limit), the replay reports on without crashing.
+TEST(TransitionCheck, MutatedTransitionsAreReplayedWithoutCrashing) {
+  const std::array<std::string, 8> numbers = {"0",  "1",  "7",          "31",
+                                              "32", "64", "2147483647", "1000000"};
+  const std::string bytes = "{}[],\":0123456789";
+  const testing::MutationVocabulary vocabulary = {bytes, numbers};
+  const std::string json = FormatTransitionJson(Legal());
+  std::mt19937 rng(17);
+  int parsed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    Result<Transition> t = ParseTransitionJson(testing::Mutate(json, rng, vocabulary), "m.json");
+    if (!t.ok()) continue;
+    ++parsed;
+    const TransitionCheck check = CheckTransition(PlanA(), PlanB(), *t);
+    if (t->gpu != "a100-80gb") continue;  // the replay stops at a foreign GPU model
+    EXPECT_EQ(check.measured.phases, static_cast<int>(t->phases.size()));
+  }
+  EXPECT_GT(parsed, 100);
 }
 
 // 1,000 GPUs, each 7 x 1g.10gb, every instance replaced one phase at a time:
@@ -307,7 +332,7 @@ TEST(TransitionCheck, AThousandGpuTransitionReplays) {
   }
   t.summary = {14'000, 2'000, 1001, 1001, 70'000.0 / 50'000};
   const TransitionCheck check = CheckTransition(a.Build(), b.Build(), t);
-  EXPECT_TRUE(check.ok()) << testing::PrintToString(check.violations);
+  EXPECT_TRUE(check.ok()) << ::testing::PrintToString(check.violations);
   EXPECT_EQ(check.measured.peak_gpus, 1001);
 }
 
