@@ -112,7 +112,10 @@ int RunPlan(const PlanFlags& flags) {
     }
   }
   std::cerr << "tessera: note: checked by the independent checker: "
-            << FormatTransitionSummary(check.measured) << "\n";
+            << FormatTransitionSummary(check.measured) << "\n"
+            << "tessera: note: the naive order (destroy all that differs, then create) on the "
+               "same GPUs: "
+            << FormatTransitionSummary(NaiveTransition(*from, *to, t.gpu_map).summary) << "\n";
   return kExitOk;
 }
 
