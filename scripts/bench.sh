@@ -97,9 +97,9 @@ echo "   and night rates (320 services: ~100 GPUs, 3,200: ~1,000), 2 spare GPUs,
 echo "   the plan's steps, phases, GPUs touched, peak GPUs and lowest capacity / floor, then the naive"
 echo "   order's (destroy all that differs, then create) on the same mapping; spare_needed > 0 when 2"
 echo "   spares are not enough (the figures are then those of a plan with that many)"
-wall_and_counters '^BM_PlanTransition' '%12.2f' gpus_a '%7.0f' gpus_b '%7.0f' steps '%7.0f' \
-  phases '%7.0f' touched '%7.0f' peak '%7.0f' min_ratio '%9.3f' naive_steps '%11.0f' \
-  naive_phases '%12.0f' naive_ratio '%11.3f' spare_needed '%12.0f'
+wall_and_counters '^BM_PlanTransition' '%12.2f' gpus_a '%10.0f' gpus_b '%10.0f' steps '%10.0f' \
+  phases '%10.0f' touched '%10.0f' peak '%10.0f' min_ratio '%10.3f' naive_steps '%10.0f' \
+  naive_phases '%10.0f' naive_ratio '%10.3f' spare_needed '%10.0f'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift

@@ -266,7 +266,8 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
     auto f = floors.find(name);
     if (f == floors.end() || f->second <= 0) return;
     auto c = cap.find(name);
-    ratio = std::min(ratio, (c == cap.end() ? 0.0 : c->second) / f->second);
+    const double capacity = c == cap.end() ? 0.0 : std::max(c->second, 0.0);  // no -1e-16
+    ratio = std::min(ratio, capacity / f->second);
   };
   for (const auto& [name, floor] : floors) {
     any_floor = any_floor || floor > 0;
