@@ -436,7 +436,7 @@ class Scheduler {
     if (nonempty_ + 1 > budget_ && Thaw()) return true;
     if (nonempty_ + 1 > budget_) {
       out_.reason =
-          "each of their moves waits for another (a new instance needs slices that an instance "
+          "every move left waits for another (a new instance needs slices that an instance "
           "still serving a floor holds) and no spare GPU is free to break the cycle";
       return false;
     }
