@@ -2,9 +2,9 @@
 # `make bench`: the embedded profiles' synthesis, the scenario YAML parse and
 # the planner hot paths with Google Benchmark (medians of 5 repetitions; the
 # exact planner's with its GPUs, proven bound and gap), then the serving
-# simulator and online replays, and the whole-process times of `tessera
-# plan` on S6 and `tessera replay --compare` (medians of 21 runs, output to
-# /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# simulator, online replays and the transition planner, and the
+# whole-process times of `tessera plan` on S6 and `tessera replay --compare`
+# (medians of 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -90,6 +90,16 @@ echo "== online placement: replay of the Alibaba GPU trace 2023 (8,063 VMs), wal
 echo "   (median of 5), accepted share, active-hardware AUC in percent-hours;"
 echo "   Recorded = 6,212 GPUs as in the trace, Stressed = --gpus-per-host 1 --lifetime none"
 wall_and_counters '^BM_Replay' '%12.2f' acceptance '%10.4f' hw_auc '%10.0f'
+
+echo
+echo "== transition planner: PlanTransition between the parva plans of one generated workload at day"
+echo "   and night rates (320 services: ~100 GPUs, 3,200: ~1,000), 2 spare GPUs, wall ms (median of 5);"
+echo "   the plan's steps, phases, GPUs touched, peak GPUs and lowest capacity / floor, then the naive"
+echo "   order's (destroy all that differs, then create) on the same mapping; spare_needed > 0 when 2"
+echo "   spares are not enough (the figures are then those of a plan with that many)"
+wall_and_counters '^BM_PlanTransition' '%12.2f' gpus_a '%10.0f' gpus_b '%10.0f' steps '%10.0f' \
+  phases '%10.0f' touched '%10.0f' peak '%10.0f' min_ratio '%10.3f' naive_steps '%10.0f' \
+  naive_phases '%10.0f' naive_ratio '%10.3f' spare_needed '%10.0f'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <set>
 #include <random>
+#include <set>
 #include <string>
 
 #include "tessera/gpu_catalog.h"
@@ -68,9 +68,8 @@ Scenario Evolve(std::mt19937_64& rng, const ProfileTable& table, const Scenario&
   }
   const int added = static_cast<int>(rng() % 3);
   for (int i = 0; i < added; ++i) {
-    b.services.push_back(
-        RandomService(rng, table, "new" + std::to_string(i) + "-" + std::to_string(rng() % 1000),
-                      max_rate));
+    b.services.push_back(RandomService(
+        rng, table, "new" + std::to_string(i) + "-" + std::to_string(rng() % 1000), max_rate));
   }
   if (b.services.empty()) b.services.push_back(a.services.front());
   return b;
@@ -149,7 +148,8 @@ TEST(TransitionProperty, EveryPlannedTransitionPassesTheChecker) {
       std::shuffle(b.gpus.begin(), b.gpus.end(), rng);
       for (size_t g = 0; g < b.gpus.size(); ++g) b.gpus[g].index = static_cast<int>(g);
     }
-    max_gpus = std::max({max_gpus, static_cast<int>(a.gpus.size()), static_cast<int>(b.gpus.size())});
+    max_gpus =
+        std::max({max_gpus, static_cast<int>(a.gpus.size()), static_cast<int>(b.gpus.size())});
     const int spare = static_cast<int>(rng() % 3);
     const std::string what = "pair " + std::to_string(k) + " (" + std::to_string(a.gpus.size()) +
                              " -> " + std::to_string(b.gpus.size()) + " GPUs, spare " +
@@ -182,7 +182,8 @@ TEST(TransitionProperty, EveryPlannedTransitionPassesTheChecker) {
   EXPECT_LE(temporary_instances, naive_steps / 100) << "instances made and dropped again stay rare";
   std::cout << transitions << " transitions checked (largest plan " << max_gpus << " GPUs, "
             << needing_spares << " needing more spares), " << steps << " steps vs " << naive_steps
-            << " naive (" << temporary_instances << " temporary instances), " << phases << " phases (at most " << max_phases << ")\n";
+            << " naive (" << temporary_instances << " temporary instances), " << phases
+            << " phases (at most " << max_phases << ")\n";
 }
 
 }  // namespace

@@ -85,20 +85,20 @@ Status ParseSide(const Deployment& d, std::string_view side, bool validate, Pars
     for (const Instance& in : assignment.instances) {
       const int profile = model->ProfileIndex(in.profile);
       if (validate && profile < 0) {
-        return Invalid(side, fmt::format("GPU {}: {} is not a MIG profile of {}",
-                                         assignment.index, in.profile, model->name));
+        return Invalid(side, fmt::format("GPU {}: {} is not a MIG profile of {}", assignment.index,
+                                         in.profile, model->name));
       }
       if (validate && !(std::isfinite(in.throughput_rps) && in.throughput_rps >= 0)) {
-        return Invalid(side, fmt::format("GPU {}: {}@{}: throughput_rps must be a finite number "
-                                         ">= 0, got {}",
-                                         assignment.index, in.profile, in.start,
-                                         in.throughput_rps));
+        return Invalid(side,
+                       fmt::format("GPU {}: {}@{}: throughput_rps must be a finite number "
+                                   ">= 0, got {}",
+                                   assignment.index, in.profile, in.start, in.throughput_rps));
       }
       Inst inst;
       inst.profile = std::max(profile, 0);
       inst.start = in.start;
-      inst.mask = profile >= 0 && in.start >= 0 && in.start < 32 ? MaskOf(*model, {profile, in.start})
-                                                                 : 0;
+      inst.mask =
+          profile >= 0 && in.start >= 0 && in.start < 32 ? MaskOf(*model, {profile, in.start}) : 0;
       inst.service = parsed.services.Id(in.service);
       inst.model = parsed.models.Id(in.model);
       inst.batch = in.batch;
@@ -240,7 +240,8 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
   std::unordered_map<std::string, double> floors;
   for (const ServiceOutcome& s : to.services) {
     auto a = rate_a.find(s.name);
-    if (a != rate_a.end() && !floors.count(s.name)) floors[s.name] = std::min(a->second, s.rate_rps);
+    if (a != rate_a.end() && !floors.count(s.name))
+      floors[s.name] = std::min(a->second, s.rate_rps);
   }
   struct Live {
     std::string service;
@@ -256,26 +257,27 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
       cap[in.service] += in.throughput_rps;
     }
   }
-  auto nonempty = [&] {
-    return static_cast<int>(
-        std::count_if(count.begin(), count.end(), [](const auto& kv) { return kv.second > 0; }));
-  };
+  int nonempty = static_cast<int>(
+      std::count_if(count.begin(), count.end(), [](const auto& kv) { return kv.second > 0; }));
   TransitionSummary summary;
   bool any_floor = false;
   double ratio = std::numeric_limits<double>::infinity();
-  auto observe = [&] {
-    for (const auto& [name, floor] : floors) {
-      if (floor <= 0) continue;
-      any_floor = true;
-      auto c = cap.find(name);
-      ratio = std::min(ratio, (c == cap.end() ? 0.0 : c->second) / floor);
-    }
+  auto observe = [&](const std::string& name) {
+    auto f = floors.find(name);
+    if (f == floors.end() || f->second <= 0) return;
+    auto c = cap.find(name);
+    const double capacity = c == cap.end() ? 0.0 : std::max(c->second, 0.0);  // no -1e-16
+    ratio = std::min(ratio, capacity / f->second);
   };
-  observe();
-  summary.peak_gpus = nonempty();
+  for (const auto& [name, floor] : floors) {
+    any_floor = any_floor || floor > 0;
+    observe(name);
+  }
+  summary.peak_gpus = nonempty;
   std::set<int> touched;
   for (const TransitionPhase& phase : transition.phases) {
     std::set<int> opened;
+    std::vector<const std::string*> changed;  // services whose capacity the phase changes
     for (const TransitionStep& step : phase.steps) {
       ++summary.steps;
       touched.insert(step.gpu);
@@ -284,20 +286,24 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
         if (count[step.gpu] == 0) opened.insert(step.gpu);
       } else if (it != live.end()) {
         cap[it->second.service] -= it->second.tp;
+        changed.push_back(&it->second.service);
       }
     }
-    summary.peak_gpus = std::max(summary.peak_gpus, nonempty() + static_cast<int>(opened.size()));
-    observe();  // the worst state: destroys and reconfigures done, creates not yet
+    summary.peak_gpus = std::max(summary.peak_gpus, nonempty + static_cast<int>(opened.size()));
+    // The worst state: destroys and reconfigures done, creates not yet.
+    for (const std::string* name : changed) observe(*name);
+    changed.clear();
     for (const TransitionStep& step : phase.steps) {
       if (step.action == StepAction::kDestroy) {
-        if (live.erase({step.gpu, step.start})) --count[step.gpu];
+        if (live.erase({step.gpu, step.start}) && --count[step.gpu] == 0) --nonempty;
         continue;
       }
-      if (step.action == StepAction::kCreate) ++count[step.gpu];
+      if (step.action == StepAction::kCreate && count[step.gpu]++ == 0) ++nonempty;
       live[{step.gpu, step.start}] = {step.service, step.throughput_rps};
       cap[step.service] += step.throughput_rps;
+      changed.push_back(&step.service);
     }
-    observe();
+    for (const std::string* name : changed) observe(*name);
   }
   summary.phases = static_cast<int>(transition.phases.size());
   summary.gpus_touched = static_cast<int>(touched.size());
@@ -368,6 +374,31 @@ bool Better(const Parsed& parsed, const Schedule& x, const Schedule& y) {
   return key(x) < key(y);
 }
 
+// The transition that always keeps the floors, given a spare GPU for every
+// GPU of B: all of B created on new GPUs, then all of A destroyed. (The
+// scheduler finds one whenever this one fits; this is its safety net.)
+Schedule AllOfBFirst(const Parsed& parsed, ClusterLayout layout) {
+  Schedule schedule;
+  schedule.ok = true;
+  schedule.phases.resize(2);
+  for (size_t slot = 0; slot < parsed.a.gpus.size(); ++slot) {
+    for (const Inst& in : parsed.a.gpus[slot].insts) {
+      schedule.phases[1].push_back({StepAction::kDestroy, static_cast<int>(slot), in, {}});
+    }
+  }
+  for (size_t b = 0; b < parsed.b.gpus.size(); ++b) {
+    layout.slot_of_b[b] = -1;
+    if (parsed.b.gpus[b].insts.empty()) continue;
+    layout.slot_of_b[b] = layout.AddSlot(parsed.b.gpus[b].model);
+    for (const Inst& in : parsed.b.gpus[b].insts) {
+      schedule.phases[0].push_back({StepAction::kCreate, layout.slot_of_b[b], {}, in});
+    }
+  }
+  std::erase_if(schedule.phases, [](const std::vector<Op>& ops) { return ops.empty(); });
+  schedule.layout = std::move(layout);
+  return schedule;
+}
+
 // ScheduleTransition, then MergeReplaced.
 Schedule Scheduled(const Parsed& parsed, const ClusterLayout& layout, int budget,
                    const ScheduleHints& hints = {}) {
@@ -406,7 +437,10 @@ Schedule WithoutWaste(const Parsed& parsed, const ClusterLayout& layout, Schedul
 Schedule BestSchedule(const Parsed& parsed, int budget) {
   const ClusterLayout layout = MatchGpus(parsed);
   Schedule best = WithoutWaste(parsed, layout, Scheduled(parsed, layout, budget), budget);
-  if (!best.ok) return best;
+  if (!best.ok) {
+    const int base = std::max(parsed.a.nonempty, parsed.b.nonempty);
+    return budget >= base + parsed.b.nonempty ? AllOfBFirst(parsed, layout) : best;
+  }
   std::vector<int> depth = best.finish;
   for (int pass = 0; pass < 2; ++pass) {
     const ClusterLayout deep = MatchGpus(parsed, depth);
@@ -442,8 +476,8 @@ Result<TransitionPlan> PlanTransition(const Deployment& from, const Deployment& 
   Schedule schedule = BestSchedule(parsed, base + options.spare_gpus);
   TransitionPlan plan;
   if (schedule.ok) {
-    plan.transition = Finish(from, to, parsed, std::move(schedule.layout), schedule.phases,
-                             options.spare_gpus);
+    plan.transition =
+        Finish(from, to, parsed, std::move(schedule.layout), schedule.phases, options.spare_gpus);
     return plan;
   }
   // The fewest spare GPUs this planner needs: with as many spares as B has
@@ -468,14 +502,18 @@ Result<TransitionPlan> PlanTransition(const Deployment& from, const Deployment& 
     needed = hi;
   }
   plan.spare_gpus_needed = std::max(needed, options.spare_gpus + 1);
+  const size_t blocked = schedule.blocked_services.size();
+  const std::string who = blocked == 0
+                              ? "the services"
+                              : fmt::format("{} ({})", blocked == 1 ? "service" : "services",
+                                            ServiceList(parsed, schedule.blocked_services));
   plan.reason = fmt::format(
-      "{} cannot keep {} floor{} (the lower of the old and new rate) with {} spare GPU{}: {}; "
-      "it takes {} spare GPU{}",
-      ServiceList(parsed, schedule.blocked_services),
-      schedule.blocked_services.size() == 1 ? "its" : "their",
-      schedule.blocked_services.size() == 1 ? "" : "s", options.spare_gpus,
-      options.spare_gpus == 1 ? "" : "s", schedule.reason, plan.spare_gpus_needed,
-      plan.spare_gpus_needed == 1 ? "" : "s");
+      "with {} spare GPU{} the planner finds no order that keeps the floors (the lower of the old "
+      "and new rate) of {}: "
+      "{}; {} spare GPU{} make{} it possible",
+      options.spare_gpus, options.spare_gpus == 1 ? "" : "s", who, schedule.reason,
+      plan.spare_gpus_needed, plan.spare_gpus_needed == 1 ? "" : "s",
+      plan.spare_gpus_needed == 1 ? "s" : "");
   return plan;
 }
 

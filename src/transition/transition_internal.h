@@ -86,10 +86,10 @@ Result<Parsed> Parse(const Deployment& from, const Deployment& to, bool validate
 // Where every GPU of B goes: slot ids into the cluster (A's GPUs in A's
 // order, then new GPUs numbered from max(A's indices) + 1).
 struct ClusterLayout {
-  std::vector<int> index;                  // per slot: cluster GPU index
-  std::vector<const GpuModel*> model;      // per slot (new slots: their B GPU's)
-  std::vector<int> slot_of_b;              // per B GPU (Parsed::b order); -1 = empty B GPU not yet placed
-  int next_index = 0;                      // the next new cluster index
+  std::vector<int> index;              // per slot: cluster GPU index
+  std::vector<const GpuModel*> model;  // per slot (new slots: their B GPU's)
+  std::vector<int> slot_of_b;  // per B GPU (Parsed::b order); -1 = empty B GPU not yet placed
+  int next_index = 0;          // the next new cluster index
   int AddSlot(const GpuModel* gpu_model);  // a new GPU; returns its slot
 };
 
@@ -146,9 +146,9 @@ void MergeReplaced(const Parsed& parsed, Schedule& schedule, int budget);
 
 // The diff of one cluster GPU: its instances now against its target's.
 struct Diff {
-  std::vector<int> destroy;                  // indices into `now`
-  std::vector<std::pair<int, int>> reconf;   // (index into now, index into target)
-  std::vector<int> create;                   // indices into target
+  std::vector<int> destroy;                 // indices into `now`
+  std::vector<std::pair<int, int>> reconf;  // (index into now, index into target)
+  std::vector<int> create;                  // indices into target
   bool empty() const { return destroy.empty() && reconf.empty() && create.empty(); }
 };
 Diff DiffOf(const std::vector<Inst>& now, const std::vector<Inst>& target);

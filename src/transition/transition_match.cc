@@ -99,7 +99,8 @@ struct GeometryGroup {
 
 struct PairHash {
   size_t operator()(const std::pair<const GpuModel*, std::uint64_t>& p) const {
-    return std::hash<std::uint64_t>()(p.second * 1000003 ^ reinterpret_cast<std::uintptr_t>(p.first));
+    return std::hash<std::uint64_t>()(p.second * 1000003 ^
+                                      reinterpret_cast<std::uintptr_t>(p.first));
   }
 };
 
@@ -219,9 +220,8 @@ class Matcher {
     for (size_t b = 0; b < b_.size(); ++b) {
       if (Open(b)) order.push_back(static_cast<int>(b));
     }
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-      return b_[x].insts.size() > b_[y].insts.size();
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int x, int y) { return b_[x].insts.size() > b_[y].insts.size(); });
     for (int b : order) {
       const Gpu& target = b_[b];
       int best = -1;
@@ -240,8 +240,7 @@ class Matcher {
           }
         }
         const int overlap = std::popcount((group.layout->mask & ~shared) & (target.mask & ~shared));
-        const std::tuple<int, int, int> score(-places, overlap,
-                                              std::popcount(group.layout->mask));
+        const std::tuple<int, int, int> score(-places, overlap, std::popcount(group.layout->mask));
         if (best < 0 || score < best_score) {
           best = static_cast<int>(g);
           best_score = score;

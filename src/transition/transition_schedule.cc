@@ -25,6 +25,7 @@
 // transition, then moving the fewest of A's that stay in place; with no
 // GPU free in the budget the schedule fails and names the waiting services.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -39,6 +40,31 @@ namespace {
 // Rounding slack of a capacity compared with its floor (relative, as the
 // checker compares them).
 double Tolerance(double floor) { return 1e-9 * floor; }
+
+// A GPU's occupancy for placing B's instances (whose starts the catalog
+// allows, B's layout being legal): the slices taken and the instances of
+// each profile. MigSlots without its list, so it costs no allocation.
+class Occupancy {
+ public:
+  Occupancy(const GpuModel& gpu, const std::vector<Inst>& now) : gpu_(&gpu) {
+    for (const Inst& in : now) Place(in);
+  }
+  bool CanPlace(const Inst& in) const {
+    return (mask_ & in.mask) == 0 &&
+           (in.profile >= kProfiles ||
+            count_[in.profile] < gpu_->profiles[in.profile].max_instances);
+  }
+  void Place(const Inst& in) {
+    mask_ |= in.mask;
+    if (in.profile < kProfiles) ++count_[in.profile];
+  }
+
+ private:
+  static constexpr int kProfiles = 16;  // more than any catalog GPU has
+  const GpuModel* gpu_;
+  SliceMask mask_ = 0;
+  std::array<int, kProfiles> count_{};
+};
 
 class Scheduler {
  public:
@@ -147,14 +173,13 @@ class Scheduler {
       const Diff& d = diff_[slot];
       if (d.create.empty() || Frozen(slot)) continue;
       const std::vector<Inst>& target = Target(slot);
-      MigSlots slots(*out_.layout.model[slot]);
-      for (const Inst& in : now_[slot]) slots.Place(in.profile, in.start);
+      Occupancy slots(*out_.layout.model[slot], now_[slot]);
       std::vector<int> placeable;
       double relief = 0;
       for (int j : d.create) {
         const Inst& t = target[j];
-        if (slots.CanPlace(t.profile, t.start)) {
-          slots.Place(t.profile, t.start);
+        if (slots.CanPlace(t)) {
+          slots.Place(t);
           placeable.push_back(j);
           if (starved_[t.service]) relief += t.tp;
         } else {
@@ -184,47 +209,56 @@ class Scheduler {
   }
 
   // The destroys and reconfigures that keep every floor; marks the services
-  // with a step left out in `starved`.
+  // with a step left out in `starved`. Floors bind per service: a service
+  // whose slack covers all its steps takes them all, the others theirs in
+  // rank order while the slack lasts.
   void PickRemovals(std::vector<Op>& ops, std::vector<char>& starved) {
-    struct Candidate {
-      int rank;
-      double tp;
-      int slot;
-      Op op;
-    };
-    std::vector<Candidate> candidates;
+    by_service_.resize(cap_.size());
+    std::vector<int> services;
     for (int slot : pending_) {
       const Diff& d = diff_[slot];
       const bool emptied = target_[slot] < 0;
+      auto add = [&](int rank, const Op& op) {
+        std::vector<Candidate>& list = by_service_[op.from.service];
+        if (list.empty()) services.push_back(op.from.service);
+        list.push_back({rank, op.from.tp, op});
+      };
       for (int i : d.destroy) {
         const Inst& in = now_[slot][i];
         const bool frees = (in.mask & blocked_mask_[slot]) != 0 ||
                            (blocked_profiles_[slot] >> in.profile & 1) != 0;
-        const int rank = frees ? 0 : emptied ? 1 : 2;
-        candidates.push_back({rank, in.tp, slot, {StepAction::kDestroy, slot, in, {}}});
+        add(frees ? 0 : emptied ? 1 : 2, {StepAction::kDestroy, slot, in, {}});
       }
+      if (Frozen(slot)) continue;
       for (auto [i, j] : d.reconf) {
-        if (Frozen(slot)) break;
-        const Inst& in = now_[slot][i];
         const Inst& to = Target(slot)[j];
-        const int rank = starved_[to.service] ? 0 : 2;
-        candidates.push_back({rank, in.tp, slot, {StepAction::kReconfigure, slot, in, to}});
+        add(starved_[to.service] ? 0 : 2, {StepAction::kReconfigure, slot, now_[slot][i], to});
       }
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
-      return std::tie(x.rank, x.tp, x.slot, x.op.from.start) <
-             std::tie(y.rank, y.tp, y.slot, y.op.from.start);
-    });
-    std::vector<double> used(cap_.size(), 0);
-    for (const Candidate& c : candidates) {
-      const int s = c.op.from.service;
+    for (int s : services) {
+      std::vector<Candidate>& list = by_service_[s];
       const double floor = p_.keep[s];
-      if (floor > 0 && Slack(s) - used[s] - c.tp < -Tolerance(floor)) {
-        starved[s] = 1;
+      double need = 0;
+      for (const Candidate& c : list) need += c.tp;
+      if (floor <= 0 || Slack(s) - need >= -Tolerance(floor)) {
+        for (const Candidate& c : list) ops.push_back(c.op);
+        list.clear();
         continue;
       }
-      used[s] += c.tp;
-      ops.push_back(c.op);
+      std::sort(list.begin(), list.end(), [](const Candidate& x, const Candidate& y) {
+        return std::tie(x.rank, x.tp, x.op.slot, x.op.from.start) <
+               std::tie(y.rank, y.tp, y.op.slot, y.op.from.start);
+      });
+      double used = 0;
+      for (const Candidate& c : list) {
+        if (Slack(s) - used - c.tp < -Tolerance(floor)) {
+          starved[s] = 1;
+          continue;
+        }
+        used += c.tp;
+        ops.push_back(c.op);
+      }
+      list.clear();
     }
   }
 
@@ -246,11 +280,10 @@ class Scheduler {
           cap_[op.to.service] += op.to.tp;
           break;
         case StepAction::kCreate:
-          insts.insert(std::upper_bound(insts.begin(), insts.end(), op.to,
-                                        [](const Inst& x, const Inst& y) {
-                                          return x.start < y.start;
-                                        }),
-                       op.to);
+          insts.insert(
+              std::upper_bound(insts.begin(), insts.end(), op.to,
+                               [](const Inst& x, const Inst& y) { return x.start < y.start; }),
+              op.to);
           cap_[op.to.service] += op.to.tp;
           break;
       }
@@ -296,7 +329,8 @@ class Scheduler {
     }
   };
 
-  Move Evaluate(int slot, const std::vector<char>& starving) const {
+  // Only the relief when there is none, unless `count_all`.
+  Move Evaluate(int slot, const std::vector<char>& starving, bool count_all = false) const {
     Move move;
     move.slot = slot;
     if (target_[slot] < 0) return move;
@@ -304,13 +338,12 @@ class Scheduler {
     const Diff& d = diff_[slot];
     const std::vector<Inst>& target = Target(slot);
     const std::vector<Inst>& now = now_[slot];
-    MigSlots slots(*out_.layout.model[slot]);
-    for (const Inst& in : now) slots.Place(in.profile, in.start);
+    Occupancy slots(*out_.layout.model[slot], now);
     const bool frozen = Frozen(slot);
     for (int j : d.create) {
       const Inst& t = target[j];
-      if (slots.CanPlace(t.profile, t.start)) {
-        slots.Place(t.profile, t.start);
+      if (slots.CanPlace(t)) {
+        slots.Place(t);
         if (frozen && starving[t.service]) move.relief += t.tp;
         continue;
       }
@@ -325,6 +358,7 @@ class Scheduler {
     for (auto [i, j] : d.reconf) {
       if (starving[target[j].service] && starving[now[i].service]) move.relief += target[j].tp;
     }
+    if (move.relief <= 0 && !count_all) return move;
     for (const Inst& in : now) {
       if (!InTarget(slot, in)) continue;
       if (FromA(slot, in)) {
@@ -346,13 +380,23 @@ class Scheduler {
     return move;
   }
 
-  // The best move for `starving` services (only moves that cost no step
-  // when `free_only`), or slot -1.
-  Move BestMove(const std::vector<char>& starving, bool free_only) const {
-    Move best;
+  // The moves that bring `starving` services capacity (only those that
+  // remake no instance made during the transition when `free_only`).
+  std::vector<Move> Moves(const std::vector<char>& starving, bool free_only) const {
+    std::vector<Move> moves;
     for (int slot : pending_) {
+      if (target_[slot] < 0 || (diff_[slot].create.empty() && diff_[slot].reconf.empty())) continue;
       const Move move = Evaluate(slot, starving);
       if (move.relief <= 0 || (free_only && move.wasted > 0)) continue;
+      moves.push_back(move);
+    }
+    return moves;
+  }
+
+  // The best of Moves(), or slot -1.
+  Move BestMove(const std::vector<char>& starving, bool free_only) const {
+    Move best;
+    for (const Move& move : Moves(starving, free_only)) {
       if (best.slot < 0 || move.Score(out_.layout) < best.Score(out_.layout)) best = move;
     }
     return best;
@@ -368,10 +412,14 @@ class Scheduler {
     if (nonempty_ + reserved + 1 > budget_) return;
     const std::vector<char> starving = Starving();
     if (std::none_of(starving.begin(), starving.end(), [](char c) { return c != 0; })) return;
-    for (int moves = 0; nonempty_ + reserved + moves + 1 <= budget_; ++moves) {
-      const Move best = BestMove(starving, /*free_only=*/true);
-      if (best.slot < 0) return;
-      MoveTarget(best.slot);
+    // A move changes only its own slot and an empty one: one ranking does.
+    std::vector<Move> moves = Moves(starving, /*free_only=*/true);
+    std::sort(moves.begin(), moves.end(), [&](const Move& x, const Move& y) {
+      return x.Score(out_.layout) < y.Score(out_.layout);
+    });
+    for (size_t k = 0;
+         k < moves.size() && nonempty_ + reserved + static_cast<int>(k) + 1 <= budget_; ++k) {
+      MoveTarget(moves[k].slot);
     }
   }
 
@@ -382,23 +430,21 @@ class Scheduler {
     for (size_t s = 0; s < starved_.size(); ++s) {
       if (starved_[s]) waiting.push_back(static_cast<int>(s));
     }
-    std::sort(waiting.begin(), waiting.end(), [&](int x, int y) {
-      return p_.services.Name(x) < p_.services.Name(y);
-    });
+    std::sort(waiting.begin(), waiting.end(),
+              [&](int x, int y) { return p_.services.Name(x) < p_.services.Name(y); });
     out_.blocked_services = waiting;
     if (nonempty_ + 1 > budget_ && Thaw()) return true;
     if (nonempty_ + 1 > budget_) {
       out_.reason =
-          "each of their moves waits for another (a new instance needs slices that an instance "
+          "every move left waits for another (a new instance needs slices that an instance "
           "still serving a floor holds) and no spare GPU is free to break the cycle";
       return false;
     }
     const Move best = BestMove(starved_, /*free_only=*/false);
     if (best.slot < 0 && Thaw()) return true;
     if (best.slot < 0) {
-      out_.reason = waiting.empty()
-                        ? "the GPU budget leaves no room for the new instances"
-                        : "their new instances wait for GPUs the budget does not allow";
+      out_.reason = waiting.empty() ? "the GPU budget leaves no room for the new instances"
+                                    : "their new instances wait for GPUs the budget does not allow";
       return false;
     }
     MoveTarget(best.slot);
@@ -455,7 +501,7 @@ class Scheduler {
       diff_.emplace_back();
       listed_.push_back(0);
     }
-    const Move move = Evaluate(slot, std::vector<char>(cap_.size(), 0));
+    const Move move = Evaluate(slot, std::vector<char>(cap_.size(), 0), /*count_all=*/true);
     if (move.wasted > 0) out_.wasted_b.push_back(b);
     moved_[b] = 1;
     target_[slot] = -1;
@@ -477,11 +523,18 @@ class Scheduler {
   std::vector<int> target_;             // per slot: B GPU, or -1
   std::vector<Diff> diff_;              // per slot
   std::vector<char> listed_;            // per slot: in pending_
-  std::vector<int> pending_;  // slots with work
-  std::vector<double> cap_;   // per service, now
-  std::vector<char> starved_;  // per service: a step was held back by its floor last phase
-  std::vector<SliceMask> blocked_mask_;         // per slot: slices creates wait for
-  std::vector<std::uint32_t> blocked_profiles_;  // per slot: profiles of creates that wait
+  std::vector<int> pending_;            // slots with work
+  std::vector<double> cap_;             // per service, now
+  std::vector<char> starved_;           // per service: a step was held back by its floor last phase
+  struct Candidate {
+    int rank;  // 0: frees slices a create waits for (or serves a waiting service), 1: empties
+               // a GPU no B GPU uses, 2: the rest
+    double tp;
+    Op op;
+  };
+  std::vector<std::vector<Candidate>> by_service_;  // PickRemovals' buckets (kept empty)
+  std::vector<SliceMask> blocked_mask_;             // per slot: slices creates wait for
+  std::vector<std::uint32_t> blocked_profiles_;     // per slot: profiles of creates that wait
   int nonempty_ = 0;
 };
 

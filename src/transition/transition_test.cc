@@ -11,6 +11,7 @@
 #include "deployment_builder.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/transition_check.h"
+#include "transition/transition_internal.h"
 
 namespace tessera {
 namespace {
@@ -266,6 +267,59 @@ TEST(PlanTransition, MixedPoolsMapWithinAModel) {
   EXPECT_EQ(plan->transition->summary.steps, 0);
   EXPECT_EQ(plan->transition->gpu_map.at(b.gpus[0].index), 2);
   EXPECT_EQ(plan->transition->gpu_map.at(b.gpus[1].index), 0);
+}
+
+TEST(PlanTransition, FromAndToNothing) {
+  const Deployment none = DeploymentBuilder("a100-80gb", "parva").Build();
+  const Deployment a = TwoGpus();
+  EXPECT_EQ(PlanOk(none, none).summary.steps, 0);
+  const Transition up = PlanOk(none, a);
+  EXPECT_EQ(CountSteps(up, StepAction::kCreate), 3);
+  EXPECT_EQ(up.summary.phases, 1);
+  EXPECT_EQ(up.gpu_map, (std::map<int, int>{{0, 0}, {1, 1}}));  // new GPUs from index 0
+  const Transition down = PlanOk(a, none);
+  EXPECT_EQ(CountSteps(down, StepAction::kDestroy), 3);
+  EXPECT_EQ(down.summary.phases, 1);
+}
+
+TEST(PlanTransition, MapsEmptyGpusOfB) {
+  const Deployment a = TwoGpus();
+  Deployment b = a;
+  b.gpus.push_back({});
+  b.gpus.back().index = 7;
+  const Transition t = PlanOk(a, b);
+  EXPECT_EQ(t.summary.steps, 0);
+  ASSERT_EQ(t.gpu_map.size(), 3u);
+  EXPECT_EQ(t.gpu_map.at(7), 2);  // a GPU of its own: it holds nothing
+}
+
+// A destroy and, phases later, a create in the same place on an emptied GPU
+// become one reconfigure in the create's phase (or nothing, when the
+// instance is the same).
+TEST(MergeReplaced, DestroyThenCreateInPlaceBecomesAReconfigure) {
+  using namespace transition_internal;
+  const Deployment a = DeploymentBuilder("a100-80gb", "parva")
+                           .Gpu()
+                           .Instance("3g.40gb", 0, "x", 8, 1, 100, 20)
+                           .Instance("3g.40gb", 4, "y", 8, 1, 100, 20)
+                           .Service("x", 50, 100)
+                           .Service("y", 50, 100)
+                           .Build();
+  Parsed parsed = *Parse(a, a, /*validate=*/true);
+  const Inst x = parsed.a.gpus[0].insts[0], y = parsed.a.gpus[0].insts[1];
+  Inst z = y;
+  z.service = x.service;
+  Schedule schedule;
+  schedule.ok = true;
+  schedule.layout = MatchGpus(parsed);
+  schedule.phases = {{{StepAction::kDestroy, 0, x, {}}, {StepAction::kDestroy, 0, y, {}}},
+                     {{StepAction::kCreate, 0, {}, x}, {StepAction::kCreate, 0, {}, z}}};
+  MergeReplaced(parsed, schedule, 1);
+  ASSERT_EQ(schedule.phases.size(), 1u);
+  ASSERT_EQ(schedule.phases[0].size(), 1u);
+  EXPECT_EQ(schedule.phases[0][0].action, StepAction::kReconfigure);
+  EXPECT_TRUE(SameInstance(schedule.phases[0][0].from, y));
+  EXPECT_TRUE(SameInstance(schedule.phases[0][0].to, z));
 }
 
 TEST(PlanTransition, RejectsBadInput) {
