@@ -64,9 +64,11 @@ Status CheckTarget(const PlanFlags& flags, Deployment& to) {
   AdoptRule(to, flags.to, problem.rule());
   const std::vector<Violation> violations = ValidateDeployment(to, problem);
   if (violations.empty()) return Status::Ok();
+  std::string first = FormatViolations({violations.front()});
+  while (!first.empty() && (first.back() == '\n' || first.back() == ' ')) first.pop_back();
   return Status::InvalidArgument(
       fmt::format("{}: does not serve {}: {} violation(s), the first: {}", flags.to,
-                  flags.input.scenario, violations.size(), FormatViolations({violations.front()})));
+                  flags.input.scenario, violations.size(), first));
 }
 
 int RunPlan(const PlanFlags& flags) {
@@ -85,10 +87,8 @@ int RunPlan(const PlanFlags& flags) {
   Result<TransitionPlan> plan = PlanTransition(*from, *to, options);
   if (!plan.ok()) return ReportError(plan.status());
   if (!plan->transition) {
-    PrintMessage(fmt::format(
-        "tessera: error: no transition keeps every service at its floor with {} spare GPU(s): "
-        "{}; the fewest that would: --spare-gpus {}",
-        flags.spare_gpus, plan->reason, plan->spare_gpus_needed));
+    PrintMessage(fmt::format("tessera: error: transition: {}; rerun with --spare-gpus {}",
+                             plan->reason, plan->spare_gpus_needed));
     return kExitInfeasible;
   }
   const Transition& t = *plan->transition;

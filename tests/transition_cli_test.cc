@@ -1,8 +1,12 @@
 // `tessera transition check` run as a user would: exit codes 0 (passes), 3
 // (violations, listed) and 2 (bad input, one error line naming the file), the
-// text and JSON reports, -o, and the parent command's help.
+// text and JSON reports, -o, and the parent command's help. Then planning a
+// transition between real plans of S6 (`tessera transition --scenario ...`):
+// the transition written passes `transition check`, exit 3 names the spare
+// GPUs that would do, and bad inputs exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cli_fixture.h"
@@ -150,6 +154,78 @@ TEST_F(TransitionCliTest, TheParentCommandNeedsASubcommandAndHelpTeaches) {
                            "Exit codes: 0 the transition passes, 3", "--format json"}) {
     EXPECT_NE(o.out.find(part), std::string::npos) << part << " not in:\n" << o.out;
   }
+}
+
+// Plans of S6 by day and at night (examples/scenarios), and of S6 with bert's
+// rate doubled, by the default (exact) planner.
+class TransitionPlanCliTest : public TransitionCliTest {
+ protected:
+  std::string Scenario(const std::string& name) const {
+    return SourcePath("examples/scenarios/" + name + ".yaml");
+  }
+  void PlanTo(const std::string& scenario, const std::string& json) {
+    const Outcome o = Tessera("plan --scenario " + scenario + " --format json -o " + P(json));
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  std::string Transition(const std::string& scenario, const std::string& to) const {
+    return "transition --scenario " + scenario + " --from " + P("day.json") + " --to " + P(to);
+  }
+};
+
+TEST_F(TransitionPlanCliTest, DayToNightPassesTheCheckerAndBeatsTheNaiveOrder) {
+  PlanTo(Scenario("s6"), "day.json");
+  PlanTo(Scenario("s6-night"), "night.json");
+  Outcome o = Tessera(Transition(Scenario("s6-night"), "night.json") +
+                      " --spare-gpus 2 --format json -o " + P("t.json") + " --svg " + P("t.svg"));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "");
+  EXPECT_NE(o.err.find("tessera: note: checked by the independent checker: "), std::string::npos)
+      << o.err;
+  // The naive order on the same GPUs empties some service: its ratio is 0.
+  EXPECT_NE(o.err.find("then create) on the same GPUs: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("min capacity ratio 0\n"), std::string::npos) << o.err;
+  EXPECT_TRUE(ReadAll(dir_ / "t.svg").find("<svg") != std::string::npos);
+  o = Tessera("transition check --from " + P("day.json") + " --to " + P("night.json") + " --plan " +
+              P("t.json"));
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_TRUE(o.out.starts_with("ok: ")) << o.out;
+}
+
+TEST_F(TransitionPlanCliTest, TooFewSpareGpusExit3NamingHowManyWould) {
+  const std::string doubled = P("s6-bert-x2.yaml");
+  Write("s6-bert-x2.yaml", Replace(ReadAll(Scenario("s6")), "rate_rps: 1264", "rate_rps: 2528"));
+  PlanTo(Scenario("s6"), "day.json");
+  PlanTo(doubled, "b.json");
+  Outcome o = Tessera(Transition(doubled, "b.json"));
+  ASSERT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_EQ(o.out, "");
+  const std::string hint = "; rerun with --spare-gpus ";
+  const size_t at = o.err.find(hint);
+  ASSERT_NE(at, std::string::npos) << o.err;
+  EXPECT_TRUE(o.err.starts_with("tessera: error: transition: with 0 spare GPUs")) << o.err;
+  const int needed = std::stoi(o.err.substr(at + hint.size()));
+  EXPECT_GT(needed, 0);
+  o = Tessera(Transition(doubled, "b.json") + " --spare-gpus " + std::to_string(needed));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\nsummary: "), std::string::npos) << o.out;
+}
+
+TEST_F(TransitionPlanCliTest, BadInputsExit2WithOneLine) {
+  PlanTo(Scenario("s6"), "day.json");
+  // Without --to (and without `check`): the command says what it needs.
+  Outcome o = Tessera("transition --scenario " + Scenario("s6") + " --from " + P("day.json"));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err,
+            "tessera: error: transition: --scenario, --from and --to are required to plan a "
+            "transition (or run `tessera transition check`); see tessera transition --help\n");
+  // B must serve the new scenario: the day plan does not serve the night rates.
+  o = Tessera(Transition(Scenario("s6-night"), "day.json"));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(o.err.starts_with("tessera: error: " + P("day.json") + ": does not serve ")) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  o = Tessera(Transition(Scenario("s6"), "day.json") + " --spare-gpus -1");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--spare-gpus"), std::string::npos) << o.err;
 }
 
 }  // namespace
