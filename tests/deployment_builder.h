@@ -122,6 +122,13 @@ class DeploymentBuilder {
     return *this;
   }
 
+  // The papers' bare capacity rule (LatencyRule::queueing_headroom off): a
+  // segment counts for its whole throughput.
+  DeploymentBuilder& BareCapacity() {
+    deployment_.rule.queueing_headroom = false;
+    return *this;
+  }
+
   // The finished Deployment (see the file comment for what is derived).
   Deployment Build() const {
     Deployment d = deployment_;

@@ -20,6 +20,7 @@ namespace {
 // A: one GPU, resnet50 on 3g.40gb@4; B: the same instance moved to @0.
 Deployment Plan(int start) {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("3g.40gb", start, "resnet50", 32, 2, 300, 60)
       .Service("resnet50", 200, 200)

@@ -15,9 +15,11 @@
 //    frees, so every state inside a phase is a subset of (the phase's start
 //    state plus its creates), which must be a legal MIG layout on every GPU;
 //  * a service's floor is min(its rate in A, its rate in B) (0 when it is in
-//    only one of them); its capacity (the summed throughput_rps of its
-//    instances) must stay >= its floor in the worst state of every phase:
-//    the phase's destroys and reconfigures done, its creates not yet;
+//    only one of them); its capacity (the summed SLO-safe capacity of its
+//    instances, TransitionCapacity below: what the planners and the
+//    validator count an instance for) must stay >= its floor in the worst
+//    state of every phase: the phase's destroys and reconfigures done, its
+//    creates not yet;
 //  * at most `spare_gpus` GPUs beyond max(GPUs of A, GPUs of B) hold an
 //    instance at any time;
 //  * the final state equals B with B's GPU i on cluster GPU gpu_map[i].
@@ -30,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "tessera/deployment.h"
@@ -82,6 +85,28 @@ struct Transition {
   std::map<int, int> gpu_map;  // B's GPU index -> cluster GPU index
   std::vector<TransitionPhase> phases;
   TransitionSummary summary;
+};
+
+// What a transition counts an instance for: its throughput_rps times the
+// SLO-safe share of its configuration (service, model, profile, batch,
+// procs): LatencyRule::UsableShare of the plan holding that configuration,
+// at the instance's batch and latency and its service's SLO there (B's
+// figures when B has the configuration, else A's; the whole throughput when
+// neither has it, or for a plan under the bare capacity rule). Planners and
+// the validator count segments the same way, so a service at its floor is
+// served as its plan promised; the raw throughput would leave no headroom.
+class TransitionCapacity {
+ public:
+  TransitionCapacity(const Deployment& from, const Deployment& to);
+  double Share(const std::string& service, const std::string& model, const std::string& profile,
+               int batch, int procs) const;
+  // throughput_rps x Share of the same configuration.
+  double Of(const Instance& instance) const;
+  double Of(const TransitionStep& step) const;
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string, int, int>;
+  std::map<Key, double> shares_;
 };
 
 struct TransitionOptions {

@@ -67,9 +67,10 @@ std::vector<Curve> Curves(const Deployment& from, const Deployment& to, const Tr
       curves.push_back({s.name, both ? std::min(Rate(from, s.name), Rate(to, s.name)) : 0, {}});
     }
   }
+  const TransitionCapacity shares(from, to);
   std::map<std::pair<int, int>, std::pair<std::string, double>> up;
   for (const GpuAssignment& g : from.gpus) {
-    for (const Instance& i : g.instances) up[{g.index, i.start}] = {i.service, i.throughput_rps};
+    for (const Instance& i : g.instances) up[{g.index, i.start}] = {i.service, shares.Of(i)};
   }
   auto record = [&] {
     std::map<std::string, double> total;
@@ -83,7 +84,7 @@ std::vector<Curve> Curves(const Deployment& from, const Deployment& to, const Tr
     }
     record();
     for (const TransitionStep& s : phase.steps) {
-      if (s.action != StepAction::kDestroy) up[{s.gpu, s.start}] = {s.service, s.throughput_rps};
+      if (s.action != StepAction::kDestroy) up[{s.gpu, s.start}] = {s.service, shares.Of(s)};
     }
     record();
   }

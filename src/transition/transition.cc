@@ -57,8 +57,9 @@ Result<const GpuModel*> ModelOf(const Deployment& d, const GpuAssignment& assign
 
 // Parses one deployment's GPUs into `out`, adding its instances' capacity to
 // `cap`.
-Status ParseSide(const Deployment& d, std::string_view side, bool validate, Parsed& parsed,
-                 Side& out, std::vector<double>& cap) {
+Status ParseSide(const Deployment& d, std::string_view side, bool validate,
+                 const TransitionCapacity& shares, Parsed& parsed, Side& out,
+                 std::vector<double>& cap) {
   if (validate && !UsesMig(d.sharing)) {
     return Invalid(side, "not a MIG plan (sharing mps); a transition moves MIG instances");
   }
@@ -104,11 +105,12 @@ Status ParseSide(const Deployment& d, std::string_view side, bool validate, Pars
       inst.batch = in.batch;
       inst.procs = in.procs;
       inst.tp = std::isfinite(in.throughput_rps) ? in.throughput_rps : 0;
+      inst.cap = inst.tp * shares.Share(in.service, in.model, in.profile, in.batch, in.procs);
       placements.push_back({inst.profile, inst.start});
       gpu.mask |= inst.mask;
       gpu.insts.push_back(inst);
       if (cap.size() <= static_cast<size_t>(inst.service)) cap.resize(inst.service + 1, 0);
-      cap[inst.service] += inst.tp;
+      cap[inst.service] += inst.cap;
     }
     if (validate) {
       Status layout = CheckLayout(*model, placements);
@@ -156,8 +158,10 @@ Result<Parsed> Parse(const Deployment& from, const Deployment& to, bool validate
   }
   TESSERA_ASSIGN_OR_RETURN(auto rates_a, Rates(from, "from", validate));
   TESSERA_ASSIGN_OR_RETURN(auto rates_b, Rates(to, "to", validate));
-  TESSERA_RETURN_IF_ERROR(ParseSide(from, "from", validate, parsed, parsed.a, parsed.cap_a));
-  TESSERA_RETURN_IF_ERROR(ParseSide(to, "to", validate, parsed, parsed.b, parsed.cap_b));
+  const TransitionCapacity shares(from, to);
+  TESSERA_RETURN_IF_ERROR(
+      ParseSide(from, "from", validate, shares, parsed, parsed.a, parsed.cap_a));
+  TESSERA_RETURN_IF_ERROR(ParseSide(to, "to", validate, shares, parsed, parsed.b, parsed.cap_b));
   for (const ServiceOutcome& s : from.services) {
     if (rates_b.count(s.name)) parsed.services.Id(s.name);
   }
@@ -250,11 +254,12 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
   std::map<std::pair<int, int>, Live> live;  // (cluster GPU, start)
   std::unordered_map<int, int> count;        // instances per cluster GPU
   std::unordered_map<std::string, double> cap;
+  const TransitionCapacity shares(from, to);
   for (const GpuAssignment& g : from.gpus) {
     for (const Instance& in : g.instances) {
-      live[{g.index, in.start}] = {in.service, in.throughput_rps};
+      live[{g.index, in.start}] = {in.service, shares.Of(in)};
       ++count[g.index];
-      cap[in.service] += in.throughput_rps;
+      cap[in.service] += shares.Of(in);
     }
   }
   int nonempty = static_cast<int>(
@@ -299,8 +304,8 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
         continue;
       }
       if (step.action == StepAction::kCreate && count[step.gpu]++ == 0) ++nonempty;
-      live[{step.gpu, step.start}] = {step.service, step.throughput_rps};
-      cap[step.service] += step.throughput_rps;
+      live[{step.gpu, step.start}] = {step.service, shares.Of(step)};
+      cap[step.service] += shares.Of(step);
       changed.push_back(&step.service);
     }
     for (const std::string* name : changed) observe(*name);

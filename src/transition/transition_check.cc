@@ -43,6 +43,7 @@ struct Held {
   int batch = 1;
   int procs = 1;
   double throughput_rps = 0;
+  double capacity = 0;  // TransitionCapacity::Of: what the floors count
 };
 
 using GpuState = std::vector<Held>;
@@ -69,7 +70,7 @@ std::vector<Placement> Placements(const GpuState& state) {
 class Replay {
  public:
   Replay(const Deployment& from, const Deployment& to, const Transition& t)
-      : from_(from), to_(to), t_(t) {}
+      : from_(from), to_(to), t_(t), shares_(from, to) {}
 
   TransitionCheck Run();
 
@@ -122,6 +123,7 @@ class Replay {
   const Deployment& from_;
   const Deployment& to_;
   const Transition& t_;
+  const TransitionCapacity shares_;
   const GpuModel* gpu_ = nullptr;
   std::unordered_map<int, GpuState> cluster_;  // A's GPUs, then spares as used
   int max_a_index_ = -1;
@@ -181,9 +183,9 @@ bool Replay::LoadStart() {
         legal = false;
         continue;
       }
-      state.push_back(
-          {profile, in.start, in.service, in.model, in.batch, in.procs, in.throughput_rps});
-      capacity_[in.service] += in.throughput_rps;
+      state.push_back({profile, in.start, in.service, in.model, in.batch, in.procs,
+                       in.throughput_rps, shares_.Of(in)});
+      capacity_[in.service] += shares_.Of(in);
     }
     if (Status s = CheckLayout(*gpu_, Placements(state)); !s.ok()) {
       Violation(fmt::format("start state (A): GPU {}: {} (rule a)", g.index, s.message()));
@@ -309,7 +311,7 @@ void Replay::FindCreates(int phase, const TransitionPhase& steps,
     here.push_back(creates.size());
     creates.push_back({&step,
                        {profile, step.start, step.service, step.model, step.batch, step.procs,
-                        step.throughput_rps}});
+                        step.throughput_rps, shares_.Of(step)}});
   }
   for (const auto& [gpu, indices] : by_gpu) {
     if (indices.empty() || bad_gpus.count(gpu)) continue;
@@ -328,7 +330,7 @@ void Replay::CheckWorstState(int phase, const std::vector<Removal>& removals) {
   for (const Removal& r : removals) {
     const Held& h = cluster_[r.gpu][r.at];
     auto& [rps, ids] = lost[h.service];
-    rps += h.throughput_rps;
+    rps += h.capacity;
     ids.push_back(r.step->id);
   }
   for (const auto& [service, loss] : lost) {
@@ -364,7 +366,7 @@ void Replay::Apply(const std::vector<Removal>& removals, const std::vector<Creat
   std::vector<std::pair<int, size_t>> destroyed;  // (GPU, index), erased last to first
   for (const Removal& r : removals) {
     Held& h = cluster_[r.gpu][r.at];
-    capacity_[h.service] -= h.throughput_rps;
+    capacity_[h.service] -= h.capacity;
     if (r.step->action == StepAction::kDestroy) {
       destroyed.emplace_back(r.gpu, r.at);
       continue;
@@ -374,7 +376,8 @@ void Replay::Apply(const std::vector<Removal>& removals, const std::vector<Creat
     h.batch = r.step->batch;
     h.procs = r.step->procs;
     h.throughput_rps = r.step->throughput_rps;
-    capacity_[h.service] += h.throughput_rps;
+    h.capacity = shares_.Of(*r.step);
+    capacity_[h.service] += h.capacity;
   }
   std::sort(destroyed.rbegin(), destroyed.rend());
   for (const auto& [gpu, at] : destroyed) {
@@ -386,7 +389,7 @@ void Replay::Apply(const std::vector<Removal>& removals, const std::vector<Creat
     GpuState& state = cluster_[c.step->gpu];
     if (state.empty()) ++nonempty_;
     state.push_back(c.held);
-    capacity_[c.held.service] += c.held.throughput_rps;
+    capacity_[c.held.service] += c.held.capacity;
   }
 }
 

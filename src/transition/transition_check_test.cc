@@ -21,6 +21,7 @@ namespace {
 //    GPU 1: 3g.40gb@4 resnet50 (300). bert 300 req/s, resnet50 500.
 Deployment PlanA() {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("4g.40gb", 0, "bert", 8, 2, 400, 50)
       .Instance("3g.40gb", 4, "resnet50", 32, 2, 300, 60)
@@ -34,6 +35,7 @@ Deployment PlanA() {
 // B: GPU 0 as in A; GPU 1: 3g.40gb@0 resnet50, 2g.20gb@4 vit (new, 80 req/s).
 Deployment PlanB() {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("4g.40gb", 0, "bert", 8, 2, 400, 50)
       .Instance("3g.40gb", 4, "resnet50", 32, 2, 300, 60)
@@ -132,11 +134,13 @@ TEST(TransitionCheck, ANoOpTransitionBetweenEqualPlansPasses) {
 
 TEST(TransitionCheck, AReconfigureInPlacePasses) {
   const Deployment a = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("7g.80gb", 0, "old", 8, 1, 100, 50)
                            .Service("old", 90, 150)
                            .Build();
   const Deployment b = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("7g.80gb", 0, "new", 16, 2, 120, 50)
                            .Service("new", 90, 150)
@@ -268,6 +272,25 @@ TEST(TransitionCheck, ASummaryThatLiesIsRejected) {
       HasViolation(check, {"summary.min_capacity_ratio: records 1.5, the replay measures 1.2"}));
 }
 
+// Under the queueing capacity rule an instance counts for its SLO-safe share
+// of its throughput (TransitionCapacity), as the planners count it: a floor
+// the raw throughput would keep can be a dip.
+TEST(TransitionCheck, CapacityIsTheSloSafeShareOfTheThroughput) {
+  Deployment a = PlanA();
+  Deployment b = PlanB();
+  a.rule.queueing_headroom = true;
+  b.rule.queueing_headroom = true;
+  const TransitionCapacity shares(a, b);
+  const Instance& first = a.gpus.front().instances.front();
+  const double share =
+      a.rule.UsableShare(first.batch, first.latency_ms, a.services.front().slo_ms);
+  ASSERT_LT(share, 1);
+  EXPECT_DOUBLE_EQ(shares.Of(first), first.throughput_rps * share);
+  const TransitionCheck bare = CheckTransition(PlanA(), PlanB(), Legal());
+  const TransitionCheck safe = CheckTransition(a, b, Legal());
+  EXPECT_LT(safe.measured.min_capacity_ratio, bare.measured.min_capacity_ratio);
+}
+
 TEST(TransitionCheck, MpsPlansAreRejected) {
   Deployment a = PlanA();
   a.sharing = Sharing::kMps;
@@ -302,6 +325,8 @@ TEST(TransitionCheck, MutatedTransitionsAreReplayedWithoutCrashing) {
 TEST(TransitionCheck, AThousandGpuTransitionReplays) {
   DeploymentBuilder a("a100-80gb", "parva");
   DeploymentBuilder b("a100-80gb", "parva");
+  a.BareCapacity();
+  b.BareCapacity();
   Transition t;
   t.gpu = "a100-80gb";
   t.spare_gpus = 1;

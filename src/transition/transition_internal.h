@@ -41,7 +41,8 @@ struct Inst {
   int model = 0;    // Names id
   int batch = 1;
   int procs = 1;
-  double tp = 0;  // throughput_rps
+  double tp = 0;   // throughput_rps
+  double cap = 0;  // what the floors count it for: TransitionCapacity::Of
 };
 
 // True when two throughputs are the same figure: equal up to 1e-6 relative

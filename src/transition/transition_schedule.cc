@@ -181,7 +181,7 @@ class Scheduler {
         if (slots.CanPlace(t)) {
           slots.Place(t);
           placeable.push_back(j);
-          if (starved_[t.service]) relief += t.tp;
+          if (starved_[t.service]) relief += t.cap;
         } else {
           blocked_mask_[slot] |= t.mask;
           blocked_profiles_[slot] |= std::uint32_t{1} << t.profile;
@@ -221,7 +221,7 @@ class Scheduler {
       auto add = [&](int rank, const Op& op) {
         std::vector<Candidate>& list = by_service_[op.from.service];
         if (list.empty()) services.push_back(op.from.service);
-        list.push_back({rank, op.from.tp, op});
+        list.push_back({rank, op.from.cap, op});
       };
       for (int i : d.destroy) {
         const Inst& in = now_[slot][i];
@@ -239,23 +239,23 @@ class Scheduler {
       std::vector<Candidate>& list = by_service_[s];
       const double floor = p_.keep[s];
       double need = 0;
-      for (const Candidate& c : list) need += c.tp;
+      for (const Candidate& c : list) need += c.cap;
       if (floor <= 0 || Slack(s) - need >= -Tolerance(floor)) {
         for (const Candidate& c : list) ops.push_back(c.op);
         list.clear();
         continue;
       }
       std::sort(list.begin(), list.end(), [](const Candidate& x, const Candidate& y) {
-        return std::tie(x.rank, x.tp, x.op.slot, x.op.from.start) <
-               std::tie(y.rank, y.tp, y.op.slot, y.op.from.start);
+        return std::tie(x.rank, x.cap, x.op.slot, x.op.from.start) <
+               std::tie(y.rank, y.cap, y.op.slot, y.op.from.start);
       });
       double used = 0;
       for (const Candidate& c : list) {
-        if (Slack(s) - used - c.tp < -Tolerance(floor)) {
+        if (Slack(s) - used - c.cap < -Tolerance(floor)) {
           starved[s] = 1;
           continue;
         }
-        used += c.tp;
+        used += c.cap;
         ops.push_back(c.op);
       }
       list.clear();
@@ -270,21 +270,21 @@ class Scheduler {
       switch (op.action) {
         case StepAction::kDestroy:
           std::erase_if(insts, [&](const Inst& in) { return SamePlace(in, op.from); });
-          cap_[op.from.service] -= op.from.tp;
+          cap_[op.from.service] -= op.from.cap;
           break;
         case StepAction::kReconfigure:
           for (Inst& in : insts) {
             if (SamePlace(in, op.from)) in = op.to;
           }
-          cap_[op.from.service] -= op.from.tp;
-          cap_[op.to.service] += op.to.tp;
+          cap_[op.from.service] -= op.from.cap;
+          cap_[op.to.service] += op.to.cap;
           break;
         case StepAction::kCreate:
           insts.insert(
               std::upper_bound(insts.begin(), insts.end(), op.to,
                                [](const Inst& x, const Inst& y) { return x.start < y.start; }),
               op.to);
-          cap_[op.to.service] += op.to.tp;
+          cap_[op.to.service] += op.to.cap;
           break;
       }
       if (was_empty != insts.empty()) nonempty_ += insts.empty() ? -1 : 1;
@@ -303,8 +303,8 @@ class Scheduler {
   std::vector<char> Starving() const {
     std::vector<double> need(cap_.size(), 0);
     for (int slot : pending_) {
-      for (int i : diff_[slot].destroy) need[now_[slot][i].service] += now_[slot][i].tp;
-      for (auto [i, j] : diff_[slot].reconf) need[now_[slot][i].service] += now_[slot][i].tp;
+      for (int i : diff_[slot].destroy) need[now_[slot][i].service] += now_[slot][i].cap;
+      for (auto [i, j] : diff_[slot].reconf) need[now_[slot][i].service] += now_[slot][i].cap;
     }
     std::vector<char> starving(cap_.size(), 0);
     for (size_t s = 0; s < cap_.size(); ++s) {
@@ -344,7 +344,7 @@ class Scheduler {
       const Inst& t = target[j];
       if (slots.CanPlace(t)) {
         slots.Place(t);
-        if (frozen && starving[t.service]) move.relief += t.tp;
+        if (frozen && starving[t.service]) move.relief += t.cap;
         continue;
       }
       if (!starving[t.service]) continue;
@@ -353,10 +353,10 @@ class Scheduler {
         return starving[now[i].service] &&
                ((now[i].mask & t.mask) != 0 || now[i].profile == t.profile);
       });
-      if (stuck) move.relief += t.tp;
+      if (stuck) move.relief += t.cap;
     }
     for (auto [i, j] : d.reconf) {
-      if (starving[target[j].service] && starving[now[i].service]) move.relief += target[j].tp;
+      if (starving[target[j].service] && starving[now[i].service]) move.relief += target[j].cap;
     }
     if (move.relief <= 0 && !count_all) return move;
     for (const Inst& in : now) {
@@ -373,8 +373,8 @@ class Scheduler {
       const int s = in.service;
       if (p_.keep[s] <= 0) return true;
       double lost = 0, gained = 0;
-      for (const Inst& x : now) lost += x.service == s ? x.tp : 0;
-      for (const Inst& t : target) gained += t.service == s ? t.tp : 0;
+      for (const Inst& x : now) lost += x.service == s ? x.cap : 0;
+      for (const Inst& t : target) gained += t.service == s ? t.cap : 0;
       return Slack(s) + gained - lost >= -Tolerance(p_.keep[s]);
     });
     return move;
@@ -529,7 +529,7 @@ class Scheduler {
   struct Candidate {
     int rank;  // 0: frees slices a create waits for (or serves a waiting service), 1: empties
                // a GPU no B GPU uses, 2: the rest
-    double tp;
+    double cap;
     Op op;
   };
   std::vector<std::vector<Candidate>> by_service_;  // PickRemovals' buckets (kept empty)

@@ -52,6 +52,7 @@ TEST(StepActionName, NamesEachAction) {
 
 Deployment TwoGpus(double rate_x = 100, double rate_y = 100) {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("4g.40gb", 0, "x", 8, 1, 150, 20)
       .Instance("3g.40gb", 4, "y", 8, 1, 90, 20)
@@ -85,6 +86,7 @@ TEST(PlanTransition, SwappedGpusNeedNoStep) {
 TEST(PlanTransition, RateIncreaseOnlyCreates) {
   const Deployment a = TwoGpus(100, 100);
   const Deployment b = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("7g.80gb", 0, "y", 16, 2, 200, 30)
                            .Gpu()
@@ -111,6 +113,7 @@ TEST(PlanTransition, RateIncreaseOnlyCreates) {
 TEST(PlanTransition, ReconfiguresInPlace) {
   const Deployment a = TwoGpus();
   const Deployment b = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("4g.40gb", 0, "x", 8, 1, 150, 20)
                            .Instance("3g.40gb", 4, "z", 4, 2, 70, 20)
@@ -139,6 +142,7 @@ TEST(PlanTransition, ReconfiguresInPlace) {
 // instance needs slices the other service's only instance holds.
 Deployment CycleFrom() {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("7g.80gb", 0, "x", 16, 2, 120, 30)
       .Gpu()
@@ -150,6 +154,7 @@ Deployment CycleFrom() {
 
 Deployment CycleTo() {
   return DeploymentBuilder("a100-80gb", "parva")
+      .BareCapacity()
       .Gpu()
       .Instance("4g.40gb", 0, "x", 8, 1, 110, 20)
       .Instance("3g.40gb", 4, "y", 8, 1, 50, 20)
@@ -203,12 +208,14 @@ TEST(NaiveTransition, DestroysThenCreatesAndBreaksTheFloors) {
 TEST(PlanTransition, MediaExtensionsWaitForTheOldOne) {
   // At most one 1g.10gb+me per GPU: the new one waits for the old one's destroy.
   const Deployment a = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("1g.10gb+me", 0, "v", 1, 1, 30, 20)
                            .Instance("3g.40gb", 4, "v", 8, 1, 90, 20)
                            .Service("v", 50, 100)
                            .Build();
   const Deployment b = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("1g.10gb+me", 2, "v", 1, 1, 30, 20)
                            .Instance("3g.40gb", 4, "v", 8, 1, 90, 20)
@@ -222,6 +229,7 @@ TEST(PlanTransition, MediaExtensionsWaitForTheOldOne) {
 
 TEST(PlanTransition, FewerGpusEmptiesTheRest) {
   const Deployment a = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("3g.40gb", 0, "x", 8, 1, 90, 20)
                            .Gpu()
@@ -233,6 +241,7 @@ TEST(PlanTransition, FewerGpusEmptiesTheRest) {
                            .Service("y", 250, 100)
                            .Build();
   const Deployment b = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("7g.80gb", 0, "y", 16, 2, 200, 30)
                            .Gpu()
@@ -270,7 +279,7 @@ TEST(PlanTransition, MixedPoolsMapWithinAModel) {
 }
 
 TEST(PlanTransition, FromAndToNothing) {
-  const Deployment none = DeploymentBuilder("a100-80gb", "parva").Build();
+  const Deployment none = DeploymentBuilder("a100-80gb", "parva").BareCapacity().Build();
   const Deployment a = TwoGpus();
   EXPECT_EQ(PlanOk(none, none).summary.steps, 0);
   const Transition up = PlanOk(none, a);
@@ -299,6 +308,7 @@ TEST(PlanTransition, MapsEmptyGpusOfB) {
 TEST(MergeReplaced, DestroyThenCreateInPlaceBecomesAReconfigure) {
   using namespace transition_internal;
   const Deployment a = DeploymentBuilder("a100-80gb", "parva")
+                           .BareCapacity()
                            .Gpu()
                            .Instance("3g.40gb", 0, "x", 8, 1, 100, 20)
                            .Instance("3g.40gb", 4, "y", 8, 1, 100, 20)
