@@ -59,6 +59,7 @@ Status CheckTarget(const PlanFlags& flags, Deployment& to) {
                                    ": field 'sharing': an MPS plan (GPUs shared whole) "
                                    "has no MIG instances to move; transitions need MIG plans");
   }
+  TESSERA_RETURN_IF_ERROR(CheckFlagsApply(flags.input, false, "transition (MIG plans)"));
   TESSERA_ASSIGN_OR_RETURN(Problem problem,
                            LoadProblem(flags.input, false, to.rule_recorded ? &to.rule : nullptr));
   AdoptRule(to, flags.to, problem.rule());
@@ -138,7 +139,8 @@ int RunCheck(const CheckFlags& flags) {
 constexpr const char* kTransitionFooter =
     "A transition moves a running cluster from deployment A to deployment B in phases\n"
     "of steps (create, destroy or reconfigure a MIG instance) without dropping any\n"
-    "service below its floor, min(its rate in A, its rate in B). Its JSON is\n"
+    "service below its floor, min(its rate in A, its rate in B), counting each\n"
+    "instance for its SLO-safe capacity (as planners and the validator do). Its JSON is\n"
     "\"format\": \"tessera-transition\", version 1 (docs/transitions.md).\n\n"
     "Planning (this command): B must serve the new scenario (the validator, under B's\n"
     "rule). B's GPUs are mapped onto the cluster (A's GPUs, then spare GPUs numbered\n"

@@ -224,6 +224,10 @@ TEST_F(TransitionPlanCliTest, BadInputsExit2WithOneLine) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_TRUE(o.err.starts_with("tessera: error: " + P("day.json") + ": does not serve ")) << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  // An MPS flag does not apply to MIG transitions.
+  o = Tessera(Transition(Scenario("s6"), "day.json") + " --price 3");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--price"), std::string::npos) << o.err;
   o = Tessera(Transition(Scenario("s6"), "day.json") + " --spare-gpus -1");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("--spare-gpus"), std::string::npos) << o.err;
