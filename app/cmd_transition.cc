@@ -66,7 +66,7 @@ Status CheckTarget(const PlanFlags& flags, Deployment& to) {
   const std::vector<Violation> violations = ValidateDeployment(to, problem);
   if (violations.empty()) return Status::Ok();
   std::string first = FormatViolations({violations.front()});
-  while (!first.empty() && (first.back() == '\n' || first.back() == ' ')) first.pop_back();
+  first.pop_back();  // the line's newline: the message is one line
   return Status::InvalidArgument(
       fmt::format("{}: does not serve {}: {} violation(s), the first: {}", flags.to,
                   flags.input.scenario, violations.size(), first));

@@ -257,9 +257,10 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
   const TransitionCapacity shares(from, to);
   for (const GpuAssignment& g : from.gpus) {
     for (const Instance& in : g.instances) {
-      live[{g.index, in.start}] = {in.service, shares.Of(in)};
+      const double capacity = shares.Of(in);
+      live[{g.index, in.start}] = {in.service, capacity};
       ++count[g.index];
-      cap[in.service] += shares.Of(in);
+      cap[in.service] += capacity;
     }
   }
   int nonempty = static_cast<int>(
@@ -304,8 +305,9 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
         continue;
       }
       if (step.action == StepAction::kCreate && count[step.gpu]++ == 0) ++nonempty;
-      live[{step.gpu, step.start}] = {step.service, shares.Of(step)};
-      cap[step.service] += shares.Of(step);
+      const double capacity = shares.Of(step);
+      live[{step.gpu, step.start}] = {step.service, capacity};
+      cap[step.service] += capacity;
       changed.push_back(&step.service);
     }
     for (const std::string* name : changed) observe(*name);

@@ -185,7 +185,7 @@ bool Replay::LoadStart() {
       }
       state.push_back({profile, in.start, in.service, in.model, in.batch, in.procs,
                        in.throughput_rps, shares_.Of(in)});
-      capacity_[in.service] += shares_.Of(in);
+      capacity_[in.service] += state.back().capacity;
     }
     if (Status s = CheckLayout(*gpu_, Placements(state)); !s.ok()) {
       Violation(fmt::format("start state (A): GPU {}: {} (rule a)", g.index, s.message()));
