@@ -54,6 +54,14 @@ inline constexpr DurationRange kConsolidation{kMinute, kYear, true};
 // replay --mecc-window: the look-back window of arrivals.
 inline constexpr DurationRange kMeccWindow{1, kYear};
 
+// agent --ready-timeout: how long a serving process may take to answer ready
+// (loading a large model takes minutes); --drain-timeout: how long a drained
+// process may take to finish (0 = kill at once); --interval: the wait between
+// two reconciles of a running agent.
+inline constexpr DurationRange kReadyTimeout{kMillisecond, kHour};
+inline constexpr DurationRange kDrainTimeout{0, kHour, true};
+inline constexpr DurationRange kReconcileInterval{100 * kMillisecond, kDay};
+
 // simulate --burst-on-share is a share, not a time: [kMinBurstOnShare, 1].
 // Below it the rate while "on" (rate / share) spaces arrivals closer than a
 // double resolves over a day.

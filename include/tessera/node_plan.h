@@ -45,36 +45,35 @@ inline constexpr int kMaxProcessesPerInstance = 48;
 
 // How serving processes and MPS daemons are started on a node.
 struct ServingSettings {
-  std::string model_repository = "/models";  // Triton's --model-repository
-  int base_port = 20000;                     // first port of the node's processes
+  std::string model_repository = "/models";   // Triton's --model-repository
+  int base_port = 20000;                      // first port of the node's processes
   std::string mps_root = "/run/tessera/mps";  // <root>/gpu<g>-start<s>/{pipe,log}
   // argv templates; placeholders (ExpandCommand): {model_repository},
   // {model} (the Triton model name: the service), {model_config} ("b<batch>",
   // Triton's --model-config-name), {batch}, {http_port}, {grpc_port},
   // {metrics_port}, {service}, {gpu}, {start}, {process}, {pipe_directory},
   // {log_directory}.
-  std::vector<std::string> command = {
-      "tritonserver",
-      "--model-repository={model_repository}",
-      "--model-control-mode=explicit",
-      "--load-model={model}",
-      "--model-config-name={model_config}",
-      "--http-port={http_port}",
-      "--grpc-port={grpc_port}",
-      "--metrics-port={metrics_port}"};
+  std::vector<std::string> command = {"tritonserver",
+                                      "--model-repository={model_repository}",
+                                      "--model-control-mode=explicit",
+                                      "--load-model={model}",
+                                      "--model-config-name={model_config}",
+                                      "--http-port={http_port}",
+                                      "--grpc-port={grpc_port}",
+                                      "--metrics-port={metrics_port}"};
   std::vector<std::string> mps_command = {"nvidia-cuda-mps-control", "-d"};
 };
 
 struct NodeProcess {
-  int index = 0;          // 0 .. procs - 1 within its instance
-  std::string name;       // unique on the node: "<service>-gpu<g>-start<s>-p<index>"
+  int index = 0;     // 0 .. procs - 1 within its instance
+  std::string name;  // unique on the node: "<service>-gpu<g>-start<s>-p<index>"
   int batch = 1;
   int active_thread_percentage = 100;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
   int http_port = 0;
   int grpc_port = 0;
   int metrics_port = 0;
-  std::string model_config;           // "b<batch>"
-  std::vector<std::string> command;   // ExpandCommand(serving.command, ...)
+  std::string model_config;          // "b<batch>"
+  std::vector<std::string> command;  // ExpandCommand(serving.command, ...)
 };
 
 struct NodeInstance {
@@ -95,8 +94,8 @@ struct NodeInstance {
 };
 
 struct NodeGpu {
-  int index = 0;          // local: the NVML device index on the node
-  int cluster_index = 0;  // the deployment's (or transition's) GPU index
+  int index = 0;                        // local: the NVML device index on the node
+  int cluster_index = 0;                // the deployment's (or transition's) GPU index
   std::vector<NodeInstance> instances;  // sorted by start
 };
 

@@ -74,13 +74,13 @@ struct NvmlGpuInstance {
 
 struct NvmlGpu {
   int index = 0;
-  std::string name;  // "NVIDIA A100-SXM4-80GB"
-  std::string uuid;  // "GPU-..."
-  bool mig_enabled = false;          // current MIG mode
-  bool mig_pending_enabled = false;  // pending MIG mode (after a reset)
-  bool mig_supported = false;        // false: the GPU has no MIG at all
-  std::vector<NvmlProfile> profiles;          // empty when MIG is off
-  std::vector<NvmlGpuInstance> instances;     // sorted by start
+  std::string name;                        // "NVIDIA A100-SXM4-80GB"
+  std::string uuid;                        // "GPU-..."
+  bool mig_enabled = false;                // current MIG mode
+  bool mig_pending_enabled = false;        // pending MIG mode (after a reset)
+  bool mig_supported = false;              // false: the GPU has no MIG at all
+  std::vector<NvmlProfile> profiles;       // empty when MIG is off
+  std::vector<NvmlGpuInstance> instances;  // sorted by start
 };
 
 class Nvml {

@@ -1,0 +1,280 @@
+// `tessera agent`: the node agent (node_agent.h). `agent --node N --plan
+// nodeplan.json --state-dir DIR` reconciles the node to its NodePlan (once
+// with --once, else every --interval until SIGTERM); with --transition it
+// runs the node's part of a transition; `agent inventory` lists the GPUs and
+// MIG instances NVML reports, read-only.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "durations.h"
+#include "tessera/node_agent.h"
+#include "tessera/node_plan.h"
+#include "tessera/nvml.h"
+#include "tessera/text_io.h"
+#include "tessera/transition_format.h"
+
+namespace tessera::cli {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void OnStop(int) { g_stop = 1; }
+
+struct AgentFlags {
+  std::string node;
+  std::string plan;
+  std::string state_dir;
+  std::string nvml = kDefaultNvmlLibrary;
+  bool once = false;
+  std::string transition;
+  int phase = 0;  // 0 = every phase
+  std::string serve_command;
+  std::string mps_command;
+  std::string mps_quit_command = "nvidia-cuda-mps-control";
+  bool no_serving = false;
+  double ready_timeout_s = 120;
+  double drain_timeout_s = 30;
+  double interval_s = 30;
+  std::string format = "text";
+  bool quiet = false;
+};
+
+struct InventoryFlags {
+  std::string nvml = kDefaultNvmlLibrary;
+  std::string format = "text";
+  std::string output = "-";
+};
+
+// A command flag's words, split at spaces (no shell quoting: a command that
+// needs it goes in a script); "none" = no command.
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.size() == 1 && words[0] == "none") words.clear();
+  return words;
+}
+
+std::string ReportJson(const NodePlan& plan, const AgentReport& report) {
+  nlohmann::ordered_json j;
+  j["node"] = plan.node;
+  j["converged"] = report.converged;
+  j["phases_run"] = report.phases_run;
+  j["phases_skipped"] = report.phases_skipped;
+  j["steps"] = nlohmann::ordered_json::array();
+  for (const AgentStep& s : report.steps) {
+    nlohmann::ordered_json step = {{"op", s.op},       {"gpu", s.gpu},       {"profile", s.profile},
+                                   {"start", s.start}, {"detail", s.detail}, {"ok", s.ok}};
+    if (!s.ok) step["error"] = s.error;
+    j["steps"].push_back(step);
+  }
+  j["notes"] = report.notes;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string ReportText(const NodePlan& plan, const AgentReport& report, bool transition) {
+  int failed = 0;
+  for (const AgentStep& s : report.steps) failed += s.ok ? 0 : 1;
+  std::string out = fmt::format("node {}: {}, {} step(s) run, {} failed", plan.node,
+                                report.converged ? "converged to its plan" : "NOT converged",
+                                report.steps.size(), failed);
+  if (transition) {
+    out +=
+        fmt::format("; {} phase(s) run, {} done before", report.phases_run, report.phases_skipped);
+  }
+  out += "\n";
+  for (const AgentStep& s : report.steps) {
+    if (!s.ok) out += "  failed: " + s.op + ": " + s.error + "\n";
+  }
+  for (const std::string& note : report.notes) out += "  note: " + note + "\n";
+  return out;
+}
+
+Result<NodePlan> ReadPlan(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(path));
+  return ParseNodePlanJson(text, path);
+}
+
+int RunAgent(const AgentFlags& flags) {
+  if (flags.node.empty() || flags.plan.empty() || flags.state_dir.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "agent: --node, --plan and --state-dir are required (or run `tessera agent inventory`); "
+        "see tessera agent --help"));
+  }
+  if (flags.phase != 0 && flags.transition.empty()) {
+    return ReportError(Status::InvalidArgument("agent: --phase needs --transition"));
+  }
+  Result<NodePlan> plan = ReadPlan(flags.plan);
+  if (!plan.ok()) return ReportError(plan.status());
+  std::optional<Transition> transition;
+  if (!flags.transition.empty()) {
+    Result<std::string> text = ReadTextFile(flags.transition);
+    if (!text.ok()) return ReportError(text.status());
+    Result<Transition> parsed = ParseTransitionJson(*text, flags.transition);
+    if (!parsed.ok()) return ReportError(parsed.status());
+    transition = std::move(*parsed);
+  }
+  AgentOptions options;
+  options.state_dir = flags.state_dir;
+  options.serve_command = Words(flags.serve_command);
+  options.mps_command = Words(flags.mps_command);
+  options.mps_quit_command = Words(flags.mps_quit_command);
+  options.serving = !flags.no_serving;
+  options.ready_timeout_s = flags.ready_timeout_s;
+  options.drain_timeout_s = flags.drain_timeout_s;
+  AgentProgress progress;
+  if (!flags.quiet)
+    progress = [](const std::string& line) { PrintMessage("tessera: agent: " + line + "\n"); };
+  const NodePlan shown = *plan;
+  Result<std::unique_ptr<NodeAgent>> agent =
+      NodeAgent::Open(flags.node, std::move(*plan), flags.nvml, options, progress);
+  if (!agent.ok()) return ReportError(agent.status());
+  std::signal(SIGTERM, OnStop);
+  std::signal(SIGINT, OnStop);
+  while (true) {
+    Result<AgentReport> report =
+        transition
+            ? (*agent)->RunTransition(*transition, flags.transition,
+                                      flags.phase ? std::optional<int>(flags.phase) : std::nullopt)
+            : (*agent)->Reconcile();
+    if (!report.ok()) return ReportError(report.status());
+    const std::string out = flags.format == "json"
+                                ? ReportJson(shown, *report)
+                                : EscapeMessage(ReportText(shown, *report, transition.has_value()));
+    std::cout << out << std::flush;
+    if (flags.once || transition) return report->converged ? kExitOk : kExitInfeasible;
+    const Deadline next(SystemClock(), flags.interval_s);
+    while (!g_stop && !next.Passed()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_stop) return report->converged ? kExitOk : kExitInfeasible;
+  }
+}
+
+int RunInventory(const InventoryFlags& flags) {
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open(flags.nvml);
+  if (!nvml.ok()) return ReportError(nvml.status());
+  Result<std::vector<NvmlGpu>> gpus = ReadInventory(**nvml);
+  if (!gpus.ok()) return ReportError(gpus.status());
+  const std::string out = flags.format == "json" ? FormatInventoryJson(*gpus)
+                                                 : EscapeMessage(FormatInventoryText(*gpus));
+  if (Status s = WriteOutput(flags.output, out); !s.ok()) return ReportError(s);
+  return kExitOk;
+}
+
+constexpr const char* kAgentFooter =
+    "The node agent makes one node run its NodePlan (written by `tessera deploy`, one per\n"
+    "node: DIR/nodes/<node>.json). It loads NVML at run time (--nvml; no CUDA needed to\n"
+    "build), reads every GPU instance, compute instance and process it started, and\n"
+    "converges the node to the plan by (GPU, profile, start):\n"
+    "  not in the plan:  drain -> stop processes -> stop the MPS daemon -> destroy the\n"
+    "                    compute instances -> destroy the GPU instance\n"
+    "  new in the plan:  create the GPU instance at its start -> create its compute\n"
+    "                    instance -> start the MPS daemon -> start the serving processes\n"
+    "                    -> wait until GET /v2/health/ready answers 200\n"
+    "It owns the MIG state of every GPU of the node with MIG on, and never changes the\n"
+    "MIG mode: a GPU the plan uses with MIG off is an error saying how to provision it.\n\n"
+    "Crash safety: each step is journaled in --state-dir (journal.jsonl) before and after\n"
+    "it runs; killed at any point and started again, the agent converges with no orphan\n"
+    "or duplicate instance and no process left behind. Run twice, the second run does\n"
+    "nothing. --transition runs the node's steps of a transition phase by phase (done\n"
+    "phases are kept in the state dir; --phase K runs one phase, for a coordinator),\n"
+    "then converges to --plan, which must be the node after it (`tessera deploy\n"
+    "--deployment B.json --transition T.json`).\n\n"
+    "Commands (--serve-command, --mps-command) are split at spaces and take the\n"
+    "NodePlan placeholders {model_repository} {model} {model_config} {batch} {http_port}\n"
+    "{grpc_port} {metrics_port} {service} {gpu} {start} {process} {pipe_directory}\n"
+    "{log_directory}. Each process gets CUDA_VISIBLE_DEVICES=<MIG UUID>,\n"
+    "CUDA_MPS_PIPE_DIRECTORY, and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (clients) or\n"
+    "CUDA_MPS_LOG_DIRECTORY (the daemon); logs go to DIR/logs/.\n\n"
+    "Exit codes: 0 the node runs its plan; 3 some step failed (each is listed with its\n"
+    "GPU, profile and start, and NVML's error); 2 bad input (plan, flags, MIG mode off,\n"
+    "NVML not loadable, another agent on the state dir).\n\n"
+    "Examples:\n"
+    "  tessera deploy --deployment plan.json --out deploy\n"
+    "  sudo tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir "
+    "/var/lib/tessera --once\n"
+    "  tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir st \\\n"
+    "      --nvml build/libtessera-fake-nvml.so --once    # on the fake NVML\n"
+    "  tessera agent --node node-0 --plan B/nodes/node-0.json --state-dir /var/lib/tessera \\\n"
+    "      --transition T.json\n"
+    "  tessera agent inventory --format json";
+
+constexpr const char* kInventoryFooter =
+    "Read-only: lists every GPU NVML reports with its MIG mode and, when MIG is on, its\n"
+    "GPU instances (profile, profile ID, placement start:size as `nvidia-smi mig -lgi`\n"
+    "prints it), their compute instances and MIG device UUIDs (`nvidia-smi -L`). It\n"
+    "never creates, destroys or changes anything.\n\n"
+    "Examples:\n"
+    "  tessera agent inventory\n"
+    "  tessera agent inventory --format json -o inventory.json\n"
+    "  TESSERA_FAKE_NVML_STATE=st.json TESSERA_FAKE_NVML_DEVICES=a100-80gb*2 \\\n"
+    "      tessera agent inventory --nvml build/libtessera-fake-nvml.so";
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "agent", "Make a node run its NodePlan through NVML, MPS and serving processes");
+  cmd->footer(kAgentFooter);
+  cmd->require_subcommand(0, 1);
+  auto flags = std::make_shared<AgentFlags>();
+  cmd->add_option("--node", flags->node, "This node's name, as the NodePlan names it");
+  cmd->add_option("--plan", flags->plan,
+                  "The node's NodePlan JSON (tessera deploy: nodes/<node>.json)");
+  cmd->add_option("--state-dir", flags->state_dir,
+                  "Journal, lock, logs and MIG UUID files (created if missing)");
+  cmd->add_option("--nvml", flags->nvml, "NVML library to load")->capture_default_str();
+  cmd->add_flag("--once", flags->once, "Reconcile once and exit (default: every --interval)");
+  cmd->add_option("--transition", flags->transition,
+                  "Run this node's steps of a transition JSON (tessera transition), then converge");
+  cmd->add_option("--phase", flags->phase, "With --transition: run only phase K (1-based)")
+      ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--serve-command", flags->serve_command,
+                  "Serving command template (default: the plan's tritonserver command)");
+  cmd->add_option("--mps-command", flags->mps_command,
+                  "MPS control daemon command (default: the plan's, nvidia-cuda-mps-control -d)");
+  cmd->add_option("--mps-quit-command", flags->mps_quit_command,
+                  "Gets \"quit\" on stdin to stop a daemon; none = only signals")
+      ->capture_default_str();
+  cmd->add_flag("--no-serving", flags->no_serving,
+                "MIG instances and MPS daemons only (pods run the servers)");
+  cmd->add_option("--ready-timeout", flags->ready_timeout_s,
+                  "How long a serving process may take to be ready")
+      ->transform(DurationFlag(kReadyTimeout))
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", flags->drain_timeout_s,
+                  "SIGTERM, then SIGKILL after this long")
+      ->transform(DurationFlag(kDrainTimeout))
+      ->capture_default_str();
+  cmd->add_option("--interval", flags->interval_s, "Time between reconciles without --once")
+      ->transform(DurationFlag(kReconcileInterval))
+      ->capture_default_str();
+  cmd->add_option("--format", flags->format, "Report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
+
+  CLI::App* inventory =
+      cmd->add_subcommand("inventory", "List GPUs, MIG mode and MIG instances (read-only)");
+  inventory->footer(kInventoryFooter);
+  auto inv = std::make_shared<InventoryFlags>();
+  inventory->add_option("--nvml", inv->nvml, "NVML library to load")->capture_default_str();
+  inventory->add_option("--format", inv->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  inventory->add_option("-o,--output", inv->output, "Output file (- = stdout)");
+  inventory->callback([inv, &exit_code] { exit_code = RunInventory(*inv); });
+  cmd->callback([cmd, flags, &exit_code] {
+    if (cmd->got_subcommand("inventory")) return;
+    exit_code = RunAgent(*flags);
+  });
+}
+
+}  // namespace tessera::cli
