@@ -38,7 +38,7 @@ struct AgentFlags {
   int phase = 0;  // 0 = every phase
   std::string serve_command;
   std::string mps_command;
-  std::string mps_quit_command = "nvidia-cuda-mps-control";
+  std::string mps_control_command = "nvidia-cuda-mps-control";
   bool no_serving = false;
   double ready_timeout_s = 120;
   double drain_timeout_s = 30;
@@ -126,7 +126,7 @@ int RunAgent(const AgentFlags& flags) {
   options.state_dir = flags.state_dir;
   options.serve_command = Words(flags.serve_command);
   options.mps_command = Words(flags.mps_command);
-  options.mps_quit_command = Words(flags.mps_quit_command);
+  options.mps_control_command = Words(flags.mps_control_command);
   options.serving = !flags.no_serving;
   options.ready_timeout_s = flags.ready_timeout_s;
   options.drain_timeout_s = flags.drain_timeout_s;
@@ -240,8 +240,9 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
                   "Serving command template (default: the plan's tritonserver command)");
   cmd->add_option("--mps-command", flags->mps_command,
                   "MPS control daemon command (default: the plan's, nvidia-cuda-mps-control -d)");
-  cmd->add_option("--mps-quit-command", flags->mps_quit_command,
-                  "Gets \"quit\" on stdin to stop a daemon; none = only signals")
+  cmd->add_option("--mps-control-command", flags->mps_control_command,
+                  "MPS control: \"get_server_list\" before clients start, \"quit\" to stop a "
+                  "daemon (on stdin); none = neither")
       ->capture_default_str();
   cmd->add_flag("--no-serving", flags->no_serving,
                 "MIG instances and MPS daemons only (pods run the servers)");

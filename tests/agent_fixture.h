@@ -36,7 +36,7 @@ namespace tessera::testing {
 // The commands the agent runs in place of the real MPS daemon and Triton.
 inline std::string StandinFlags() {
   const std::string s = TESSERA_STANDIN;
-  return "--mps-command '" + s + " mps -d' --mps-quit-command '" + s + " mps-quit' " +
+  return "--mps-command '" + s + " mps -d' --mps-control-command '" + s + " mps-control' " +
          "--serve-command '" + s +
          " serve --http-port={http_port} --model={model} --batch={batch}' "
          "--ready-timeout 20s --drain-timeout 5s --quiet";

@@ -52,9 +52,12 @@ struct AgentOptions {
   // placeholders); empty = the plan's.
   std::vector<std::string> serve_command;
   std::vector<std::string> mps_command;
-  // Run with "quit" on its stdin, in the daemon's environment, to stop an
-  // MPS control daemon before any process left is signalled; empty = none.
-  std::vector<std::string> mps_quit_command = {"nvidia-cuda-mps-control"};
+  // The MPS control command, run in a daemon's CUDA_MPS_PIPE_DIRECTORY with
+  // one command on its stdin: "get_server_list" until it succeeds, before
+  // any client starts (a client that finds no daemon runs without MPS), and
+  // "quit" to stop the daemon before any process left is signalled. Empty:
+  // neither (the daemon is only started and signalled).
+  std::vector<std::string> mps_control_command = {"nvidia-cuda-mps-control"};
   bool serving = true;           // false: MIG and MPS only (pods run the servers)
   double ready_timeout_s = 120;  // per serving process
   double drain_timeout_s = 30;   // SIGTERM, then SIGKILL after this long

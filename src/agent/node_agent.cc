@@ -49,6 +49,9 @@ Status MakeDirectories(const std::string& path) {
   return Status::Ok();
 }
 
+// How long one MPS control command may take.
+constexpr double kControlTimeoutS = 10;
+
 std::string GpuLabel(const NvmlGpu& gpu) {
   return fmt::format("GPU {} ({}, {})", gpu.index, gpu.name, gpu.uuid);
 }
@@ -90,6 +93,9 @@ class NodeAgent::Impl {
   // Stops the units in `names` (serving ones drained first).
   Status StopUnits(AgentReport& report, int gpu, int start, const std::string& profile,
                    const std::vector<std::string>& names);
+  // Polls the MPS control command with "get_server_list" until the daemon
+  // of `instance` answers (a client that finds no daemon runs without MPS).
+  Status WaitForDaemon(const NodeInstance& instance);
   // Makes `target` run at its place on `gpu`.
   Status Ensure(AgentReport& report, int gpu, const NodeInstance& target);
   std::vector<UnitSpec> UnitsOf(int gpu, const NodeInstance& instance,
@@ -322,25 +328,25 @@ Status NodeAgent::Impl::StopUnits(AgentReport& report, int gpu, int start,
   Status first;
   for (const std::string& name : ordered) {
     const bool mps = name.rfind("mps:", 0) == 0;
-    Status s =
-        Step(report, {mps ? "stop-mps" : "drain", gpu, profile, start, name},
-             [&]() -> Result<std::string> {
-               if (mps && !options_.mps_quit_command.empty()) {
-                 const auto units = supervisor_.Scan();
-                 const auto unit = units.find(name);
-                 if (unit != units.end()) {
-                   // `quit` reaches the daemon through its pipe directory.
-                   Status quit = supervisor_.RunToEnd(
-                       options_.mps_quit_command,
-                       {{"CUDA_MPS_PIPE_DIRECTORY", unit->second.pipe_directory}}, "quit\n", 10);
-                   if (!quit.ok() && progress_) progress_("note: " + quit.message());
-                 }
-               }
-               if (supervisor_.Terminate(name, options_.drain_timeout_s)) {
-                 return std::string("exited");
-               }
-               return std::string("still running after the drain time");
-             });
+    Status s = Step(report, {mps ? "stop-mps" : "drain", gpu, profile, start, name},
+                    [&]() -> Result<std::string> {
+                      if (mps && !options_.mps_control_command.empty()) {
+                        const auto units = supervisor_.Scan();
+                        const auto unit = units.find(name);
+                        if (unit != units.end()) {
+                          // `quit` reaches the daemon through its pipe directory.
+                          Status quit = supervisor_.RunToEnd(
+                              options_.mps_control_command,
+                              {{"CUDA_MPS_PIPE_DIRECTORY", unit->second.pipe_directory}}, "quit\n",
+                              kControlTimeoutS);
+                          if (!quit.ok() && progress_) progress_("note: " + quit.message());
+                        }
+                      }
+                      if (supervisor_.Terminate(name, options_.drain_timeout_s)) {
+                        return std::string("exited");
+                      }
+                      return std::string("still running after the drain time");
+                    });
     if (s.ok()) {
       s = Step(report, {"stop-process", gpu, profile, start, name}, [&]() -> Result<std::string> {
         TESSERA_RETURN_IF_ERROR(supervisor_.Kill(name));
@@ -376,6 +382,23 @@ Status NodeAgent::Impl::TearDown(AgentReport& report, int gpu, const NvmlGpuInst
                 fs::remove(fmt::format("{}/mig/{}.uuid", state_dir_, PlaceName(gpu, gi.start)), ec);
                 return std::string();
               });
+}
+
+Status NodeAgent::Impl::WaitForDaemon(const NodeInstance& instance) {
+  if (options_.mps_control_command.empty()) return Status::Ok();
+  const Deadline deadline(*options_.clock, options_.ready_timeout_s);
+  while (true) {
+    Status answered = supervisor_.RunToEnd(options_.mps_control_command,
+                                           {{"CUDA_MPS_PIPE_DIRECTORY", instance.pipe_directory}},
+                                           "get_server_list\n", kControlTimeoutS);
+    if (answered.ok()) return answered;
+    if (deadline.Passed()) {
+      return Status::IoError(
+          fmt::format("the MPS control daemon in {} does not answer after {} s: {}",
+                      instance.pipe_directory, options_.ready_timeout_s, answered.message()));
+    }
+    ::usleep(50 * 1000);
+  }
 }
 
 Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance& target) {
@@ -455,13 +478,19 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
   TESSERA_RETURN_IF_ERROR(MakeDirectories(target.log_directory));
   const auto running = supervisor_.Scan();
   std::vector<const UnitSpec*> started;
+  bool daemon_answers = false;  // the daemon answered since this run looked
   for (const UnitSpec& unit : want) {
     if (running.count(unit.name) > 0) continue;
     const bool mps = unit.name.rfind("mps:", 0) == 0;
     TESSERA_RETURN_IF_ERROR(Step(
         report, {mps ? "start-mps" : "start-process", gpu, target.profile, target.start, unit.name},
         [&]() -> Result<std::string> {
+          // The first client also waits for a daemon that an earlier (killed)
+          // agent started and this run found running.
+          if (!mps && !daemon_answers) TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
           TESSERA_RETURN_IF_ERROR(supervisor_.Start(unit));
+          if (mps) TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
+          daemon_answers = true;
           return std::string();
         }));
     if (!mps) started.push_back(&unit);

@@ -52,7 +52,7 @@ class NodeAgentTest : public ::testing::Test {
     AgentOptions o;
     o.state_dir = dir_ + "/state";
     o.mps_command = {TESSERA_STANDIN, "mps", "-d"};
-    o.mps_quit_command = {TESSERA_STANDIN, "mps-quit"};
+    o.mps_control_command = {TESSERA_STANDIN, "mps-control"};
     o.serve_command = {TESSERA_STANDIN, "serve", "--http-port={http_port}"};
     o.ready_timeout_s = 20;
     o.drain_timeout_s = 5;

@@ -70,7 +70,7 @@ TEST_F(SupervisorTest, ADaemonThatForksAwayIsStillFoundAndStoppedByQuit) {
     ::usleep(10000);
   }
   ASSERT_EQ(s.Scan().count("mps:gpu0-start4"), 1u);
-  ASSERT_TRUE(s.RunToEnd({TESSERA_STANDIN, "mps-quit"},
+  ASSERT_TRUE(s.RunToEnd({TESSERA_STANDIN, "mps-control"},
                          {{"CUDA_MPS_PIPE_DIRECTORY", dir_ + "/pipe"}}, "quit\n", 10)
                   .ok());
   EXPECT_TRUE(s.Terminate("mps:gpu0-start4", 5));

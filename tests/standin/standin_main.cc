@@ -7,8 +7,10 @@
 //       CUDA_VISIBLE_DEVICES=MIG-... and an existing CUDA_MPS_PIPE_DIRECTORY
 //       and CUDA_MPS_LOG_DIRECTORY; writes <pipe>/standin-mps.pid; -d forks
 //       into the background as `nvidia-cuda-mps-control -d` does.
-//   tessera-standin mps-quit      reads "quit" on stdin and stops the daemon
-//       of CUDA_MPS_PIPE_DIRECTORY, as `echo quit | nvidia-cuda-mps-control`.
+//   tessera-standin mps-control   the control command of the daemon of
+//       CUDA_MPS_PIPE_DIRECTORY, as `nvidia-cuda-mps-control` with a command on
+//       stdin: "get_server_list" exits 0 while the daemon runs, 1 when none
+//       does; "quit" stops it.
 //   tessera-standin serve --http-port=N [--ready-after-ms=M] [--any=value...]
 //       a serving process: needs CUDA_VISIBLE_DEVICES=MIG-..., a running
 //       stand-in daemon in CUDA_MPS_PIPE_DIRECTORY, and
@@ -102,11 +104,12 @@ int DaemonPid() {
   return pid > 0 && ::kill(pid, 0) == 0 ? pid : 0;
 }
 
-int MpsQuit() {
+int MpsControl() {
   std::string command;
   std::getline(std::cin, command);
-  if (command != "quit") return Fail("mps-quit: expected 'quit' on stdin, got '" + command + "'");
   const int pid = DaemonPid();
+  if (command == "get_server_list") return pid > 0 ? 0 : 1;
+  if (command != "quit") return Fail("mps-control: unknown command '" + command + "'");
   if (pid > 0) ::kill(pid, SIGTERM);
   return 0;
 }
@@ -166,7 +169,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const double lifetime_s = std::atof(Flag(argc, argv, "lifetime-s", "600").c_str());
   if (mode == "mps") return Mps(argc > 2 && std::string(argv[2]) == "-d", lifetime_s);
-  if (mode == "mps-quit") return MpsQuit();
+  if (mode == "mps-control") return MpsControl();
   if (mode == "serve") return Serve(argc, argv, lifetime_s);
-  return Fail("usage: tessera-standin mps [-d] | mps-quit | serve --http-port=N");
+  return Fail("usage: tessera-standin mps [-d] | mps-control | serve --http-port=N");
 }
