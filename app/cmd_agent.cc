@@ -154,6 +154,13 @@ int RunAgent(const AgentFlags& flags) {
     const Deadline next(SystemClock(), flags.interval_s);
     while (!g_stop && !next.Passed()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (g_stop) return report->converged ? kExitOk : kExitInfeasible;
+    // The plan file may have changed (a ConfigMap update): the next round
+    // converges to it; a plan that does not read or fit is reported and the
+    // last good one kept.
+    Result<NodePlan> next_plan = ReadPlan(flags.plan);
+    Status adopted = next_plan.ok() ? (*agent)->SetPlan(std::move(*next_plan)) : next_plan.status();
+    if (!adopted.ok())
+      PrintMessage("tessera: agent: keeping the last plan: " + adopted.message() + "\n");
   }
 }
 

@@ -102,6 +102,10 @@ class NodeAgent {
   // Converges the node to the plan (see the file comment).
   Result<AgentReport> Reconcile();
 
+  // Replaces the plan (a running agent whose plan file changed), checked
+  // against the machine as Open checks it; on error the old plan stays.
+  Status SetPlan(NodePlan plan);
+
   // Runs the steps of `transition` whose cluster GPU lies on this node,
   // phase by phase (only phase `only_phase`, 1-based, when given; a
   // coordinator runs every node's phase k before any node's phase k + 1),

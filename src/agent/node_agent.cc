@@ -73,6 +73,7 @@ class NodeAgent::Impl {
   ~Impl() { ::close(lock_fd_); }
 
   Status CheckMachine(AgentReport& report);
+  Status SetPlan(NodePlan plan);
   Status ApplyCommandOverrides();
   Result<AgentReport> Reconcile(AgentReport report);
   Result<AgentReport> RunTransition(const Transition& t, const std::string& source,
@@ -172,6 +173,23 @@ NodeAgent::NodeAgent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 NodeAgent::~NodeAgent() = default;
 
 Result<AgentReport> NodeAgent::Reconcile() { return impl_->Reconcile(AgentReport{}); }
+
+Status NodeAgent::SetPlan(NodePlan plan) { return impl_->SetPlan(std::move(plan)); }
+
+Status NodeAgent::Impl::SetPlan(NodePlan plan) {
+  if (plan.node != plan_.node) {
+    return Status::InvalidArgument(fmt::format("the new plan is for node {}, this agent runs {}",
+                                               QuoteForMessage(plan.node),
+                                               QuoteForMessage(plan_.node)));
+  }
+  NodePlan old = std::move(plan_);
+  plan_ = std::move(plan);
+  AgentReport unused;
+  Status s = ApplyCommandOverrides();
+  if (s.ok()) s = CheckMachine(unused);
+  if (!s.ok()) plan_ = std::move(old);
+  return s;
+}
 
 Result<AgentReport> NodeAgent::RunTransition(const Transition& transition,
                                              const std::string& source,
