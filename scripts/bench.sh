@@ -130,3 +130,46 @@ if [ -d "$D" ]; then
   echo "stressed:                 $(run_median 21 "$build/tessera" replay --nodes $D/openb_node_list_gpu_node.csv \
     --pods $D/openb_pod_list_default.csv --compare --format json --gpus-per-host 1 --lifetime none)"
 fi
+
+if [ -f "$build/libtessera-fake-nvml.so" ] && [ -x "$build/tessera-standin" ]; then
+  echo
+  echo "== whole process: tessera agent on the fake NVML, stand-in MPS daemons and servers (median of 5"
+  echo "   runs, ms): S3's node plan applied to an empty 8-GPU node, run again (nothing to do), and the"
+  echo "   day-to-night transition from S3's plan to S3-night's"
+  work=$(mktemp -d)
+  s=$PWD/$build/tessera-standin
+  "$build/tessera" plan --scenario examples/scenarios/s3.yaml --format json -o "$work/day.json"
+  "$build/tessera" plan --scenario examples/scenarios/s3-night.yaml --format json -o "$work/night.json"
+  "$build/tessera" transition --scenario examples/scenarios/s3-night.yaml --from "$work/day.json" \
+    --to "$work/night.json" --spare-gpus 1 --format json -o "$work/t.json" 2>/dev/null
+  "$build/tessera" deploy --deployment "$work/day.json" --out "$work/day" --base-port 44000 \
+    --mps-root "$work/mps" >/dev/null
+  "$build/tessera" deploy --deployment "$work/night.json" --transition "$work/t.json" \
+    --out "$work/night" --base-port 44000 --mps-root "$work/mps" >/dev/null
+  agent() {  # agent PLAN [flags...] on the machine of $work
+    local plan=$1; shift
+    TESSERA_FAKE_NVML_STATE="$work/nvml.json" TESSERA_FAKE_NVML_DEVICES='a100-80gb*8' \
+      "$build/tessera" agent --node node-0 --plan "$plan" --state-dir "$work/state" \
+      --nvml "$build/libtessera-fake-nvml.so" --mps-command "$s mps -d" \
+      --mps-control-command "$s mps-control" --serve-command "$s serve --http-port={http_port}" \
+      --drain-timeout 5s --quiet "$@"
+  }
+  fresh() {  # an empty machine: no instance, no process of the agent's
+    for pid in $(grep -l "TESSERA_AGENT_STATE_DIR=$work/state" /proc/[0-9]*/environ 2>/dev/null |
+      cut -d/ -f3); do kill -KILL "$pid" 2>/dev/null || true; done
+    rm -rf "$work/state" "$work/nvml.json" "$work/nvml.json.lock"
+  }
+  apply_fresh() { fresh; agent "$work/day/nodes/node-0.json" --once; }
+  transition_fresh() {
+    fresh; agent "$work/day/nodes/node-0.json" --once >/dev/null 2>&1
+    local t0 t1; t0=$(date +%s%N)
+    agent "$work/night/nodes/node-0.json" --transition "$work/t.json" >/dev/null 2>&1
+    t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )) >>"$work/transition_us"
+  }
+  echo "apply S3 (empty node):      $(run_median 5 apply_fresh)"
+  echo "again (converged):          $(run_median 5 agent "$work/day/nodes/node-0.json" --once)"
+  for _ in 1 2 3 4 5; do transition_fresh; done
+  echo "transition day -> night:    $(sort -n "$work/transition_us" | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}')"
+  fresh
+  rm -rf "$work"
+fi
