@@ -5,7 +5,8 @@
 //
 //   util -> gpu -> profile -> workload -> plan -> planners -> transition
 //        -> {simulate, online} -> emit -> agent -> control -> app
-//   util -> nvml -> agent   (nvml only declares NVML's API and loads it)
+//   util -> gpu -> nvml -> agent   (nvml declares NVML's API and loads it; its fake
+//                                  library enforces the catalog's MIG rules)
 //
 // (the simulator replays a transition plan, so transition sits below it).
 // Floors on one level (simulate, online) must not include each other.
@@ -54,7 +55,7 @@ const std::vector<FloorSpec>& FloorSpecs() {
   static const std::vector<FloorSpec> specs = {
       {"util", {}},
       {"gpu", {"util"}},
-      {"nvml", {"util"}},
+      {"nvml", {"gpu"}},
       {"profile", {"gpu"}},
       {"workload", {"profile"}},
       {"plan", {"workload"}},
