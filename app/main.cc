@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       "  tessera gpus --gpu a100-80gb --layouts\n"
       "  tessera simulate --scenario examples/scenarios/s3.yaml --deployment plan.json\n"
       "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n"
-      "  tessera replay --nodes NODES.csv --pods PODS.csv --compare\n\n"
+      "  tessera replay --nodes NODES.csv --pods PODS.csv --compare\n"
+      "  tessera deploy --deployment plan.json --scenario examples/scenarios/s3.yaml --out "
+      "deploy\n\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddGenCommand(app, exit_code);
   tessera::cli::AddIgniterCommand(app, exit_code);
   tessera::cli::AddTransitionCommand(app, exit_code);
+  tessera::cli::AddDeployCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
