@@ -28,7 +28,11 @@ run: build-cli
 	./$(BUILD_DIR)/tessera plan --scenario $(SCENARIO) --svg $(BUILD_DIR)/plan.svg
 	@echo "SVG of every GPU written to $(BUILD_DIR)/plan.svg"
 
+# The Python validators of deploy's artifacts (tests/deploy/, ctest's
+# DeployValidators) run in $(BUILD_DIR)/pyenv: created here, before ctest
+# starts its parallel tests, and only when missing or stale.
 test: build
+	@./scripts/pyenv.sh $(BUILD_DIR)/pyenv
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The unit, CLI and hostile-input tests again, built with AddressSanitizer and

@@ -20,6 +20,7 @@
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "tessera/text_io.h"
+#include "tessera/validator.h"
 
 namespace tessera::cli {
 
@@ -384,6 +385,21 @@ void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRul
   PrintMessage("tessera: note: " + path +
                " records no latency rule (it predates plans recording theirs); using " +
                DescribeRule(rule) + "\n");
+}
+
+Result<Problem> CheckPlanServes(const InputFlags& input, const std::string& path, Deployment& plan,
+                                std::string_view command) {
+  TESSERA_RETURN_IF_ERROR(CheckFlagsApply(input, false, command));
+  TESSERA_ASSIGN_OR_RETURN(Problem problem,
+                           LoadProblem(input, false, plan.rule_recorded ? &plan.rule : nullptr));
+  AdoptRule(plan, path, problem.rule());
+  const std::vector<Violation> violations = ValidateDeployment(plan, problem);
+  if (violations.empty()) return problem;
+  std::string first = FormatViolations({violations.front()});
+  first.pop_back();  // the line's newline: the message is one line
+  return Status::InvalidArgument(
+      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", path, input.scenario,
+                  violations.size(), first));
 }
 
 Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario) {

@@ -120,6 +120,14 @@ std::string InputsSource(const InputFlags& flags, bool mps);
 // recorded rule stays.
 void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRule& rule);
 
+// The MIG plan `plan` (read from `path`) must serve the scenario of `input`:
+// the validator, under the plan's own rule (AdoptRule gives a plan without
+// one the flags' rule). MPS flags are errors naming `command`. Returns the
+// problem (the scenario's rates and SLOs); InvalidArgument "<path>: does
+// not serve <scenario>: N violation(s), the first: ..." otherwise.
+Result<Problem> CheckPlanServes(const InputFlags& input, const std::string& path, Deployment& plan,
+                                std::string_view command);
+
 // The one MIG GPU model of a run: `gpu_flag` (--gpu) if given, else the
 // scenario's `gpu`, else a100-80gb. NotFound names --gpu or the scenario
 // file; a GPU without MIG is an InvalidArgument that says how to plan it.

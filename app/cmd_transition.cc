@@ -16,7 +16,6 @@
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
 #include "tessera/transition_svg.h"
-#include "tessera/validator.h"
 
 namespace tessera::cli {
 namespace {
@@ -59,17 +58,7 @@ Status CheckTarget(const PlanFlags& flags, Deployment& to) {
                                    ": field 'sharing': an MPS plan (GPUs shared whole) "
                                    "has no MIG instances to move; transitions need MIG plans");
   }
-  TESSERA_RETURN_IF_ERROR(CheckFlagsApply(flags.input, false, "transition (MIG plans)"));
-  TESSERA_ASSIGN_OR_RETURN(Problem problem,
-                           LoadProblem(flags.input, false, to.rule_recorded ? &to.rule : nullptr));
-  AdoptRule(to, flags.to, problem.rule());
-  const std::vector<Violation> violations = ValidateDeployment(to, problem);
-  if (violations.empty()) return Status::Ok();
-  std::string first = FormatViolations({violations.front()});
-  first.pop_back();  // the line's newline: the message is one line
-  return Status::InvalidArgument(
-      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", flags.to,
-                  flags.input.scenario, violations.size(), first));
+  return CheckPlanServes(flags.input, flags.to, to, "transition (MIG plans)").status();
 }
 
 int RunPlan(const PlanFlags& flags) {

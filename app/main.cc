@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
       "  tessera simulate --scenario examples/scenarios/s3.yaml --deployment plan.json\n"
       "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n"
       "  tessera replay --nodes NODES.csv --pods PODS.csv --compare\n"
+      "  tessera deploy --deployment plan.json --scenario examples/scenarios/s3.yaml --out "
+      "deploy\n"
       "  tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir st --once\n\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddGenCommand(app, exit_code);
   tessera::cli::AddIgniterCommand(app, exit_code);
   tessera::cli::AddTransitionCommand(app, exit_code);
+  tessera::cli::AddDeployCommand(app, exit_code);
   tessera::cli::AddAgentCommand(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -157,6 +157,20 @@ inline constexpr InputRange kClusterGpuIndex{0, 1'000'000, false, true};
 // plan from scratch.
 inline constexpr InputRange kMaxExtraGpus{0, 100'000, false, true};
 
+// ---- Deployment artifacts: deploy's flags, the NodePlan JSON --------------
+
+// GPUs of one node (deploy --gpus-per-node, a NodePlan's gpus_per_node): 16
+// keeps every port of the ports rule (node_plan.h) within 65535 from a
+// base port of 20000.
+inline constexpr InputRange kGpusPerNode{1, 16, false, true};
+// A TCP port: deploy --base-port, a NodePlan's base_port and each process's
+// ports (the ports rule must also keep the highest one within range).
+inline constexpr InputRange kPort{1, 65535, false, true};
+// A NodePlan's node_index.
+inline constexpr InputRange kNodeIndex{0, 1'000'000, false, true};
+// A serving process's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+inline constexpr InputRange kThreadPercentage{1, 100, false, true};
+
 }  // namespace limits
 }  // namespace tessera
 

@@ -1,0 +1,228 @@
+"""Validators of `tessera deploy`'s artifacts, run by `make test` (ctest's
+DeployValidators, in the venv of scripts/pyenv.sh).
+
+Plans S3 and S6 (examples/scenarios/) with the built binary
+($TESSERA_BINARY), deploys each into a temporary folder, then checks:
+  * every Kubernetes manifest against the API schemas that
+    kubernetes-validate bundles, strict (unknown fields fail);
+  * every Triton config.pbtxt and configs/*.pbtxt parsed into Triton's own
+    ModelConfig protobuf (tritonclient) and its fields checked;
+  * mig-parted.yaml against the fields of mig-parted's api/spec/v1 (a small
+    checker written from its documentation);
+and that each validator rejects a deliberately broken document.
+"""
+
+import copy
+import os
+import pathlib
+import subprocess
+
+import kubernetes_validate
+import pytest
+import yaml
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
+
+# A Kubernetes version kubernetes-validate 1.37.0 bundles schemas for.
+K8S_VERSION = "1.36.0"
+
+SOURCE_DIR = pathlib.Path(
+    os.environ.get("TESSERA_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+SCENARIOS = ["s3", "s6"]
+
+
+def binary():
+    path = os.environ.get("TESSERA_BINARY")
+    if not path:
+        pytest.fail("TESSERA_BINARY is not set (ctest's DeployValidators sets it)")
+    return path
+
+
+def run(*args):
+    result = subprocess.run([binary(), *args], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"tessera {' '.join(args)}: {result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="session", params=SCENARIOS)
+def deployed(request, tmp_path_factory):
+    """The folder `tessera deploy` wrote for one scenario's plan."""
+    scenario = SOURCE_DIR / "examples" / "scenarios" / f"{request.param}.yaml"
+    work = tmp_path_factory.mktemp(request.param)
+    plan = work / "plan.json"
+    run("plan", "--scenario", str(scenario), "--format", "json", "-o", str(plan))
+    out = work / "deploy"
+    run("deploy", "--deployment", str(plan), "--scenario", str(scenario), "--out", str(out))
+    return out
+
+
+# ---- Kubernetes ------------------------------------------------------------------
+
+
+def validate_manifest(obj):
+    """Raises kubernetes_validate.ValidationError (or a schema error) if invalid."""
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def manifests(folder):
+    files = sorted((folder / "k8s").glob("*.yaml"))
+    assert files, f"no manifests under {folder}/k8s"
+    return files
+
+
+def test_every_manifest_is_valid(deployed):
+    kinds = set()
+    for path in manifests(deployed):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        assert len(docs) == 1, path
+        validate_manifest(docs[0])
+        kinds.add(docs[0]["kind"])
+    assert kinds == {"Namespace", "ConfigMap", "DaemonSet", "Service", "Deployment"}
+
+
+def agent(folder):
+    return yaml.safe_load((folder / "k8s" / "20-agent-daemonset.yaml").read_text())
+
+
+def test_broken_manifests_are_rejected(deployed):
+    unknown = agent(deployed)
+    unknown["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    wrong_type = agent(deployed)
+    wrong_type["spec"]["template"]["spec"]["hostPID"] = "no"
+    no_image = agent(deployed)
+    del no_image["spec"]["template"]["spec"]["containers"][0]["name"]
+    for broken in (unknown, wrong_type, no_image):
+        with pytest.raises(Exception):
+            validate_manifest(broken)
+
+
+def test_node_plan_config_maps_hold_the_node_plans(deployed):
+    for path in sorted((deployed / "nodes").glob("*.json")):
+        node = path.stem
+        cm = yaml.safe_load((deployed / "k8s" / f"10-nodeplan-{node}.yaml").read_text())
+        assert cm["data"]["nodeplan.json"] == path.read_text()
+
+
+# ---- Triton ----------------------------------------------------------------------
+
+
+def check_triton_config(text, service):
+    """The parsed ModelConfig; raises on a parse error or a wrong field."""
+    config = text_format.Parse(text, model_config_pb2.ModelConfig())
+    assert config.name == service
+    assert config.backend == "onnxruntime"
+    assert config.max_batch_size >= 1
+    assert list(config.dynamic_batching.preferred_batch_size) == [config.max_batch_size]
+    assert config.dynamic_batching.max_queue_delay_microseconds >= 0
+    assert len(config.instance_group) == 1
+    group = config.instance_group[0]
+    assert group.count == 1
+    assert group.kind == model_config_pb2.ModelInstanceGroup.KIND_GPU
+    assert list(group.gpus) == [0]
+    return config
+
+
+def test_every_triton_config_is_valid(deployed):
+    services = sorted(p for p in (deployed / "triton").iterdir() if p.is_dir())
+    assert services
+    for folder in services:
+        main = check_triton_config((folder / "config.pbtxt").read_text(), folder.name)
+        batches = []
+        for path in sorted((folder / "configs").glob("b*.pbtxt")):
+            config = check_triton_config(path.read_text(), folder.name)
+            assert path.stem == f"b{config.max_batch_size}"
+            batches.append(config.max_batch_size)
+        assert batches and main.max_batch_size == max(batches)
+
+
+def test_broken_triton_configs_are_rejected(deployed):
+    folder = next(p for p in (deployed / "triton").iterdir() if p.is_dir())
+    good = (folder / "config.pbtxt").read_text()
+    check_triton_config(good, folder.name)
+    broken = [
+        good.replace("max_batch_size", "max_batch_sise"),  # unknown field
+        good.replace("KIND_GPU", "KIND_TPU"),  # unknown enum value
+        good.replace("gpus: [ 0 ]", "gpus: [ 1 ]"),  # another device
+        good.replace("preferred_batch_size: [", "preferred_batch_size: [ 1,"),
+    ]
+    for text in broken:
+        assert text != good
+        with pytest.raises(Exception):
+            check_triton_config(text, folder.name)
+
+
+# ---- mig-parted ------------------------------------------------------------------
+
+SPEC_KEYS = {"devices", "device-filter", "mig-enabled", "mig-devices"}
+
+
+def check_mig_parted(doc):
+    """mig-parted's api/spec/v1 (reference §3.1); raises ValueError."""
+    if not isinstance(doc, dict) or set(doc) != {"version", "mig-configs"}:
+        raise ValueError(f"top-level keys must be version and mig-configs: {doc!r:.80}")
+    if doc["version"] != "v1":
+        raise ValueError("version must be v1")
+    configs = doc["mig-configs"]
+    if not isinstance(configs, dict) or not configs:
+        raise ValueError("mig-configs must be a non-empty map")
+    for name, specs in configs.items():
+        if not isinstance(name, str) or not isinstance(specs, list) or not specs:
+            raise ValueError(f"{name}: must be a non-empty list of specs")
+        for spec in specs:
+            if not isinstance(spec, dict) or not set(spec) <= SPEC_KEYS:
+                raise ValueError(f"{name}: unknown keys {set(spec) - SPEC_KEYS}")
+            devices = spec.get("devices")
+            if devices != "all" and not (
+                    isinstance(devices, list) and devices
+                    and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                            for d in devices)):
+                raise ValueError(f"{name}: devices must be 'all' or a list of ints")
+            if "device-filter" in spec:
+                f = spec["device-filter"]
+                if not (isinstance(f, str) or (isinstance(f, list)
+                                               and all(isinstance(x, str) for x in f))):
+                    raise ValueError(f"{name}: device-filter must be a string or list")
+            if not isinstance(spec.get("mig-enabled"), bool):
+                raise ValueError(f"{name}: mig-enabled must be a bool")
+            mig_devices = spec.get("mig-devices")
+            if spec["mig-enabled"]:
+                if not isinstance(mig_devices, dict):
+                    raise ValueError(f"{name}: mig-devices is required when enabled")
+                for profile, count in mig_devices.items():
+                    if not isinstance(profile, str) or not isinstance(count, int) \
+                            or isinstance(count, bool) or count < 0:
+                        raise ValueError(f"{name}: mig-devices {profile!r}: {count!r}")
+            elif mig_devices:
+                raise ValueError(f"{name}: mig-devices must be empty when disabled")
+
+
+def test_mig_parted_config_is_valid(deployed):
+    doc = yaml.safe_load((deployed / "mig-parted.yaml").read_text())
+    check_mig_parted(doc)
+    nodes = sorted(p.stem for p in (deployed / "nodes").glob("*.json"))
+    assert sorted(doc["mig-configs"]) == [f"tessera-{n}" for n in nodes]
+
+
+def test_broken_mig_parted_configs_are_rejected(deployed):
+    good = yaml.safe_load((deployed / "mig-parted.yaml").read_text())
+    check_mig_parted(good)
+    name = next(iter(good["mig-configs"]))
+
+    def broken(change):
+        doc = copy.deepcopy(good)
+        change(doc, doc["mig-configs"][name][0])
+        return doc
+
+    cases = [
+        broken(lambda d, s: d.update(version="v2")),
+        broken(lambda d, s: d.update({"mig-configs": {}})),
+        broken(lambda d, s: s.update(devices=7)),  # a bare integer (mig-parted#44)
+        broken(lambda d, s: s.update({"mig-enabled": "yes"})),
+        broken(lambda d, s: s.pop("mig-devices")),
+        broken(lambda d, s: s.update({"mig-devices": {"1g.10gb": -1}})),
+        broken(lambda d, s: s.update({"mig-enabled": False})),  # devices listed while disabled
+        broken(lambda d, s: s.update(placement=0)),
+    ]
+    for doc in cases:
+        with pytest.raises(ValueError):
+            check_mig_parted(doc)
