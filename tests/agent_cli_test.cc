@@ -163,7 +163,8 @@ TEST_F(AgentCliTest, InventoryListsPlacementsAndChangesNothing) {
   EXPECT_NE(o.out.find("GPU 0: "), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("MIG on"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("MIG-"), std::string::npos) << o.out;
-  const auto& first = ReadJson(NodePlan("day"))["gpus"][0]["instances"][0];
+  const nlohmann::json day = ReadJson(NodePlan("day"));
+  const nlohmann::json& first = day["gpus"][0]["instances"][0];
   EXPECT_NE(o.out.find(first["profile"].get<std::string>()), std::string::npos) << o.out;
   EXPECT_EQ(ReadAll(fake_state_), before);
 }

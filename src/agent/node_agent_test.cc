@@ -53,7 +53,7 @@ class NodeAgentTest : public ::testing::Test {
     o.state_dir = dir_ + "/state";
     o.mps_command = {TESSERA_STANDIN, "mps", "-d"};
     o.mps_control_command = {TESSERA_STANDIN, "mps-control"};
-    o.serve_command = {TESSERA_STANDIN, "serve", "--http-port={http_port}"};
+    o.serve_command = {TESSERA_STANDIN, "serve", "--http-port={http_port}", "--batch={batch}"};
     o.ready_timeout_s = 20;
     o.drain_timeout_s = 5;
     return o;
