@@ -8,6 +8,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev pkg-config
+  # The deployment validators' virtual environment (scripts/pyenv.sh).
+  python3-venv
 )
 # `setup.sh --fuzz` (make fuzz): clang and its libFuzzer runtime too.
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-dev); fi
