@@ -22,6 +22,11 @@
 // a function of the place alone, so a transition's create step gets the same
 // ports as the NodePlan lists for that instance.
 //
+// MIG UUID files: once an instance exists, the agent (--state-dir D) writes
+// its MIG device UUID to D/mig/gpu<g>-start<s>.uuid (MigUuidPath,
+// deploy_artifacts.h); the serving pods of `tessera deploy` read it for
+// CUDA_VISIBLE_DEVICES (docs/deployment.md).
+//
 // JSON ("format": "tessera-nodeplan", "version": 1): 2-space indent, a final
 // newline, doubles rounded to 4 decimals (integers when integral).
 //
@@ -145,10 +150,12 @@ std::string FormatNodePlanJson(const NodePlan& plan);
 
 // Strict, as every Tessera JSON parser: unknown, duplicate or missing keys,
 // wrong types, numbers outside their input limits, a GPU model or profile
-// the catalog does not know, a profile_id or memory_slices that contradicts
-// the catalog, an instance overlapping another on its GPU or at a start the
-// profile does not allow, duplicate local GPU indices or process names, and
-// ports out of 1..65535 or used twice are InvalidArgument naming `source`
+// the catalog does not know, a profile_id, memory_slices or compute_slices
+// that contradicts the catalog, an instance overlapping another on its GPU or
+// at a start the profile does not allow, a local GPU index outside
+// 0..gpus_per_node - 1, a processes list whose length is not procs or whose
+// index is not its position, duplicate local GPU indices or process names,
+// and ports out of 1..65535 or used twice are InvalidArgument naming `source`
 // and the JSON path, e.g. "n.json: gpus[0].instances[1].start: ...".
 Result<NodePlan> ParseNodePlanJson(std::string_view text, std::string_view source);
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hostile/hostile_case.h"
@@ -581,6 +582,63 @@ void OutputCases(std::vector<HostileCase>& out) {
 
 }  // namespace
 
+// ---- deploy: its flags and inputs ------------------------------------------------
+
+// Every case is bad input, so deploy must exit 2 having written nothing
+// (no --out folder either). The NodePlan parser's hostile inputs are in
+// src/emit/node_plan_test.cc: no command reads a NodePlan yet.
+void DeployCases(std::vector<HostileCase>& out) {
+  const std::string plan = ReadSource("tests/golden/deployment_small.json");
+  const std::string deploy = "deploy --deployment d.json --out o";
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},  {"zero", "0"},   {"huge", "1e300"},
+      {"nan", "nan"}, {"text", "abc"}, {"int64", "18446744073709551617"},
+  };
+  for (const auto& [flag, name] : std::vector<std::pair<std::string, std::string>>{
+           {"--gpus-per-node", "gpus_per_node"}, {"--base-port", "base_port"}}) {
+    for (const auto& [tag, value] : values) {
+      Add(out, {"deploy_" + name + "_" + tag,
+                {{"d.json", plan}},
+                deploy + " " + flag + " " + value,
+                flag,
+                {2}});
+    }
+  }
+  const std::vector<std::tuple<std::string, std::string, std::string>> flags = {
+      {"nodes_upper", "--nodes Bad_Name", "--nodes"},
+      {"nodes_dash", "--nodes a,-b", "--nodes"},
+      {"nodes_twice", "--nodes a,a", "--nodes"},
+      {"nodes_long", "--nodes " + std::string(64, 'a'), "--nodes"},
+      {"namespace_bad", "--namespace Bad", "--namespace"},
+      {"mps_root_relative", "--mps-root run/mps", "--mps-root"},
+      {"model_repository_empty", "--model-repository ''", "--model-repository"},
+      {"driver_lib_relative", "--driver-lib-dir lib", "--driver-lib-dir"},
+      {"triton_image_empty", "--triton-image ''", "--triton-image"},
+      {"agent_image_space", "--agent-image 'a b'", "--agent-image"},
+      {"base_port_too_high", "--base-port 65000", "base port"},
+      {"format_bad", "--format yaml", "--format"},
+      {"coeffs", "--coeffs c.json", "--coeffs"},
+  };
+  for (const auto& [tag, args, names] : flags) {
+    Add(out, {"deploy_" + tag, {{"d.json", plan}}, deploy + " " + args, names, {2}});
+  }
+  Add(out, {"deploy_plan_garbage", {{"d.json", Garbage(5, 512)}}, deploy, "d.json", {2}});
+  Add(out, {"deploy_plan_missing", {}, deploy, "d.json", {2}});
+  Add(out, {"deploy_transition_garbage",
+            {{"d.json", plan}, {"t.json", Garbage(6, 512)}},
+            deploy + " --transition t.json",
+            "t.json",
+            {2}});
+  Add(out, {"deploy_transition_unmapped",
+            {{"d.json", plan},
+             {"t.json", Replace(kTransition, "\"gpu_map\": {\"0\": 0, \"1\": 1}",
+                                "\"gpu_map\": {\"0\": 0}")}},
+            deploy + " --transition t.json",
+            "t.json",
+            {2}});
+  Add(out, {"deploy_out_is_file", {{"d.json", plan}, {"o", "x"}}, deploy, "--out", {2}});
+}
+
 std::vector<HostileCase> AllCases() {
   std::vector<HostileCase> cases;
   ScenarioCases(cases);
@@ -592,6 +650,7 @@ std::vector<HostileCase> AllCases() {
   MpsCases(cases);
   OtherCommandCases(cases);
   OutputCases(cases);
+  DeployCases(cases);
   std::set<std::string> names;
   for (const HostileCase& c : cases) {
     if (!names.insert(c.name).second) throw std::logic_error("duplicate hostile case " + c.name);
