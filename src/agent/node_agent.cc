@@ -52,6 +52,22 @@ Status MakeDirectories(const std::string& path) {
 // How long one MPS control command may take.
 constexpr double kControlTimeoutS = 10;
 
+// Writes `content` to `path` through a temporary file renamed over it, so a
+// kill never leaves half a file; IoError naming the path and `what`.
+Status WriteAtomically(const std::string& path, const std::string& content,
+                       const std::string& what) {
+  {
+    std::ofstream out(path + ".tmp", std::ios::trunc | std::ios::binary);
+    out << content;
+    out.flush();
+    if (!out) return Status::IoError(path + ".tmp: cannot write " + what);
+  }
+  std::error_code ec;
+  fs::rename(path + ".tmp", path, ec);
+  if (ec) return Status::IoError(path + ": cannot write " + what + ": " + ec.message());
+  return Status::Ok();
+}
+
 std::string GpuLabel(const NvmlGpu& gpu) {
   return fmt::format("GPU {} ({}, {})", gpu.index, gpu.name, gpu.uuid);
 }
@@ -97,6 +113,8 @@ class NodeAgent::Impl {
   // Polls the MPS control command with "get_server_list" until the daemon
   // of `instance` answers (a client that finds no daemon runs without MPS).
   Status WaitForDaemon(const NodeInstance& instance);
+  // <state-dir>/mig/gpu<g>-start<s>.uuid holds `uuid` (replaced atomically).
+  Status WriteUuidFile(int gpu, int start, const std::string& uuid);
   // Makes `target` run at its place on `gpu`.
   Status Ensure(AgentReport& report, int gpu, const NodeInstance& target);
   std::vector<UnitSpec> UnitsOf(int gpu, const NodeInstance& instance,
@@ -402,6 +420,14 @@ Status NodeAgent::Impl::TearDown(AgentReport& report, int gpu, const NvmlGpuInst
               });
 }
 
+Status NodeAgent::Impl::WriteUuidFile(int gpu, int start, const std::string& uuid) {
+  TESSERA_RETURN_IF_ERROR(MakeDirectories(state_dir_ + "/mig"));
+  const std::string path = fmt::format("{}/mig/{}.uuid", state_dir_, PlaceName(gpu, start));
+  Result<std::string> known = ReadTextFile(path);
+  if (known.ok() && *known == uuid + "\n") return Status::Ok();
+  return WriteAtomically(path, uuid + "\n", "the MIG UUID file");
+}
+
 Status NodeAgent::Impl::WaitForDaemon(const NodeInstance& instance) {
   if (options_.mps_control_command.empty()) return Status::Ok();
   const Deadline deadline(*options_.clock, options_.ready_timeout_s);
@@ -463,16 +489,6 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
     gi->compute_instances = {made};
   }
   const std::string uuid = gi->compute_instances.front().uuid;
-  // The MIG UUID of the place, for what runs outside the agent (pods).
-  TESSERA_RETURN_IF_ERROR(MakeDirectories(state_dir_ + "/mig"));
-  const std::string uuid_file =
-      fmt::format("{}/mig/{}.uuid", state_dir_, PlaceName(gpu, target.start));
-  Result<std::string> known = ReadTextFile(uuid_file);
-  if (!known.ok() || *known != uuid + "\n") {
-    std::ofstream(uuid_file + ".tmp") << uuid << "\n";
-    fs::rename(uuid_file + ".tmp", uuid_file);
-  }
-
   const std::vector<UnitSpec> want = UnitsOf(gpu, target, uuid);
   // Units at this place that are not wanted as they run: stopped.
   std::vector<std::string> stale;
@@ -513,8 +529,11 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
         }));
     if (!mps) started.push_back(&unit);
   }
+  // The MIG UUID of the place, for serving pods (docs/deployment.md, "The
+  // MIG UUID file contract"): written once its MPS daemon runs.
+  TESSERA_RETURN_IF_ERROR(WriteUuidFile(gpu, target.start, uuid));
   // What this run started is waited for here; a process an earlier agent
-  // started is waited for by the final check (CheckConverged).
+  // started is waited for by Reconcile's final check.
   for (const NodeProcess& process : target.processes) {
     const std::string name = ServeUnit(process);
     if (std::none_of(started.begin(), started.end(),
@@ -669,18 +688,8 @@ Status NodeAgent::Impl::SaveProgress(const std::string& id, const std::set<int>&
   nlohmann::ordered_json j;
   j["transition"] = id;
   j["phases_done"] = done;
-  const std::string path = state_dir_ + "/transition.json";
-  {
-    std::ofstream out(path + ".tmp", std::ios::trunc);
-    out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) return Status::IoError(path + ".tmp: cannot write the transition's progress");
-  }
-  std::error_code ec;
-  fs::rename(path + ".tmp", path, ec);
-  if (ec)
-    return Status::IoError(path + ": cannot write the transition's progress: " + ec.message());
-  return Status::Ok();
+  return WriteAtomically(state_dir_ + "/transition.json", j.dump(2) + "\n",
+                         "the transition's progress");
 }
 
 Result<AgentReport> NodeAgent::Impl::RunTransition(const Transition& t, const std::string& source,
