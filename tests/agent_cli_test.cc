@@ -123,6 +123,26 @@ TEST_F(AgentCliTest, AnNvmlFailureNamesGpuProfileAndStartAndALaterRunConverges) 
   EXPECT_EQ(MachineGeometry(), PlanGeometry(ReadJson(NodePlan("day"))));
 }
 
+TEST_F(AgentCliTest, AGpuLostWhileDestroyingIsReportedAndTheJournalStaysClosed) {
+  Plan("s3.yaml", "day");
+  Plan("s3-night.yaml", "night");
+  Deploy("day");
+  Deploy("night");
+  ASSERT_EQ(OnMachine(AgentArgs(NodePlan("day").string()) + " --once").exit_code, 0);
+  // The night plan, applied by reconcile, destroys some of the day's instances.
+  Outcome o =
+      TesseraEnv(MachineEnv() + "TESSERA_FAKE_NVML_FAIL=nvmlGpuInstanceDestroy:1+:GPU_IS_LOST ",
+                 AgentArgs(NodePlan("night").string()) + " --once");
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_NE(o.out.find("failed: destroy-gpu-instance: GPU "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << o.out;
+  ExpectJournalClosed();
+  o = OnMachine(AgentArgs(NodePlan("night").string()) + " --once");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(MachineGeometry(), PlanGeometry(ReadJson(NodePlan("night"))));
+  EXPECT_EQ(RunningUnits(), PlanUnits(ReadJson(NodePlan("night"))));
+}
+
 TEST_F(AgentCliTest, InstancesAndProcessesOutsideThePlanAreRemoved) {
   Plan("s3.yaml", "day");
   Deploy("day");
