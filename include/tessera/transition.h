@@ -63,6 +63,10 @@ struct TransitionStep {
   std::string from_service;
 };
 
+// The instance a create or reconfigure step leaves at its place (its
+// latency is not part of a step: 0).
+Instance InstanceAfter(const TransitionStep& step);
+
 struct TransitionPhase {
   std::vector<TransitionStep> steps;
 };

@@ -783,16 +783,9 @@ Result<AgentReport> NodeAgent::Impl::RunTransition(const Transition& t, const st
     }
     for (const TransitionStep& step : steps) {
       if (step.action == StepAction::kDestroy || !failed.ok()) continue;
-      Instance instance;
-      instance.profile = step.profile;
-      instance.start = step.start;
-      instance.service = step.service;
-      instance.model = step.model;
-      instance.batch = step.batch;
-      instance.procs = step.procs;
-      instance.throughput_rps = step.throughput_rps;
-      TESSERA_ASSIGN_OR_RETURN(const NodeInstance target,
-                               BuildNodeInstance(plan_.serving, *model_, step.gpu, instance));
+      TESSERA_ASSIGN_OR_RETURN(
+          const NodeInstance target,
+          BuildNodeInstance(plan_.serving, *model_, step.gpu, InstanceAfter(step)));
       failed = Ensure(report, step.gpu, target);
     }
     if (!failed.ok()) {

@@ -28,18 +28,6 @@ struct Life {
   double until_s = kForever;
 };
 
-Instance InstanceOf(const TransitionStep& step) {
-  Instance i;
-  i.profile = step.profile;
-  i.start = step.start;
-  i.service = step.service;
-  i.model = step.model;
-  i.batch = step.batch;
-  i.procs = step.procs;
-  i.throughput_rps = step.throughput_rps;
-  return i;
-}
-
 // A's instances, then every one the transition starts, replayed phase by
 // phase: phase k (1-based) runs over [k, k + 1) steps; its destroys and
 // reconfigures stop taking requests at its start, its creates and
@@ -79,7 +67,8 @@ Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transi
                         "phase {} ends",
                         QuoteForMessage(step.id), step.gpu, step.start, k + 1));
       }
-      lives.push_back({step.gpu, InstanceOf(step), static_cast<double>(k + 2) * step_s, kForever});
+      lives.push_back(
+          {step.gpu, InstanceAfter(step), static_cast<double>(k + 2) * step_s, kForever});
     }
   }
   return lives;

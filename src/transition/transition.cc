@@ -591,4 +591,16 @@ Transition NaiveTransition(const Deployment& from, const Deployment& to,
   return t;
 }
 
+Instance InstanceAfter(const TransitionStep& step) {
+  Instance i;
+  i.profile = step.profile;
+  i.start = step.start;
+  i.service = step.service;
+  i.model = step.model;
+  i.batch = step.batch;
+  i.procs = step.procs;
+  i.throughput_rps = step.throughput_rps;
+  return i;
+}
+
 }  // namespace tessera

@@ -225,19 +225,23 @@ std::string DeviceName(const GpuModel& model) {
                                                      : "NVIDIA " + model.display_name;
 }
 
-void FillProfileInfo(const MigProfile& profile, unsigned* fields) {
-  // fields: id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount,
-  // copyEngineCount, decoderCount, encoderCount, jpegCount, ofaCount.
-  fields[0] = static_cast<unsigned>(profile.id);
-  fields[1] = 0;
-  fields[2] = static_cast<unsigned>(profile.compute_slices);
-  fields[3] = static_cast<unsigned>(profile.max_instances);
-  fields[4] = static_cast<unsigned>(profile.sms);
-  fields[5] = static_cast<unsigned>(profile.compute_slices);
-  fields[6] = profile.media_extensions ? 1u : 0u;
-  fields[7] = 0;
-  fields[8] = profile.media_extensions ? 1u : 0u;
-  fields[9] = profile.media_extensions ? 1u : 0u;
+unsigned long long MemoryMb(const MigProfile& profile);
+
+// The fields nvmlGpuInstanceProfileInfo_t and its v2 share, from the catalog
+// (copy engines = compute slices; media engines only on "+me" profiles).
+template <typename Info>
+void FillProfileInfo(const MigProfile& profile, Info* info) {
+  info->id = static_cast<unsigned>(profile.id);
+  info->isP2pSupported = 0;
+  info->sliceCount = static_cast<unsigned>(profile.compute_slices);
+  info->instanceCount = static_cast<unsigned>(profile.max_instances);
+  info->multiprocessorCount = static_cast<unsigned>(profile.sms);
+  info->copyEngineCount = static_cast<unsigned>(profile.compute_slices);
+  info->decoderCount = profile.media_extensions ? 1u : 0u;
+  info->encoderCount = 0;
+  info->jpegCount = profile.media_extensions ? 1u : 0u;
+  info->ofaCount = profile.media_extensions ? 1u : 0u;
+  info->memorySizeMB = MemoryMb(profile);
 }
 
 unsigned long long MemoryMb(const MigProfile& profile) {
@@ -455,19 +459,7 @@ nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
     const MigProfile* found = ProfileForEnum(*gpu, profile, &r);
     if (!found) return r;
     if (!info) return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned fields[10];
-    FillProfileInfo(*found, fields);
-    info->id = fields[0];
-    info->isP2pSupported = fields[1];
-    info->sliceCount = fields[2];
-    info->instanceCount = fields[3];
-    info->multiprocessorCount = fields[4];
-    info->copyEngineCount = fields[5];
-    info->decoderCount = fields[6];
-    info->encoderCount = fields[7];
-    info->jpegCount = fields[8];
-    info->ofaCount = fields[9];
-    info->memorySizeMB = MemoryMb(*found);
+    FillProfileInfo(*found, info);
     return NVML_SUCCESS;
   });
 })}
@@ -485,19 +477,7 @@ TESSERA_FAKE_EXPORT nvmlReturn_t
         if (info->version != nvmlGpuInstanceProfileInfo_v2) {
           return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
         }
-        unsigned fields[10];
-        FillProfileInfo(*found, fields);
-        info->id = fields[0];
-        info->isP2pSupported = fields[1];
-        info->sliceCount = fields[2];
-        info->instanceCount = fields[3];
-        info->multiprocessorCount = fields[4];
-        info->copyEngineCount = fields[5];
-        info->decoderCount = fields[6];
-        info->encoderCount = fields[7];
-        info->jpegCount = fields[8];
-        info->ofaCount = fields[9];
-        info->memorySizeMB = MemoryMb(*found);
+        FillProfileInfo(*found, info);
         std::memset(info->name, 0, sizeof(info->name));
         std::snprintf(info->name, sizeof(info->name), "MIG %s", found->name.c_str());
         return NVML_SUCCESS;
