@@ -88,13 +88,15 @@ class NodeAgent::Impl {
         supervisor_(state_dir_, *options_.clock) {}
   ~Impl() { ::close(lock_fd_); }
 
-  Status CheckMachine(AgentReport& report);
+  Status CheckMachine();
   Status SetPlan(NodePlan plan);
   Status ApplyCommandOverrides();
   Result<AgentReport> Reconcile(AgentReport report);
   Result<AgentReport> RunTransition(const Transition& t, const std::string& source,
                                     std::optional<int> only_phase);
-  void CloseInterrupted(const std::vector<agent::OpenStep>& open, AgentReport& report);
+  // Closes the steps a killed agent left open; their notes go into the
+  // first report.
+  Status CloseInterrupted(const std::vector<agent::OpenStep>& open);
 
  private:
   // Runs one journaled step; returns its outcome and records it in `report`.
@@ -135,6 +137,7 @@ class NodeAgent::Impl {
   Supervisor supervisor_;
   const GpuModel* model_ = nullptr;
   int device_count_ = 0;
+  std::vector<std::string> notes_;  // for the next report
 };
 
 // ---- Opening: the lock, the journal, NVML, the plan against the machine ----
@@ -180,10 +183,9 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::Open(const std::string& node, Node
   }
   auto impl = std::make_unique<Impl>(std::move(plan), std::move(options), std::move(progress),
                                      std::move(*nvml), lock_fd, std::move(*journal), state_dir);
-  AgentReport unused;
-  impl->CloseInterrupted(open_steps, unused);
+  TESSERA_RETURN_IF_ERROR(impl->CloseInterrupted(open_steps));
   TESSERA_RETURN_IF_ERROR(impl->ApplyCommandOverrides());
-  TESSERA_RETURN_IF_ERROR(impl->CheckMachine(unused));
+  TESSERA_RETURN_IF_ERROR(impl->CheckMachine());
   return std::unique_ptr<NodeAgent>(new NodeAgent(std::move(impl)));
 }
 
@@ -202,9 +204,8 @@ Status NodeAgent::Impl::SetPlan(NodePlan plan) {
   }
   NodePlan old = std::move(plan_);
   plan_ = std::move(plan);
-  AgentReport unused;
   Status s = ApplyCommandOverrides();
-  if (s.ok()) s = CheckMachine(unused);
+  if (s.ok()) s = CheckMachine();
   if (!s.ok()) plan_ = std::move(old);
   return s;
 }
@@ -215,17 +216,18 @@ Result<AgentReport> NodeAgent::RunTransition(const Transition& transition,
   return impl_->RunTransition(transition, source, only_phase);
 }
 
-void NodeAgent::Impl::CloseInterrupted(const std::vector<agent::OpenStep>& open,
-                                       AgentReport& report) {
+Status NodeAgent::Impl::CloseInterrupted(const std::vector<agent::OpenStep>& open) {
   for (const agent::OpenStep& step : open) {
     const std::string note = fmt::format(
         "step {} ({} on GPU {}, {} at start {}) was interrupted by the previous agent's end; "
         "the node is read afresh and converged",
         step.seq, step.subject.op, step.subject.gpu, step.subject.profile, step.subject.start);
-    (void)journal_.End(step.seq, false, "interrupted: the agent ended inside this step", true);
-    report.notes.push_back(note);
+    TESSERA_RETURN_IF_ERROR(
+        journal_.End(step.seq, false, "interrupted: the agent ended inside this step", true));
+    notes_.push_back(note);
     if (progress_) progress_("note: " + note);
   }
+  return Status::Ok();
 }
 
 Status NodeAgent::Impl::ApplyCommandOverrides() {
@@ -246,7 +248,7 @@ Status NodeAgent::Impl::ApplyCommandOverrides() {
 
 Result<NvmlGpu> NodeAgent::Impl::ReadGpu(int index) { return nvml_->ReadGpu(index); }
 
-Status NodeAgent::Impl::CheckMachine(AgentReport& report) {
+Status NodeAgent::Impl::CheckMachine() {
   TESSERA_ASSIGN_OR_RETURN(model_, FindMigGpu(plan_.gpu));
   TESSERA_ASSIGN_OR_RETURN(device_count_, nvml_->DeviceCount());
   for (const NodeGpu& planned : plan_.gpus) {
@@ -281,7 +283,6 @@ Status NodeAgent::Impl::CheckMachine(AgentReport& report) {
       }
     }
   }
-  (void)report;
   return Status::Ok();
 }
 
@@ -591,6 +592,8 @@ bool NodeAgent::Impl::Matches(int gpu_index, const NvmlGpu& gpu,
 }
 
 Result<AgentReport> NodeAgent::Impl::Reconcile(AgentReport report) {
+  report.notes.insert(report.notes.end(), notes_.begin(), notes_.end());
+  notes_.clear();
   TESSERA_RETURN_IF_ERROR(
       journal_.Record("run", {{"mode", "reconcile"}, {"node", plan_.node}, {"pid", ::getpid()}}));
   Status failed;
@@ -747,6 +750,8 @@ Result<AgentReport> NodeAgent::Impl::RunTransition(const Transition& t, const st
   const std::string id = Fnv1a(FormatTransitionJson(t));
   std::set<int> done = LoadProgress(id);
   AgentReport report;
+  report.notes = std::move(notes_);
+  notes_.clear();
   TESSERA_RETURN_IF_ERROR(journal_.Record("run", {{"mode", "transition"},
                                                   {"node", plan_.node},
                                                   {"transition", id},

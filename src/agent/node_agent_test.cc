@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "agent/supervisor.h"
@@ -139,6 +140,26 @@ TEST_F(NodeAgentTest, WithoutServingItRunsMigAndMpsAndWritesTheMigUuids) {
   Result<std::string> uuid = ReadTextFile(dir_ + "/state/mig/gpu0-start4.uuid");
   ASSERT_TRUE(uuid.ok());
   EXPECT_EQ(uuid->rfind("MIG-", 0), 0u) << *uuid;
+}
+
+TEST_F(NodeAgentTest, AStepAKilledAgentLeftOpenIsClosedAndReported) {
+  std::filesystem::create_directories(dir_ + "/state");
+  std::ofstream(dir_ + "/state/journal.jsonl")
+      << "{\"seq\":1,\"event\":\"begin\",\"op\":\"create-gpu-instance\",\"gpu\":0,"
+         "\"profile\":\"3g.40gb\",\"start\":4,\"detail\":\"\"}\n";
+  Result<std::unique_ptr<NodeAgent>> agent = Open(Plan(8), Options());
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  Result<AgentReport> report = (*agent)->Reconcile();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->converged);
+  ASSERT_FALSE(report->notes.empty());
+  EXPECT_NE(report->notes.front().find("step 1 (create-gpu-instance on GPU 0, 3g.40gb at start 4) "
+                                       "was interrupted"),
+            std::string::npos)
+      << report->notes.front();
+  Result<std::string> journal = ReadTextFile(dir_ + "/state/journal.jsonl");
+  ASSERT_TRUE(journal.ok());
+  EXPECT_NE(journal->find("\"of\":1,\"ok\":false,\"interrupted\":true"), std::string::npos);
 }
 
 TEST_F(NodeAgentTest, ThePlansGpusMustExist) {
