@@ -10,6 +10,7 @@
 // starts and readiness waits).
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 
 #include "agent_fixture.h"
@@ -98,6 +99,7 @@ TEST_F(AgentCrashTest, KilledAtTwentyRandomPointsTheAgentConvergesWithNothingOrp
 
   std::mt19937 rng(20261125);
   int killed = 0;
+  std::string points;  // "a12, t40, ...": where each kill fell (apply or transition, line)
   for (int point = 0; point < 20; ++point) {
     const bool transition = point >= 10;
     Fresh();
@@ -107,7 +109,10 @@ TEST_F(AgentCrashTest, KilledAtTwentyRandomPointsTheAgentConvergesWithNothingOrp
     const int total = transition ? transition_lines : apply_lines;
     const int at = std::uniform_int_distribution<int>(1, total - 1)(rng);
     const std::string args = transition ? TransitionArgs() : AgentArgs(Plan("day")) + " --once";
-    killed += KillAfter(args, at) ? 1 : 0;
+    const bool hit = KillAfter(args, at);
+    killed += hit ? 1 : 0;
+    points += (points.empty() ? "" : ", ") + std::string(transition ? "t" : "a") +
+              std::to_string(at) + (hit ? "" : " (ended first)");
     const std::string where = std::string(transition ? "transition" : "apply") +
                               " killed after journal line " + std::to_string(at) + " of " +
                               std::to_string(total);
@@ -118,6 +123,8 @@ TEST_F(AgentCrashTest, KilledAtTwentyRandomPointsTheAgentConvergesWithNothingOrp
   }
   // Nearly every point is reached before the run ends by itself.
   EXPECT_GE(killed, 18);
+  std::cout << "killed at " << killed << " of 20 points (journal lines of an apply: " << apply_lines
+            << ", of a transition: " << transition_lines << "): " << points << "\n";
 }
 
 }  // namespace
