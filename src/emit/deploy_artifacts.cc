@@ -203,6 +203,11 @@ OrderedJson HostPathVolume(const std::string& name, const std::string& path,
   return {{"name", name}, {"hostPath", {{"path", path}, {"type", type}}}};
 }
 
+// Where the agent's container sees the host's driver library folder: apart
+// from the container's own libraries, which a mount over the same path
+// (/usr/lib/x86_64-linux-gnu) would hide.
+constexpr const char* kDriverLibMount = "/run/nvidia/driver-lib";
+
 OrderedJson Mount(const std::string& name, const std::string& path, bool read_only) {
   OrderedJson m = {{"name", name}, {"mountPath", path}};
   if (read_only) m["readOnly"] = true;
@@ -252,7 +257,7 @@ std::string AgentYaml(const std::vector<NodePlan>& plans, const DeployArtifactOp
       {"args",
        {"agent", "--node", "$(NODE_NAME)", "--plan", "/etc/tessera/nodeplans/$(NODE_NAME).json",
         "--state-dir", o.state_dir, "--no-serving", "--nvml",
-        o.driver_lib_dir + "/libnvidia-ml.so.1"}},
+        std::string(kDriverLibMount) + "/libnvidia-ml.so.1"}},
       {"env",
        OrderedJson::array({{{"name", "NODE_NAME"},
                             {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}})},
@@ -262,7 +267,7 @@ std::string AgentYaml(const std::vector<NodePlan>& plans, const DeployArtifactOp
                            Mount("state", o.state_dir, false), Mount("mps", mps_root, false),
                            Mount("dev", "/dev", false),
                            Mount("nvidia-caps", "/proc/driver/nvidia", true),
-                           Mount("driver-lib", o.driver_lib_dir, true)})}};
+                           Mount("driver-lib", kDriverLibMount, true)})}};
   const OrderedJson ds = {
       {"apiVersion", "apps/v1"},
       {"kind", "DaemonSet"},
