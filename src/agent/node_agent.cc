@@ -151,6 +151,9 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::Open(const std::string& node, Node
                     QuoteForMessage(node), QuoteForMessage(plan.node)));
   }
   if (options.state_dir.empty()) return Status::InvalidArgument("--state-dir is required");
+  // NVML first: a library that does not load leaves no state directory behind.
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open(nvml_library);
+  if (!nvml.ok()) return nvml.status();
   TESSERA_RETURN_IF_ERROR(MakeDirectories(options.state_dir));
   std::error_code ec;
   const std::string state_dir = fs::weakly_canonical(fs::absolute(options.state_dir), ec).string();
@@ -175,11 +178,6 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::Open(const std::string& node, Node
   if (!journal.ok()) {
     ::close(lock_fd);
     return journal.status();
-  }
-  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open(nvml_library);
-  if (!nvml.ok()) {
-    ::close(lock_fd);
-    return nvml.status();
   }
   auto impl = std::make_unique<Impl>(std::move(plan), std::move(options), std::move(progress),
                                      std::move(*nvml), lock_fd, std::move(*journal), state_dir);

@@ -639,6 +639,73 @@ void DeployCases(std::vector<HostileCase>& out) {
   Add(out, {"deploy_out_is_file", {{"d.json", plan}, {"o", "x"}}, deploy, "--out", {2}});
 }
 
+// ---- The node agent -----------------------------------------------------------
+
+// The agent reads a NodePlan and a transition before it touches anything; a
+// library that cannot load (the runs below name a missing one) stops it
+// before its state directory is made.
+void AgentCases(std::vector<HostileCase>& out) {
+  const std::string good = ReadSource("tests/golden/deploy_small/nodes/node-0.json");
+  const std::string agent =
+      "agent --node node-0 --plan p.json --state-dir st --nvml ./no-nvml.so --once";
+  std::vector<std::pair<std::string, std::string>> bad = Damaged(good);
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"\"http_port\": 20000", "http_port"},
+      {"\"start\": 0", "start"},
+      {"\"batch\": 8", "batch"},
+      {"\"gpus_per_node\": 8", "gpus_per_node"},
+      {"\"active_thread_percentage\": 50", "active_thread_percentage"},
+  };
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"neg", "-1"},   {"huge", "1e308"}, {"int31", "2147483648"},
+      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", std::string(5000, '[') + std::string(5000, ']')},
+  };
+  for (const auto& [from, field] : fields) {
+    if (good.find(from) == std::string::npos) continue;
+    for (const auto& [tag, value] : values) {
+      const std::string key = from.substr(0, from.find(':'));
+      bad.push_back({field + "_" + tag, Replace(good, from, key + ": " + value)});
+    }
+  }
+  bad.push_back({"format_other", Replace(good, "\"tessera-nodeplan\"", "\"tessera-transition\"")});
+  bad.push_back({"dup_key", Replace(good, "\"version\": 1,", "\"version\": 1, \"version\": 1,")});
+  for (const auto& [tag, text] : bad) {
+    Add(out, {"agent_plan_" + tag, {{"p.json", text}}, agent, "", {2}});
+  }
+  for (const auto& [tag, text] : Damaged(kTransition)) {
+    Add(out, {"agent_transition_" + tag,
+              {{"p.json", good}, {"t.json", text}},
+              agent + " --transition t.json",
+              "",
+              {2}});
+  }
+  const std::vector<std::tuple<std::string, std::string, std::string>> flags = {
+      {"ready_nan", "--ready-timeout nan", "--ready-timeout"},
+      {"ready_zero", "--ready-timeout 0", "--ready-timeout"},
+      {"ready_huge", "--ready-timeout 1e300", "--ready-timeout"},
+      {"drain_neg", "--drain-timeout -1", "--drain-timeout"},
+      {"interval_tiny", "--interval 1e-300", "--interval"},
+      {"phase_zero", "--transition t.json --phase 0", "--phase"},
+      {"phase_huge", "--transition t.json --phase 18446744073709551617", "--phase"},
+      {"phase_alone", "--phase 1", "--phase"},
+      {"format_bad", "--format yaml", "--format"},
+      {"node_other", "--node node-9", "node"},
+  };
+  for (const auto& [tag, args, names] : flags) {
+    Add(out, {"agent_" + tag,
+              {{"p.json", good}, {"t.json", kTransition}},
+              Replace(agent, "--node node-0", "--node node-0 " + args),
+              names,
+              {2}});
+  }
+  Add(out, {"agent_nvml_missing", {{"p.json", good}}, agent, "no-nvml.so", {2}});
+  Add(out, {"agent_inventory_nvml_missing",
+            {},
+            "agent inventory --nvml ./no-nvml.so",
+            "no-nvml.so",
+            {2}});
+}
+
 std::vector<HostileCase> AllCases() {
   std::vector<HostileCase> cases;
   ScenarioCases(cases);
@@ -651,6 +718,7 @@ std::vector<HostileCase> AllCases() {
   OtherCommandCases(cases);
   OutputCases(cases);
   DeployCases(cases);
+  AgentCases(cases);
   std::set<std::string> names;
   for (const HostileCase& c : cases) {
     if (!names.insert(c.name).second) throw std::logic_error("duplicate hostile case " + c.name);
