@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "deployment_builder.h"
+#include "fuzz_mutator.h"
 #include "tessera/gpu_catalog.h"
 
 namespace tessera {
@@ -181,6 +184,40 @@ TEST(NodePlanTest, JsonRoundTrips) {
   EXPECT_EQ(FormatNodePlanJson(*parsed), once);
   EXPECT_EQ(parsed->gpus[0].instances[1].processes[2].command,
             plan.gpus[0].instances[1].processes[2].command);
+}
+
+// Mutants of a valid node plan either parse, and then write and read back
+// the same (and expand their commands), or fail with a message naming the
+// file: never crash. (fuzz/fuzz_node_plan_json.cc does the same unbounded.)
+TEST(NodePlanTest, MutantsFailCleanlyOrRoundTrip) {
+  const std::array<std::string, 10> numbers = {
+      "-1", "NaN", "1e400", "", "\"x\"", "1.5", "null", "[]", "{}", "99999999999999999999"};
+  const std::string bytes = std::string(",\n\"' :{}[]\\\x01\xff", 14) + '\0';
+  const testing::MutationVocabulary vocabulary = {bytes, numbers};
+  const std::string json = FormatNodePlanJson(OnePlan(Small()));
+  std::mt19937 rng(19);
+  int parsed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string mutant = testing::Mutate(json, rng, vocabulary);
+    Result<NodePlan> plan = ParseNodePlanJson(mutant, "m.json");
+    if (!plan.ok()) {
+      EXPECT_TRUE(plan.status().message().starts_with("m.json: ")) << plan.status().message();
+      continue;
+    }
+    ++parsed;
+    const std::string once = FormatNodePlanJson(*plan);
+    Result<NodePlan> again = ParseNodePlanJson(once, "once.json");
+    ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << once;
+    EXPECT_EQ(FormatNodePlanJson(*again), once);
+    for (const NodeGpu& gpu : plan->gpus) {
+      for (const NodeInstance& in : gpu.instances) {
+        for (const NodeProcess& p : in.processes) {
+          (void)ExpandCommand(plan->serving.command, plan->serving, in, p, gpu.index);
+        }
+      }
+    }
+  }
+  EXPECT_GT(parsed, 0);  // some mutants are still node plans
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
