@@ -489,9 +489,11 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
   }
   const std::string uuid = gi->compute_instances.front().uuid;
   const std::vector<UnitSpec> want = UnitsOf(gpu, target, uuid);
-  // Units at this place that are not wanted as they run: stopped.
+  // Units at this place that are not wanted as they run: stopped. One scan
+  // serves the whole decision, and another only when something stopped.
+  std::map<std::string, RunningUnit> running = supervisor_.Scan();
   std::vector<std::string> stale;
-  for (const auto& [name, unit] : supervisor_.Scan()) {
+  for (const auto& [name, unit] : running) {
     if (unit.place != PlaceName(gpu, target.start)) continue;
     const auto spec =
         std::find_if(want.begin(), want.end(), [&](const UnitSpec& u) { return u.name == name; });
@@ -499,17 +501,19 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
   }
   // A changed MPS daemon takes its clients with it.
   if (std::find(stale.begin(), stale.end(), MpsUnit(gpu, target.start)) != stale.end()) {
-    for (const auto& [name, unit] : supervisor_.Scan()) {
+    for (const auto& [name, unit] : running) {
       if (unit.place == PlaceName(gpu, target.start) &&
           std::find(stale.begin(), stale.end(), name) == stale.end()) {
         stale.push_back(name);
       }
     }
   }
-  TESSERA_RETURN_IF_ERROR(StopUnits(report, gpu, target.start, target.profile, stale));
+  if (!stale.empty()) {
+    TESSERA_RETURN_IF_ERROR(StopUnits(report, gpu, target.start, target.profile, stale));
+    running = supervisor_.Scan();
+  }
   TESSERA_RETURN_IF_ERROR(MakeDirectories(target.pipe_directory));
   TESSERA_RETURN_IF_ERROR(MakeDirectories(target.log_directory));
-  const auto running = supervisor_.Scan();
   std::vector<const UnitSpec*> started;
   bool daemon_answers = false;  // the daemon answered since this run looked
   for (const UnitSpec& unit : want) {
