@@ -142,10 +142,10 @@ if [ -f "$build/libtessera-fake-nvml.so" ] && [ -x "$build/tessera-standin" ]; t
   "$build/tessera" plan --scenario examples/scenarios/s3-night.yaml --format json -o "$work/night.json"
   "$build/tessera" transition --scenario examples/scenarios/s3-night.yaml --from "$work/day.json" \
     --to "$work/night.json" --spare-gpus 1 --format json -o "$work/t.json" 2>/dev/null
-  "$build/tessera" deploy --deployment "$work/day.json" --out "$work/day" --base-port 44000 \
+  "$build/tessera" deploy --deployment "$work/day.json" --out "$work/day" --base-port 21000 \
     --mps-root "$work/mps" >/dev/null
   "$build/tessera" deploy --deployment "$work/night.json" --transition "$work/t.json" \
-    --out "$work/night" --base-port 44000 --mps-root "$work/mps" >/dev/null
+    --out "$work/night" --base-port 21000 --mps-root "$work/mps" >/dev/null
   agent() {  # agent PLAN [flags...] on the machine of $work
     local plan=$1; shift
     TESSERA_FAKE_NVML_STATE="$work/nvml.json" TESSERA_FAKE_NVML_DEVICES='a100-80gb*8' \

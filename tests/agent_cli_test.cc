@@ -29,7 +29,7 @@ class AgentCliTest : public AgentTest {
   void Deploy(const std::string& name, const std::string& extra = "") {
     const Outcome o =
         Tessera("deploy --deployment " + (dir_ / (name + ".json")).string() + " --out " +
-                (dir_ / name).string() + " --base-port 24000 --mps-root " +
+                (dir_ / name).string() + " --base-port 21000 --mps-root " +
                 (dir_ / "mps").string() + " " + extra);
     ASSERT_EQ(o.exit_code, 0) << o.err;
   }

@@ -39,7 +39,7 @@ class AgentCrashTest : public AgentTest {
     ASSERT_EQ(o.exit_code, 0) << o.err;
     for (const std::string name : {"day", "night"}) {
       o = Tessera("deploy --deployment " + (dir_ / (name + ".json")).string() + " --out " +
-                  (dir_ / name).string() + " --base-port 34000 --mps-root " +
+                  (dir_ / name).string() + " --base-port 21000 --mps-root " +
                   (dir_ / "mps").string() +
                   (name == "night" ? " --transition " + (dir_ / "t.json").string() : ""));
       ASSERT_EQ(o.exit_code, 0) << o.err;
