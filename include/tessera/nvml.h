@@ -90,7 +90,9 @@ class Nvml {
   // cannot be loaded (saying to install the NVIDIA driver or pass --nvml);
   // InvalidArgument naming a missing symbol; an nvmlInit_v2 failure as above.
   static Result<std::unique_ptr<Nvml>> Open(const std::string& library);
-  ~Nvml();  // nvmlShutdown, dlclose
+  // nvmlShutdown. The library stays loaded until the process ends (an
+  // initialised NVML is not unloaded).
+  ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 

@@ -86,8 +86,11 @@ Nvml::Nvml(std::unique_ptr<Api> api) : api_(std::move(api)) {}
 
 Nvml::~Nvml() {
   if (api_ && api_->library) {
+    // The library stays loaded until the process ends: a library that was
+    // initialised may keep state that unloading it would strand (the
+    // driver's is not meant to be unloaded, and the fake's per-process
+    // handles would be lost), and loading it again finds it mapped.
     if (api_->Shutdown) api_->Shutdown();
-    dlclose(api_->library);
   }
 }
 
@@ -148,8 +151,7 @@ Result<std::unique_ptr<Nvml>> Nvml::Open(const std::string& library) {
     Status status =
         Status::IoError("nvmlInit_v2 (" + library + "): " + (text ? std::string(text) : "?") +
                         " (" + CodeName(r) + ")");
-    dlclose(api->library);
-    return status;
+    return status;  // loaded, so kept: see ~Nvml
   }
   return std::unique_ptr<Nvml>(new Nvml(std::move(api)));
 }
