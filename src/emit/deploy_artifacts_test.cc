@@ -16,28 +16,14 @@
 #include <vector>
 
 #include "deployment_builder.h"
+#include "small_node_deployment.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The deployment of node_plan_test.cc: resnet50 (900 rps, SLO 300 ms) on a
-// 4g.40gb (batch 32, 2 procs, 1000 rps, 60 ms) and a 1g.10gb (batch 8, 1
-// proc, 130 rps, 50 ms); BERT_large (300 rps, SLO 180 ms) on a 3g.40gb
-// (batch 16, 3 procs, 400 rps, 70 ms).
-Deployment Small() {
-  return DeploymentBuilder("a100-80gb", "parva")
-      .Gpu()
-      .Instance("3g.40gb", 4, "BERT_large", 16, 3, 400, 70)
-      .Instance("4g.40gb", 0, "resnet50", 32, 2, 1000, 60)
-      .Gpu()
-      .Instance("1g.10gb", 0, "resnet50", 8, 1, 130, 50)
-      .Service("resnet50", 900, 300)
-      .Service("BERT_large", 300, 180, "bert")
-      .LowerBound(2, "fractional")
-      .Build();
-}
+Deployment Small() { return SmallNodeDeployment(); }
 
 const Instance& Find(const Deployment& d, const std::string& profile) {
   for (const GpuAssignment& g : d.gpus) {

@@ -13,6 +13,7 @@
 
 #include "deployment_builder.h"
 #include "fuzz_mutator.h"
+#include "small_node_deployment.h"
 #include "tessera/gpu_catalog.h"
 
 namespace tessera {
@@ -20,20 +21,7 @@ namespace {
 
 const GpuModel& A100() { return **FindGpu("a100-80gb"); }
 
-// Two A100s on one node: 4g.40gb@0 (resnet50, batch 32, 2 procs) and
-// 3g.40gb@4 (BERT_large, batch 16, 3 procs); 1g.10gb@0 (resnet50, batch 8).
-Deployment Small() {
-  return DeploymentBuilder("a100-80gb", "parva")
-      .Gpu()
-      .Instance("3g.40gb", 4, "BERT_large", 16, 3, 400, 70)
-      .Instance("4g.40gb", 0, "resnet50", 32, 2, 1000, 60)
-      .Gpu()
-      .Instance("1g.10gb", 0, "resnet50", 8, 1, 130, 50)
-      .Service("resnet50", 900, 300)
-      .Service("BERT_large", 300, 180, "bert")
-      .LowerBound(2, "fractional")
-      .Build();
-}
+Deployment Small() { return SmallNodeDeployment(); }
 
 NodePlan OnePlan(const Deployment& d, const DeployOptions& options = {}) {
   Result<std::vector<NodePlan>> plans = BuildNodePlans(d, options);
