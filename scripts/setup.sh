@@ -8,6 +8,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev pkg-config
+  # tessera serve: its state (SQLite) and its HTTP server and client.
+  libsqlite3-dev libcpp-httplib-dev
   # The deployment validators' virtual environment (scripts/pyenv.sh).
   python3-venv
 )

@@ -1,0 +1,126 @@
+// ControlPlane: the logic of `tessera serve` (docs/control-plane.md), free of
+// any HTTP library: it answers one ApiRequest with one ApiResponse, keeps
+// the desired state in a ControlStore, plans with the planner registry,
+// moves the cluster with PlanTransition (checked by CheckTransition before
+// it is stored) and rolls transitions out phase by phase through the node
+// agents, which long-poll their NodePlan and post their results.
+//
+// The API (JSON, under /v1; docs/openapi.json is its OpenAPI 3 document,
+// served at /v1/openapi.json): scenario, services, plans, deployment,
+// transitions, nodes; /healthz, /readyz and /metrics (Prometheus text).
+// Every request body is parsed strictly (unknown fields, wrong types, values
+// outside input_limits.h are 400 with {"error": {"code", "message",
+// "field"}}); a 2xx mutation is committed to the store before the reply.
+//
+// Rollout: at most one transition runs at a time. Starting one dispatches
+// its phase 1 to the nodes holding its steps; when every step of a phase is
+// done the next phase is dispatched; after the last, the deployment pointer
+// moves to the target plan in the same store transaction. A failed step
+// pauses the transition (state "paused", its error in the API); resume
+// retries the failed steps, abort gives it up. A transition running when the
+// daemon stopped resumes where the store says it was: its steps in
+// "running" are dispatched again (the agent's steps are idempotent).
+//
+// Auto mode: when a service's declared rate (PATCH) or observed rate (the
+// sum of the nodes' reports) moves more than `replan_threshold` (relative)
+// from the rate the deployment was planned for, and no transition is
+// running or paused, the control plane re-plans incrementally from the
+// deployment (incremental_plan.h), plans and checks the transition and
+// starts it.
+//
+// Thread-safety: Handle, Tick and WaitForVersion may be called from many
+// threads at once; state changes are serialised on an internal mutex, and
+// planning runs outside it only for previews.
+#ifndef TESSERA_CONTROL_PLANE_H_
+#define TESSERA_CONTROL_PLANE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tessera/clock.h"
+#include "tessera/control_store.h"
+#include "tessera/node_plan.h"
+#include "tessera/planner.h"
+#include "tessera/problem.h"
+#include "tessera/scenario.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+struct ApiRequest {
+  std::string method;  // "GET", "PUT", ...
+  std::string path;    // "/v1/plans/3", no query
+  std::map<std::string, std::string> query;
+  std::string body;
+  std::string content_type;  // the request's Content-Type, "" when absent
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // The route template that answered ("/v1/plans/{id}"), for metrics;
+  // "unmatched" when none did.
+  std::string route = "unmatched";
+};
+
+// Builds the planning problem of a scenario (the profiles, the latency rule
+// and the GPU models come from the daemon's flags, app/cmd_serve.cc).
+using ProblemBuilder = std::function<Result<Problem>(const Scenario&)>;
+
+struct ControlOptions {
+  bool auto_mode = true;
+  double replan_threshold = 0.10;  // relative rate change that triggers a re-plan
+  int spare_gpus = 1;              // the transitions' spare GPU budget
+  DeployOptions deploy;            // nodes: GPUs per node, names, serving settings
+  std::string default_planner = "parva";
+  double plan_time_limit_s = 0;  // 0: each planner's default
+  // Wall-clock time for created_at / updated_at (RFC 3339 UTC); injected so
+  // tests control it.
+  std::function<std::string()> wall_time;
+  const Clock* clock = &SystemClock();  // long-poll deadlines, API latencies
+};
+
+// Prometheus' text exposition of the API's request latencies, kept by the
+// HTTP layer and appended to /metrics.
+using ExtraMetrics = std::function<std::string()>;
+
+class ControlPlane {
+ public:
+  // Opens the state in `store` (resuming a running transition) and checks
+  // the stored scenario with `problems`. The registry must outlive it.
+  static Result<std::unique_ptr<ControlPlane>> Open(std::unique_ptr<ControlStore> store,
+                                                    const PlannerRegistry& planners,
+                                                    ProblemBuilder problems,
+                                                    ControlOptions options);
+  ~ControlPlane();
+
+  // Answers one request (every route of the API, /healthz, /readyz and
+  // /metrics; not the dashboard's static files). Never throws; a request
+  // that should not happen is a 4xx, a store failure a 503, a bug a 500.
+  ApiResponse Handle(const ApiRequest& request);
+
+  // The store's version now.
+  int64_t Version() const;
+  // Blocks until the version differs from `seen` or `timeout` passes (or
+  // Shutdown is called); returns the version then. For long-polls.
+  int64_t WaitForVersion(int64_t seen, std::chrono::milliseconds timeout);
+  // Wakes every waiter and makes later waits return at once.
+  void Shutdown();
+
+  void SetExtraMetrics(ExtraMetrics extra);
+
+  class Impl;
+
+ private:
+  explicit ControlPlane(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_CONTROL_PLANE_H_
