@@ -28,9 +28,10 @@
 // deployment (incremental_plan.h), plans and checks the transition and
 // starts it.
 //
-// Thread-safety: Handle, Tick and WaitForVersion may be called from many
-// threads at once; state changes are serialised on an internal mutex, and
-// planning runs outside it only for previews.
+// Thread-safety: Handle and WaitForVersion may be called from many threads
+// at once; state changes (planning included) are serialised on an internal
+// mutex. A long-poll (GET /v1/nodes/{node}/plan?since=V&wait=S) waits inside
+// Handle, outside that mutex.
 #ifndef TESSERA_CONTROL_PLANE_H_
 #define TESSERA_CONTROL_PLANE_H_
 
