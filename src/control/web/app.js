@@ -192,6 +192,7 @@ async function runPreview(event) {
     renderPhases($('preview-phases'), t);
     setSvg($('preview-svg'), await api('GET', `/v1/plans/${plan.id}/svg`));
     preview = { service, rate, transition: t.id };
+    $('preview-result').dataset.transitionId = t.id;
     $('preview-result').hidden = false;
     $('apply').disabled = false;
   } catch (e) {
