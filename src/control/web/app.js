@@ -218,6 +218,7 @@ async function applyPreview() {
 
 function start() {
   $('token').value = localStorage.getItem(TOKEN_KEY) || '';
+  $('token-form').addEventListener('submit', (event) => event.preventDefault());
   $('token').addEventListener('input', () => localStorage.setItem(TOKEN_KEY, $('token').value.trim()));
   $('rate-form').addEventListener('submit', runPreview);
   $('rate-service').addEventListener('change', () => { fillDeclaredRate(); clearPreview(); });
