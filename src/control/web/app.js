@@ -151,14 +151,11 @@ async function refreshTransition() {
 }
 
 async function poll() {
-  try {
-    await refreshDeployment();
-    await refreshServiceChoices();
-    await refreshTransition();
-    $('connection').textContent = `Updated ${new Date().toLocaleTimeString()}`;
-  } catch (e) {
-    $('connection').textContent = `Not updated: ${e.message}`;
-  }
+  const results = await Promise.allSettled([refreshDeployment(), refreshServiceChoices(), refreshTransition()]);
+  const failed = results.find((r) => r.status === 'rejected');
+  $('connection').textContent = failed
+    ? `Not updated: ${failed.reason.message}`
+    : `Updated ${new Date().toLocaleTimeString()}`;
   setTimeout(poll, POLL_MS);
 }
 
