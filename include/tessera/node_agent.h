@@ -84,6 +84,21 @@ struct AgentReport {
   bool converged = false;
 };
 
+// One MIG instance of the node as the agent observes it: NVML's GPU
+// instances and the processes the agent started (the control plane's
+// "inventory", docs/control-plane.md).
+struct AgentInstance {
+  int gpu = 0;  // cluster GPU index: node_index * gpus_per_node + local index
+  std::string profile;
+  int start = 0;
+  // The service its serving processes run (from their unit names); without
+  // serving processes (AgentOptions::serving false) the plan's service there.
+  std::string service;
+  // Its one compute instance, its MPS daemon and (with serving) a serving
+  // process run. No health request is made.
+  bool ready = false;
+};
+
 // Called with one line per step as it starts and ends (progress).
 using AgentProgress = std::function<void(const std::string&)>;
 
@@ -113,6 +128,10 @@ class NodeAgent {
   // after the transition, `tessera deploy --transition`).
   Result<AgentReport> RunTransition(const Transition& transition, const std::string& source,
                                     std::optional<int> only_phase);
+
+  // Every GPU instance on the node's GPUs with MIG on, by GPU and start,
+  // read afresh; changes nothing.
+  Result<std::vector<AgentInstance>> Observe();
 
   class Impl;
 
