@@ -43,6 +43,8 @@ struct AgentFlags {
   std::string serve_command;
   std::string mps_command;
   std::string mps_control_command = "nvidia-cuda-mps-control";
+  int base_port = 0;
+  std::string mps_root;
   bool no_serving = false;
   double ready_timeout_s = 120;
   double drain_timeout_s = 30;
@@ -116,6 +118,8 @@ AgentOptions Options(const AgentFlags& flags) {
   options.serve_command = Words(flags.serve_command);
   options.mps_command = Words(flags.mps_command);
   options.mps_control_command = Words(flags.mps_control_command);
+  options.base_port = flags.base_port;
+  options.mps_root = flags.mps_root;
   options.serving = !flags.no_serving;
   options.ready_timeout_s = flags.ready_timeout_s;
   options.drain_timeout_s = flags.drain_timeout_s;
@@ -322,6 +326,11 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
                   "MPS control: \"get_server_list\" before clients start, \"quit\" to stop a "
                   "daemon (on stdin); none = neither")
       ->capture_default_str();
+  cmd->add_option("--base-port", flags->base_port,
+                  "First port of this node's serving processes (default: the plan's)")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--mps-root", flags->mps_root,
+                  "Root of this node's MPS pipe and log directories (default: the plan's)");
   cmd->add_flag("--no-serving", flags->no_serving,
                 "MIG instances and MPS daemons only (pods run the servers)");
   cmd->add_option("--ready-timeout", flags->ready_timeout_s,

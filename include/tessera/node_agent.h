@@ -52,6 +52,12 @@ struct AgentOptions {
   // placeholders); empty = the plan's.
   std::vector<std::string> serve_command;
   std::vector<std::string> mps_command;
+  // Override the NodePlan's serving layout on this node: the first port of
+  // its processes (0 = the plan's) and the root of its MPS directories
+  // (empty = the plan's); ports and directories are derived again from them
+  // as BuildNodeInstance derives them. For several agents on one host.
+  int base_port = 0;
+  std::string mps_root;
   // The MPS control command, run in a daemon's CUDA_MPS_PIPE_DIRECTORY with
   // one command on its stdin: "get_server_list" until it succeeds, before
   // any client starts (a client that finds no daemon runs without MPS), and

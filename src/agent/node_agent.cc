@@ -272,6 +272,20 @@ Status NodeAgent::Impl::CloseInterrupted(const std::vector<agent::OpenStep>& ope
 
 Status NodeAgent::Impl::ApplyCommandOverrides() {
   if (!options_.mps_command.empty()) plan_.serving.mps_command = options_.mps_command;
+  if (options_.base_port > 0 || !options_.mps_root.empty()) {
+    if (options_.base_port > 0) plan_.serving.base_port = options_.base_port;
+    if (!options_.mps_root.empty()) plan_.serving.mps_root = options_.mps_root;
+    TESSERA_ASSIGN_OR_RETURN(const GpuModel* model, FindMigGpu(plan_.gpu));
+    for (NodeGpu& gpu : plan_.gpus) {
+      for (NodeInstance& instance : gpu.instances) {
+        const Instance planned{instance.profile,        instance.start,     instance.service,
+                               instance.model,          instance.batch,     instance.procs,
+                               instance.throughput_rps, instance.latency_ms};
+        TESSERA_ASSIGN_OR_RETURN(instance,
+                                 BuildNodeInstance(plan_.serving, *model, gpu.index, planned));
+      }
+    }
+  }
   if (options_.serve_command.empty()) return Status::Ok();
   plan_.serving.command = options_.serve_command;
   for (NodeGpu& gpu : plan_.gpus) {
