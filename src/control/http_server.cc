@@ -207,6 +207,7 @@ class LatencyHistogram {
 // What the stages of one request share; cpp-httplib runs them all on the
 // request's worker thread.
 struct RequestContext {
+  bool active = false;  // false: cpp-httplib refused the request before routing
   SteadyClock::time_point start;
   std::string route = "unmatched";
 };
@@ -296,9 +297,11 @@ class ControlServer::Impl {
         });
     server_.set_error_handler(httplib::Server::HandlerWithResponse(&FillError));
     server_.set_logger([this](const httplib::Request& request, const httplib::Response& response) {
+      if (!t_request.active) return;
       const double seconds =
           std::chrono::duration<double>(SteadyClock::now() - t_request.start).count();
       histogram_.Record(request.method, t_request.route, response.status, seconds);
+      t_request.active = false;
     });
     server_.Get(".*", [this](const httplib::Request& request, httplib::Response& response) {
       Reply(Get(request), request, response);
@@ -340,7 +343,7 @@ class ControlServer::Impl {
 
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request,
                                             httplib::Response& response) {
-    t_request = RequestContext{SteadyClock::now()};
+    t_request = RequestContext{true, SteadyClock::now()};
     if (IsMutation(request.method) && !options_.token.empty()) {
       const std::string header = request.get_header_value("Authorization");
       constexpr std::string_view kScheme = "Bearer ";
