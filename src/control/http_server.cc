@@ -388,7 +388,8 @@ class ControlServer::Impl {
 
   static ApiRequest ToApi(const httplib::Request& request, std::string body) {
     ApiRequest api;
-    api.method = request.method;
+    // cpp-httplib answers HEAD with the GET handler's reply, less the body.
+    api.method = request.method == "HEAD" ? "GET" : request.method;
     api.path = request.path;
     for (const auto& [key, value] : request.params) api.query.emplace(key, value);
     api.body = std::move(body);
