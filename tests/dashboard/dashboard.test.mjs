@@ -145,15 +145,19 @@ async function waitTransitionDone(id, what) {
 // --- The test.
 
 async function main() {
+  // --no-auto: only the page changes the cluster.
   const serve = start('serve', ['serve', '--listen', '127.0.0.1:0', '--db', path.join(tmp, 'tessera.db'),
-    '--gpus-per-node', '4']);
+    '--gpus-per-node', '4', '--no-auto']);
   const line = await waitFor('serve to print its address',
     () => serve.output.match(/tessera serve: listening on (http:\/\/\S+) \(db /), 30_000);
   base = line[1];
 
-  for (const node of NODES) {
+  // Both nodes on this host: each its own MPS directories and serving ports
+  // (disjoint: a node of 4 GPUs takes at most 4,608 ports from its base).
+  for (const [k, node] of NODES.entries()) {
     start(node, ['agent', '--server', base, '--node', node, '--state-dir', path.join(tmp, node),
-      '--nvml', FAKE_NVML, '--mps-command', `${STANDIN} mps -d`,
+      '--nvml', FAKE_NVML, '--poll-wait', '1', '--base-port', String(20000 + 5000 * k),
+      '--mps-root', path.join(tmp, `mps-${k}`), '--mps-command', `${STANDIN} mps -d`,
       '--mps-control-command', `${STANDIN} mps-control`,
       '--serve-command', `${STANDIN} serve --http-port={http_port} --model={model} --batch={batch}`,
       '--ready-timeout', '20s', '--drain-timeout', '5s', '--quiet'],
