@@ -177,7 +177,7 @@ async function main() {
     await page.goto(base + '/');
 
     // The layout of the first plan and its services.
-    await page.waitForSelector('#layout-svg svg', { timeout: 15_000 });
+    await page.waitForSelector('#layout-svg > svg', { timeout: 15_000 });
     assert.match(await page.textContent('#layout-plan'), new RegExp(`plan ${first.id}\\b`));
     const rows = page.locator('#services-table tbody tr');
     await page.waitForFunction((n) => document.querySelectorAll('#services-table tbody tr').length === n,
@@ -206,7 +206,7 @@ async function main() {
     assert.match(await page.textContent('#preview-summary'), new RegExp(`^Plan ${proposed.to}: `));
     assert.match(await page.locator('#preview-services tbody tr').filter({ hasText: SERVICE }).textContent(),
       new RegExp(`${NEW_RATE}\\.0`));
-    assert.ok(await page.locator('#preview-svg svg').count() === 1, 'no SVG of the previewed plan');
+    assert.equal(await page.locator('#preview-svg > svg').count(), 1, 'no SVG of the previewed plan');
     assert.equal(await page.locator('#preview-phases > li').count(), proposed.phases.length);
 
     // Apply: the page shows the transition running, then done, on the new plan.
