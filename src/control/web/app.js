@@ -70,13 +70,17 @@ function headroomCell(s) {
   return el('td', { class: s.headroom_ratio < 0 ? 'bad' : 'good' }, percent(s.headroom_ratio));
 }
 
+// Phases, each with its steps as small chips coloured by state (the state
+// also in words, for screen readers and the chip's tooltip).
 function renderPhases(list, transition) {
   list.replaceChildren(...transition.phases.map((phase) => {
-    const steps = phase.steps.map((step) => el('li', { 'data-state': step.state },
-      el('span', { class: `badge ${step.state}` }, step.state), ' ',
-      `${step.action} GPU ${step.gpu}${step.node ? ` on ${step.node}` : ''}`,
-      `${step.profile ? ` ${step.profile}@${step.start}` : ''}${step.service ? ` for ${step.service}` : ''}`,
-      step.error ? el('span', { class: 'bad' }, ` ${step.error}`) : ''));
+    const steps = phase.steps.map((step) => {
+      const what = [step.action, step.service, step.profile && `${step.profile}@${step.start}`,
+        `GPU ${step.gpu}${step.node ? ` (${step.node})` : ''}`].filter(Boolean).join(' ');
+      return el('li', { class: `step ${step.state}`, 'data-state': step.state, title: `${what}: ${step.state}` },
+        what, el('span', { class: 'sr-only' }, `: ${step.state}`),
+        step.error ? el('span', { class: 'bad' }, ` ${step.error}`) : '');
+    });
     return el('li', { 'data-state': phase.state },
       el('span', { class: `badge ${phase.state}` }, phase.state), ` Phase ${phase.index}`,
       el('ul', { class: 'steps' }, ...steps));
@@ -109,7 +113,8 @@ async function refreshDeployment() {
     ? `${m.gpus} GPUs, ${m.instances} instances${m.cost_per_hour === null ? '' : `, $${fmt(m.cost_per_hour, 2)}/h`}`
     : '';
   fillRows($('services-table').tBodies[0], (m ? m.services : []).map((s) => [
-    el('th', { scope: 'row' }, s.name), s.model, fmt(s.rate_rps), fmt(s.capacity_rps), headroomCell(s)]));
+    el('th', { scope: 'row', title: `model ${s.model}, SLO ${s.slo_ms} ms` }, s.name),
+    fmt(s.rate_rps), fmt(s.capacity_rps), headroomCell(s)]));
 }
 
 let declaredRates = new Map();  // service -> its rate in the stored scenario
