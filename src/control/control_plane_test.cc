@@ -402,6 +402,13 @@ TEST_F(ControlPlaneTest, AutoModeReplansBeyondTheThresholdOnly) {
   EXPECT_TRUE(r.body["replan"].is_null()) << r.text;
   RunToDone(id);
   EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], replanned);
+  // The nodes' observed rates count too: resnet50 back at its day rate.
+  const Reply observed =
+      Call("POST", "/v1/nodes/node-0/status", R"({"observed": {"resnet50": {"rate_rps": 1463}}})");
+  ASSERT_EQ(observed.status, 200) << observed.text;
+  const Json moving = Call("GET", "/v1/deployment").body["transition"];
+  ASSERT_TRUE(moving.is_number_integer());
+  RunToDone(moving.get<int64_t>());
   ExpectError(Call("PATCH", "/v1/services/nope", R"({"rate_rps": 5})"), 404, "not_found", nullptr);
   ExpectError(Call("PATCH", "/v1/services/bert", R"({"replan": true})"), 400, "invalid_argument",
               nullptr);
