@@ -296,8 +296,9 @@ TEST_F(ControlE2eTest, RollsS3OutThenMovesItToNightWithinTheFloors) {
     replan = reply["replan"];
   }
   ASSERT_TRUE(replan.is_object()) << "auto mode did not re-plan: " << reply.dump();
-  const std::string to = Id(replan["plan"]);
-  const std::string move = Id(replan["transition"]);
+  // {"plan": PlanSummary, "transition": Transition}
+  const std::string to = Id(replan["plan"]["id"]);
+  const std::string move = Id(replan["transition"]["id"]);
   const Deployment b = PlanDeployment(to);
   const TransitionCapacity capacity(a, b);
   // Every instance either plan has, by what the machines show of it.

@@ -350,7 +350,8 @@ class ControlServer::Impl {
       const bool bearer =
           header.size() >= kScheme.size() &&
           std::equal(kScheme.begin(), kScheme.end(), header.begin(), [](char a, char b) {
-            return a == std::tolower(static_cast<unsigned char>(b));
+            return std::tolower(static_cast<unsigned char>(a)) ==
+                   std::tolower(static_cast<unsigned char>(b));
           });
       if (!bearer || !SameToken(std::string_view(header).substr(kScheme.size()), options_.token)) {
         ApiResponse refused =

@@ -12,7 +12,7 @@ set -euo pipefail
 tessera="${1:?usage: schemathesis.sh TESSERA PYENV_SCRIPT VENV [MAX_EXAMPLES]}"
 pyenv="${2:?}"
 venv="${3:?}"
-max_examples="${4:-20}"
+max_examples="${4:-10}"
 
 dir=$(mktemp -d)
 pid=""
