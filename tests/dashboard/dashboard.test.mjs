@@ -34,6 +34,7 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const { chromium } = createRequire(path.join(env('NODEENV'), 'package.json'))('playwright-core');
 
 const NODES = ['node-0', 'node-1'];
+const TOKEN = 'dashboard-test-token';  // the daemon's bearer token (--token-file)
 const SERVICE = 'resnet50';  // the service whose rate the page changes
 const NEW_RATE = 1700;       // S3 declares 1463 req/s
 const DEADLINE_MS = 240_000; // the whole test; ctest's TIMEOUT is longer
@@ -115,7 +116,8 @@ let base;
 
 async function api(method, route, body) {
   const reply = await fetch(base + route, {
-    method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await reply.text();
@@ -147,8 +149,10 @@ async function waitTransitionDone(id, what) {
 
 async function main() {
   // --no-auto: only the page changes the cluster.
+  const tokenFile = path.join(tmp, 'token');
+  fs.writeFileSync(tokenFile, `${TOKEN}\n`);
   const serve = start('serve', ['serve', '--listen', '127.0.0.1:0', '--db', path.join(tmp, 'tessera.db'),
-    '--gpus-per-node', '4', '--no-auto']);
+    '--gpus-per-node', '4', '--no-auto', '--token-file', tokenFile]);
   const line = await waitFor('serve to print its address',
     () => serve.output.match(/tessera serve: listening on (http:\/\/\S+) \(db /), 30_000);
   base = line[1];
@@ -156,7 +160,8 @@ async function main() {
   // Both nodes on this host: each its own MPS directories and serving ports
   // (disjoint: a node of 4 GPUs takes at most 4,608 ports from its base).
   for (const [k, node] of NODES.entries()) {
-    start(node, ['agent', '--server', base, '--node', node, '--state-dir', path.join(tmp, node),
+    start(node, ['agent', '--server', base, '--node', node, '--token-file', tokenFile,
+      '--state-dir', path.join(tmp, node),
       '--nvml', FAKE_NVML, '--poll-wait', '1', '--base-port', String(20000 + 5000 * k),
       '--mps-root', path.join(tmp, `mps-${k}`), '--mps-command', `${STANDIN} mps -d`,
       '--mps-control-command', `${STANDIN} mps-control`,
@@ -187,13 +192,20 @@ async function main() {
     await page.waitForSelector(`#transition[data-transition-id="${rollout.id}"][data-state="done"]`,
       { timeout: 15_000 });
 
-    // An API error is shown: a rate over the input limit.
+    // API errors are shown: a preview without the token, then a rate over
+    // the input limit with it.
+    const previewError = async (pattern) => {
+      await page.click('#preview');
+      await page.waitForFunction((p) => !document.getElementById('error').hidden &&
+        new RegExp(p).test(document.getElementById('error').textContent), pattern, { timeout: 30_000 });
+      assert.ok(await page.isDisabled('#apply'), 'Apply is enabled after a failed preview');
+    };
     await page.selectOption('#rate-service', SERVICE);
     await page.fill('#rate-value', '1e9');
-    await page.click('#preview');
-    await page.waitForSelector('#error:not([hidden])', { timeout: 30_000 });
-    assert.match(await page.textContent('#error'), /invalid_argument/);
-    assert.ok(await page.isDisabled('#apply'), 'Apply is enabled after a failed preview');
+    await previewError('^unauthorized: ');
+    await page.fill('#token', TOKEN);
+    await previewError('^invalid_argument: .*rate');
+    assert.equal(await page.evaluate(() => localStorage.getItem('tessera.token')), TOKEN);
 
     // Preview the new rate: the plan's services, its layout, the transition.
     await page.fill('#rate-value', String(NEW_RATE));
