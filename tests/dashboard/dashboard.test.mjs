@@ -148,9 +148,9 @@ async function waitTransitionDone(id, what) {
 // --- The test.
 
 async function main() {
-  // --no-auto: only the page changes the cluster.
   const tokenFile = path.join(tmp, 'token');
   fs.writeFileSync(tokenFile, `${TOKEN}\n`);
+  // --no-auto: only the page changes the cluster.
   const serve = start('serve', ['serve', '--listen', '127.0.0.1:0', '--db', path.join(tmp, 'tessera.db'),
     '--gpus-per-node', '4', '--no-auto', '--token-file', tokenFile]);
   const line = await waitFor('serve to print its address',
@@ -166,7 +166,7 @@ async function main() {
       '--mps-root', path.join(tmp, `mps-${k}`), '--mps-command', `${STANDIN} mps -d`,
       '--mps-control-command', `${STANDIN} mps-control`,
       '--serve-command', `${STANDIN} serve --http-port={http_port} --model={model} --batch={batch}`,
-      '--ready-timeout', '20s', '--drain-timeout', '5s', '--quiet'],
+      '--ready-timeout', '20s', '--drain-timeout', '5s'],
     { TESSERA_FAKE_NVML_STATE: path.join(tmp, `${node}-nvml.json`), TESSERA_FAKE_NVML_DEVICES: 'a100-80gb*4' });
   }
 
