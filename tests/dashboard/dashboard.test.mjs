@@ -183,14 +183,14 @@ async function main() {
     await page.goto(base + '/');
 
     // The layout of the first plan and its services.
-    await page.waitForSelector('#layout-svg > svg', { timeout: 15_000 });
+    await page.waitForSelector('#layout-svg > svg', { timeout: 30_000 });
     assert.match(await page.textContent('#layout-plan'), new RegExp(`plan ${first.id}\\b`));
     const rows = page.locator('#services-table tbody tr');
     await page.waitForFunction((n) => document.querySelectorAll('#services-table tbody tr').length === n,
-      first.metrics.services.length, { timeout: 15_000 });
+      first.metrics.services.length, { timeout: 30_000 });
     assert.match(await rows.filter({ hasText: SERVICE }).textContent(), /1463\.0/);
     await page.waitForSelector(`#transition[data-transition-id="${rollout.id}"][data-state="done"]`,
-      { timeout: 15_000 });
+      { timeout: 30_000 });
 
     // API errors are shown: a preview without the token, then a rate over
     // the input limit with it.
@@ -230,7 +230,7 @@ async function main() {
       if (state === 'paused') throw fatal(`transition ${previewed} paused: ${await page.textContent('#transition-error')}`);
       return state === 'done';
     }, 120_000);
-    await page.waitForSelector(`#layout-plan:text("plan ${proposed.to}")`, { timeout: 15_000 });
+    await page.waitForSelector(`#layout-plan:text("plan ${proposed.to}")`, { timeout: 30_000 });
     assert.match(await rows.filter({ hasText: SERVICE }).textContent(), new RegExp(`${NEW_RATE}\\.0`));
     assert.equal((await api('GET', '/v1/scenario')).services.find((s) => s.name === SERVICE).rate_rps, NEW_RATE);
     assert.equal((await api('GET', '/v1/deployment')).plan, proposed.to);
