@@ -29,10 +29,14 @@ run: build-cli
 	@echo "SVG of every GPU written to $(BUILD_DIR)/plan.svg"
 
 # The Python validators of deploy's artifacts (tests/deploy/, ctest's
-# DeployValidators) run in $(BUILD_DIR)/pyenv: created here, before ctest
-# starts its parallel tests, and only when missing or stale.
+# DeployValidators) run in $(BUILD_DIR)/pyenv, the dashboard's browser test
+# (tests/dashboard/, DashboardE2E) with the npm packages of
+# $(BUILD_DIR)/nodeenv: both made here, before ctest starts its parallel
+# tests, and only when missing or stale. TESSERA_DOCS_SCREENSHOT=1 makes
+# DashboardE2E rewrite docs/dashboard.png too.
 test: build
 	@./scripts/pyenv.sh $(BUILD_DIR)/pyenv
+	@./scripts/nodeenv.sh $(BUILD_DIR)/nodeenv
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The unit, CLI and hostile-input tests again, built with AddressSanitizer and

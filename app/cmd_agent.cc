@@ -1,10 +1,13 @@
 // `tessera agent`: the node agent (node_agent.h). `agent --node N --plan
 // nodeplan.json --state-dir DIR` reconciles the node to its NodePlan (once
 // with --once, else every --interval until SIGTERM); with --transition it
-// runs the node's part of a transition; `agent inventory` lists the GPUs and
-// MIG instances NVML reports, read-only.
+// runs the node's part of a transition; `agent --server URL --node N
+// --state-dir DIR` runs under `tessera serve` (remote_agent.h) until SIGTERM;
+// `agent inventory` lists the GPUs and MIG instances NVML reports, read-only.
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -19,6 +22,7 @@
 #include "tessera/node_agent.h"
 #include "tessera/node_plan.h"
 #include "tessera/nvml.h"
+#include "tessera/remote_agent.h"
 #include "tessera/text_io.h"
 #include "tessera/transition_format.h"
 
@@ -39,12 +43,17 @@ struct AgentFlags {
   std::string serve_command;
   std::string mps_command;
   std::string mps_control_command = "nvidia-cuda-mps-control";
+  int base_port = 0;
+  std::string mps_root;
   bool no_serving = false;
   double ready_timeout_s = 120;
   double drain_timeout_s = 30;
   double interval_s = 30;
   std::string format = "text";
   bool quiet = false;
+  std::string server;      // --server: run under a control plane
+  std::string token_file;  // its bearer token
+  int poll_wait_s = 30;
 };
 
 struct InventoryFlags {
@@ -103,11 +112,74 @@ Result<NodePlan> ReadPlan(const std::string& path) {
   return ParseNodePlanJson(text, path);
 }
 
+AgentOptions Options(const AgentFlags& flags) {
+  AgentOptions options;
+  options.state_dir = flags.state_dir;
+  options.serve_command = Words(flags.serve_command);
+  options.mps_command = Words(flags.mps_command);
+  options.mps_control_command = Words(flags.mps_control_command);
+  options.base_port = flags.base_port;
+  options.mps_root = flags.mps_root;
+  options.serving = !flags.no_serving;
+  options.ready_timeout_s = flags.ready_timeout_s;
+  options.drain_timeout_s = flags.drain_timeout_s;
+  return options;
+}
+
+AgentProgress Progress(const AgentFlags& flags) {
+  if (flags.quiet) return nullptr;
+  return [](const std::string& line) { PrintMessage("tessera: agent: " + line + "\n"); };
+}
+
+// Under `tessera serve`: polls, applies and reports until SIGTERM or SIGINT
+// (then ends after the step in flight, exit 0).
+int RunRemoteAgent(const AgentFlags& flags) {
+  if (flags.node.empty() || flags.state_dir.empty()) {
+    return ReportError(
+        Status::InvalidArgument("agent: --server needs --node and --state-dir; see tessera agent "
+                                "--help"));
+  }
+  RemoteAgentOptions options;
+  options.server = flags.server;
+  options.node = flags.node;
+  options.nvml_library = flags.nvml;
+  options.agent = Options(flags);
+  options.poll_wait_s = flags.poll_wait_s;
+  if (!flags.token_file.empty()) {
+    Result<std::string> token = ReadTextFile(flags.token_file);
+    if (!token.ok()) return ReportError(token.status());
+    const size_t first = token->find_first_not_of(" \t\r\n");
+    if (first != std::string::npos)
+      options.token = token->substr(first, token->find_last_not_of(" \t\r\n") + 1 - first);
+    if (options.token.empty()) {
+      return ReportError(
+          Status::InvalidArgument("--token-file " + flags.token_file + ": the file is empty"));
+    }
+  }
+  Result<std::unique_ptr<RemoteAgent>> agent = RemoteAgent::Create(options, Progress(flags));
+  if (!agent.ok()) return ReportError(agent.status());
+  std::signal(SIGTERM, OnStop);
+  std::signal(SIGINT, OnStop);
+  // The signal handler only sets g_stop; this thread passes it on.
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_stop) (*agent)->Stop();
+  });
+  const Status s = (*agent)->Run();
+  done = true;
+  watcher.join();
+  if (!s.ok()) return ReportError(s);
+  return kExitOk;
+}
+
 int RunAgent(const AgentFlags& flags) {
+  if (!flags.server.empty()) return RunRemoteAgent(flags);
   if (flags.node.empty() || flags.plan.empty() || flags.state_dir.empty()) {
     return ReportError(Status::InvalidArgument(
-        "agent: --node, --plan and --state-dir are required (or run `tessera agent inventory`); "
-        "see tessera agent --help"));
+        "agent: --node, --plan and --state-dir are required (or --server, --node and "
+        "--state-dir under `tessera serve`, or `tessera agent inventory`); see tessera agent "
+        "--help"));
   }
   if (flags.phase != 0 && flags.transition.empty()) {
     return ReportError(Status::InvalidArgument("agent: --phase needs --transition"));
@@ -122,20 +194,9 @@ int RunAgent(const AgentFlags& flags) {
     if (!parsed.ok()) return ReportError(parsed.status());
     transition = std::move(*parsed);
   }
-  AgentOptions options;
-  options.state_dir = flags.state_dir;
-  options.serve_command = Words(flags.serve_command);
-  options.mps_command = Words(flags.mps_command);
-  options.mps_control_command = Words(flags.mps_control_command);
-  options.serving = !flags.no_serving;
-  options.ready_timeout_s = flags.ready_timeout_s;
-  options.drain_timeout_s = flags.drain_timeout_s;
-  AgentProgress progress;
-  if (!flags.quiet)
-    progress = [](const std::string& line) { PrintMessage("tessera: agent: " + line + "\n"); };
   const NodePlan shown = *plan;
   Result<std::unique_ptr<NodeAgent>> agent =
-      NodeAgent::Open(flags.node, std::move(*plan), flags.nvml, options, progress);
+      NodeAgent::Open(flags.node, std::move(*plan), flags.nvml, Options(flags), Progress(flags));
   if (!agent.ok()) return ReportError(agent.status());
   std::signal(SIGTERM, OnStop);
   std::signal(SIGINT, OnStop);
@@ -194,15 +255,24 @@ constexpr const char* kAgentFooter =
     "phases are kept in the state dir; --phase K runs one phase, for a coordinator),\n"
     "then converges to --plan, which must be the node after it (`tessera deploy\n"
     "--deployment B.json --transition T.json`).\n\n"
+    "Under a control plane (--server URL instead of --plan; docs/control-plane.md), the\n"
+    "agent long-polls GET /v1/nodes/<node>/plan: it adopts the node's plan, runs each\n"
+    "transition phase it has steps in and posts the result (POST /v1/nodes/<node>/status:\n"
+    "ok, or the failed step's error; then the daemon dispatches the next phase), and\n"
+    "otherwise reconciles to the plan and posts whether it converged and what runs where\n"
+    "(its inventory) when that changes. Network errors and 5xx answers are retried with\n"
+    "backoff; SIGTERM or SIGINT ends it after the step in flight (exit 0). --token-file\n"
+    "holds the daemon's bearer token.\n\n"
     "Commands (--serve-command, --mps-command) are split at spaces and take the\n"
     "NodePlan placeholders {model_repository} {model} {model_config} {batch} {http_port}\n"
     "{grpc_port} {metrics_port} {service} {gpu} {start} {process} {pipe_directory}\n"
     "{log_directory}. Each process gets CUDA_VISIBLE_DEVICES=<MIG UUID>,\n"
     "CUDA_MPS_PIPE_DIRECTORY, and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (clients) or\n"
     "CUDA_MPS_LOG_DIRECTORY (the daemon); logs go to DIR/logs/.\n\n"
-    "Exit codes: 0 the node runs its plan; 3 some step failed (each is listed with its\n"
-    "GPU, profile and start, and NVML's error); 2 bad input (plan, flags, MIG mode off,\n"
-    "NVML not loadable, another agent on the state dir).\n\n"
+    "Exit codes: 0 the node runs its plan (--server: stopped by a signal); 3 some step\n"
+    "failed (each is listed with its GPU, profile and start, and NVML's error); 2 bad\n"
+    "input (plan, flags, URL, MIG mode off, NVML not loadable, another agent on the state\n"
+    "dir; --server: the daemon refused the token, or answered what the agent cannot use).\n\n"
     "Examples:\n"
     "  tessera deploy --deployment plan.json --out deploy\n"
     "  sudo tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir "
@@ -211,6 +281,8 @@ constexpr const char* kAgentFooter =
     "      --nvml build/libtessera-fake-nvml.so --once    # on the fake NVML\n"
     "  tessera agent --node node-0 --plan B/nodes/node-0.json --state-dir /var/lib/tessera \\\n"
     "      --transition T.json\n"
+    "  tessera agent --server http://10.0.0.5:8080 --node node-0 --state-dir /var/lib/tessera \\\n"
+    "      --token-file /etc/tessera/token    # under `tessera serve`\n"
     "  tessera agent inventory --format json";
 
 constexpr const char* kInventoryFooter =
@@ -233,16 +305,19 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
   cmd->require_subcommand(0, 1);
   auto flags = std::make_shared<AgentFlags>();
   cmd->add_option("--node", flags->node, "This node's name, as the NodePlan names it");
-  cmd->add_option("--plan", flags->plan,
-                  "The node's NodePlan JSON (tessera deploy: nodes/<node>.json)");
+  CLI::Option* plan = cmd->add_option(
+      "--plan", flags->plan, "The node's NodePlan JSON (tessera deploy: nodes/<node>.json)");
   cmd->add_option("--state-dir", flags->state_dir,
                   "Journal, lock, logs and MIG UUID files (created if missing)");
   cmd->add_option("--nvml", flags->nvml, "NVML library to load")->capture_default_str();
-  cmd->add_flag("--once", flags->once, "Reconcile once and exit (default: every --interval)");
-  cmd->add_option("--transition", flags->transition,
-                  "Run this node's steps of a transition JSON (tessera transition), then converge");
-  cmd->add_option("--phase", flags->phase, "With --transition: run only phase K (1-based)")
-      ->check(CLI::Range(1, 1'000'000));
+  CLI::Option* once =
+      cmd->add_flag("--once", flags->once, "Reconcile once and exit (default: every --interval)");
+  CLI::Option* transition = cmd->add_option(
+      "--transition", flags->transition,
+      "Run this node's steps of a transition JSON (tessera transition), then converge");
+  CLI::Option* phase =
+      cmd->add_option("--phase", flags->phase, "With --transition: run only phase K (1-based)")
+          ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--serve-command", flags->serve_command,
                   "Serving command template (default: the plan's tritonserver command)");
   cmd->add_option("--mps-command", flags->mps_command,
@@ -251,6 +326,11 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
                   "MPS control: \"get_server_list\" before clients start, \"quit\" to stop a "
                   "daemon (on stdin); none = neither")
       ->capture_default_str();
+  cmd->add_option("--base-port", flags->base_port,
+                  "First port of this node's serving processes (default: the plan's)")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--mps-root", flags->mps_root,
+                  "Root of this node's MPS pipe and log directories (default: the plan's)");
   cmd->add_flag("--no-serving", flags->no_serving,
                 "MIG instances and MPS daemons only (pods run the servers)");
   cmd->add_option("--ready-timeout", flags->ready_timeout_s,
@@ -261,8 +341,22 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
                   "SIGTERM, then SIGKILL after this long")
       ->transform(DurationFlag(kDrainTimeout))
       ->capture_default_str();
-  cmd->add_option("--interval", flags->interval_s, "Time between reconciles without --once")
-      ->transform(DurationFlag(kReconcileInterval))
+  CLI::Option* interval =
+      cmd->add_option("--interval", flags->interval_s, "Time between reconciles without --once")
+          ->transform(DurationFlag(kReconcileInterval))
+          ->capture_default_str();
+  CLI::Option* server = cmd->add_option(
+      "--server", flags->server,
+      "Run under `tessera serve` at this URL (http://HOST:PORT): poll the node's plan and "
+      "transition phases, post results (instead of --plan)");
+  server->excludes(plan)->excludes(once)->excludes(transition)->excludes(phase)->excludes(interval);
+  cmd->add_option("--token-file", flags->token_file,
+                  "With --server: a file holding the daemon's bearer token")
+      ->needs(server);
+  cmd->add_option("--poll-wait", flags->poll_wait_s,
+                  "With --server: seconds a poll waits for a change (long-poll)")
+      ->check(CLI::Range(0, 60))
+      ->needs(server)
       ->capture_default_str();
   cmd->add_option("--format", flags->format, "Report format")
       ->check(CLI::IsMember({"text", "json"}))

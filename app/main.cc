@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
       "  tessera replay --nodes NODES.csv --pods PODS.csv --compare\n"
       "  tessera deploy --deployment plan.json --scenario examples/scenarios/s3.yaml --out "
       "deploy\n"
-      "  tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir st --once\n\n"
+      "  tessera agent --node node-0 --plan deploy/nodes/node-0.json --state-dir st --once\n"
+      "  tessera serve --db tessera.db --listen 127.0.0.1:8080\n\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 some service cannot meet its SLO.\n"
       "Run `tessera COMMAND --help` for a command's flags and examples.");
   app.require_subcommand(1);
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddTransitionCommand(app, exit_code);
   tessera::cli::AddDeployCommand(app, exit_code);
   tessera::cli::AddAgentCommand(app, exit_code);
+  tessera::cli::AddServeCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python virtual environment of the deployment validators
-# (tests/deploy/, run by `make test`): creates it with `python3 -m venv` and
+# (tests/deploy/, run by `make test`) and of schemathesis (ctest's
+# ApiSchemathesis: tests/api/schemathesis.sh): creates it with `python3 -m venv` and
 # pip-installs the pinned requirements below, only when the stamp file in it
 # does not hold exactly this list; otherwise does nothing.
 #
@@ -11,7 +12,7 @@
 #                                           creates the venv before ctest starts)
 set -euo pipefail
 
-REQUIREMENTS=(kubernetes-validate==1.37.0 "tritonclient[grpc]==2.73.0" pytest pyyaml)
+REQUIREMENTS=(kubernetes-validate==1.37.0 "tritonclient[grpc]==2.73.0" pytest pyyaml schemathesis==4.32.5)
 
 if [[ "${1:-}" == "--run" ]]; then
   venv="${2:?usage: pyenv.sh --run VENV -- ARGS...}"

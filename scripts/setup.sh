@@ -12,7 +12,12 @@ packages=(
   libsqlite3-dev libcpp-httplib-dev
   # The deployment validators' virtual environment (scripts/pyenv.sh).
   python3-venv
+  # The dashboard's browser test: Chromium, driven from Node.js (scripts/nodeenv.sh).
+  chromium nodejs
 )
+# npm: Debian's package, unless Node.js came with its own (NodeSource's does,
+# and conflicts with Debian's npm).
+if ! command -v npm >/dev/null; then packages+=(npm); fi
 # `setup.sh --fuzz` (make fuzz): clang and its libFuzzer runtime too.
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-dev); fi
 

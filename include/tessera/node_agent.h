@@ -52,6 +52,12 @@ struct AgentOptions {
   // placeholders); empty = the plan's.
   std::vector<std::string> serve_command;
   std::vector<std::string> mps_command;
+  // Override the NodePlan's serving layout on this node: the first port of
+  // its processes (0 = the plan's) and the root of its MPS directories
+  // (empty = the plan's); ports and directories are derived again from them
+  // as BuildNodeInstance derives them. For several agents on one host.
+  int base_port = 0;
+  std::string mps_root;
   // The MPS control command, run in a daemon's CUDA_MPS_PIPE_DIRECTORY with
   // one command on its stdin: "get_server_list" until it succeeds, before
   // any client starts (a client that finds no daemon runs without MPS), and
@@ -84,6 +90,21 @@ struct AgentReport {
   bool converged = false;
 };
 
+// One MIG instance of the node as the agent observes it: NVML's GPU
+// instances and the processes the agent started (the control plane's
+// "inventory", docs/control-plane.md).
+struct AgentInstance {
+  int gpu = 0;  // cluster GPU index: node_index * gpus_per_node + local index
+  std::string profile;
+  int start = 0;
+  // The service its serving processes run (from their unit names); without
+  // serving processes (AgentOptions::serving false) the plan's service there.
+  std::string service;
+  // Its one compute instance, its MPS daemon and (with serving) a serving
+  // process run. No health request is made.
+  bool ready = false;
+};
+
 // Called with one line per step as it starts and ends (progress).
 using AgentProgress = std::function<void(const std::string&)>;
 
@@ -113,6 +134,10 @@ class NodeAgent {
   // after the transition, `tessera deploy --transition`).
   Result<AgentReport> RunTransition(const Transition& transition, const std::string& source,
                                     std::optional<int> only_phase);
+
+  // Every GPU instance on the node's GPUs with MIG on, by GPU and start,
+  // read afresh; changes nothing.
+  Result<std::vector<AgentInstance>> Observe();
 
   class Impl;
 

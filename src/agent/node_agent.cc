@@ -94,6 +94,7 @@ class NodeAgent::Impl {
   Result<AgentReport> Reconcile(AgentReport report);
   Result<AgentReport> RunTransition(const Transition& t, const std::string& source,
                                     std::optional<int> only_phase);
+  Result<std::vector<AgentInstance>> Observe();
   // Closes the steps a killed agent left open; their notes go into the
   // first report.
   Status CloseInterrupted(const std::vector<agent::OpenStep>& open);
@@ -214,6 +215,47 @@ Result<AgentReport> NodeAgent::RunTransition(const Transition& transition,
   return impl_->RunTransition(transition, source, only_phase);
 }
 
+Result<std::vector<AgentInstance>> NodeAgent::Observe() { return impl_->Observe(); }
+
+Result<std::vector<AgentInstance>> NodeAgent::Impl::Observe() {
+  const auto units = supervisor_.Scan();
+  std::vector<AgentInstance> out;
+  for (int index = 0; index < device_count_; ++index) {
+    TESSERA_ASSIGN_OR_RETURN(const NvmlGpu gpu, ReadGpu(index));
+    if (!gpu.mig_enabled) continue;
+    for (const NvmlGpuInstance& gi : gpu.instances) {
+      AgentInstance seen;
+      seen.gpu = plan_.node_index * plan_.gpus_per_node + index;
+      seen.profile = ProfileName(index, gi.profile_id);
+      seen.start = gi.start;
+      const std::string place = PlaceName(index, gi.start);
+      bool daemon = false, serving = false;
+      for (const auto& [name, unit] : units) {
+        if (unit.place != place) continue;
+        if (name == MpsUnit(index, gi.start)) daemon = true;
+        // A serving unit is "serve:<service>-<place>-p<k>" (NodeProcess::name).
+        const size_t cut = name.rfind("-" + place + "-p");
+        if (name.rfind("serve:", 0) == 0 && cut != std::string::npos && cut > 6) {
+          serving = true;
+          seen.service = name.substr(6, cut - 6);
+        }
+      }
+      if (!options_.serving) {
+        for (const NodeInstance* instance : Desired(index)) {
+          if (instance->profile_id == gi.profile_id && instance->start == gi.start)
+            seen.service = instance->service;
+        }
+      }
+      seen.ready = gi.compute_instances.size() == 1 && daemon && (serving || !options_.serving);
+      out.push_back(seen);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const AgentInstance& a, const AgentInstance& b) {
+    return std::tie(a.gpu, a.start) < std::tie(b.gpu, b.start);
+  });
+  return out;
+}
+
 Status NodeAgent::Impl::CloseInterrupted(const std::vector<agent::OpenStep>& open) {
   for (const agent::OpenStep& step : open) {
     const std::string note = fmt::format(
@@ -230,6 +272,20 @@ Status NodeAgent::Impl::CloseInterrupted(const std::vector<agent::OpenStep>& ope
 
 Status NodeAgent::Impl::ApplyCommandOverrides() {
   if (!options_.mps_command.empty()) plan_.serving.mps_command = options_.mps_command;
+  if (options_.base_port > 0 || !options_.mps_root.empty()) {
+    if (options_.base_port > 0) plan_.serving.base_port = options_.base_port;
+    if (!options_.mps_root.empty()) plan_.serving.mps_root = options_.mps_root;
+    TESSERA_ASSIGN_OR_RETURN(const GpuModel* model, FindMigGpu(plan_.gpu));
+    for (NodeGpu& gpu : plan_.gpus) {
+      for (NodeInstance& instance : gpu.instances) {
+        const Instance planned{instance.profile,        instance.start,     instance.service,
+                               instance.model,          instance.batch,     instance.procs,
+                               instance.throughput_rps, instance.latency_ms};
+        TESSERA_ASSIGN_OR_RETURN(instance,
+                                 BuildNodeInstance(plan_.serving, *model, gpu.index, planned));
+      }
+    }
+  }
   if (options_.serve_command.empty()) return Status::Ok();
   plan_.serving.command = options_.serve_command;
   for (NodeGpu& gpu : plan_.gpus) {

@@ -1,0 +1,239 @@
+// `tessera serve`: the control plane's daemon (docs/control-plane.md). It
+// opens the store (--db), seeds it with a scenario when it holds none
+// (--scenario, else the embedded S3), serves the API and the dashboard on
+// --listen until SIGINT or SIGTERM, then stops cleanly (exit 0).
+#include <pthread.h>
+
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "durations.h"
+#include "tessera/control_assets.h"
+#include "tessera/control_plane.h"
+#include "tessera/control_server.h"
+#include "tessera/control_store.h"
+#include "tessera/input_limits.h"
+#include "tessera/text_io.h"
+
+namespace tessera::cli {
+namespace {
+
+struct ServeFlags {
+  InputFlags input;
+  std::string db = "tessera.db";
+  std::string listen = "127.0.0.1:8080";
+  std::string token_file;
+  int gpus_per_node = 8;
+  bool auto_mode = true;
+  double replan_threshold = 0.10;
+  int spare_gpus = 1;
+  std::string planner = "parva";
+  double time_limit_s = 0;
+};
+
+// The token of --token-file: its one line, the trailing newline stripped.
+Result<std::string> ReadToken(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return Status::InvalidArgument("--token-file: " + text.status().message());
+  std::string token = std::move(*text);
+  if (token.ends_with('\n')) token.pop_back();
+  if (token.ends_with('\r')) token.pop_back();
+  if (token.empty())
+    return Status::InvalidArgument("--token-file: " + path + " is empty: write the token in it");
+  if (token.find_first_of("\r\n") != std::string::npos)
+    return Status::InvalidArgument("--token-file: " + path +
+                                   " holds more than one line: it must hold the token alone");
+  return token;
+}
+
+// The scenario as the API's JSON (docs/control-plane.md, Scenario).
+std::string ScenarioJson(const Scenario& scenario) {
+  nlohmann::json json = nlohmann::json::object();
+  if (!scenario.name.empty()) json["name"] = scenario.name;
+  if (!scenario.gpu.empty()) json["gpu"] = scenario.gpu;
+  if (!scenario.pool.empty()) {
+    nlohmann::json pool = nlohmann::json::array();
+    for (const PoolEntry& entry : scenario.pool) {
+      nlohmann::json row = {{"gpu", entry.gpu}, {"price_per_hour", entry.price_per_hour}};
+      if (entry.max_count > 0) row["max_count"] = entry.max_count;
+      pool.push_back(row);
+    }
+    json["pool"] = pool;
+  }
+  nlohmann::json services = nlohmann::json::array();
+  for (const Service& service : scenario.services)
+    services.push_back({{"name", service.name},
+                        {"model", service.model},
+                        {"rate_rps", service.rate_rps},
+                        {"slo_ms", service.slo_ms}});
+  json["services"] = services;
+  return json.dump();
+}
+
+// The scenario a new store starts with: the flags' (--scenario, --parva-slo)
+// or the embedded S3.
+Result<Scenario> SeedScenario(const InputFlags& input) {
+  if (!input.scenario.empty() || !input.parva_slo.empty()) return LoadScenario(input);
+  const std::optional<Asset> s3 = FindAsset("scenarios/s3.yaml");
+  if (!s3) return Status::Internal("the embedded default scenario is missing");
+  Result<Scenario> scenario = ParseScenarioYaml(s3->bytes, "examples/scenarios/s3.yaml");
+  if (!scenario.ok()) return scenario.status();
+  return Replicated(*scenario, input.replicate);
+}
+
+// PUT /v1/scenario through the plane, as a client would.
+Status PutScenario(ControlPlane& plane, const Scenario& scenario) {
+  ApiRequest request;
+  request.method = "PUT";
+  request.path = "/v1/scenario";
+  request.body = ScenarioJson(scenario);
+  request.content_type = "application/json";
+  const ApiResponse response = plane.Handle(request);
+  if (response.status / 100 == 2) return Status::Ok();
+  std::string message = response.body;
+  const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+  if (body.is_object() && body.contains("error") && body["error"].contains("message"))
+    message = body["error"]["message"].get<std::string>();
+  return Status::InvalidArgument(scenario.source + ": " + message);
+}
+
+int RunServe(const ServeFlags& flags) {
+  if (Status s = CheckFlagsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
+    return ReportError(s);
+  ServerOptions server;
+  if (Status s = ParseListenAddress(flags.listen, "--listen", server); !s.ok())
+    return ReportError(s);
+  if (!flags.token_file.empty()) {
+    Result<std::string> token = ReadToken(flags.token_file);
+    if (!token.ok()) return ReportError(token.status());
+    server.token = std::move(*token);
+  }
+  Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(flags.db);
+  if (!store.ok()) return ReportError(Status::InvalidArgument("--db: " + store.status().message()));
+  Result<std::optional<std::string>> stored = (*store)->Scenario();
+  if (!stored.ok()) return ReportError(stored.status());
+  const bool seed = !stored->has_value();
+  if (!seed && (!flags.input.scenario.empty() || !flags.input.parva_slo.empty()))
+    PrintMessage("tessera: note: " + flags.db +
+                 " already holds a scenario: it is kept (--scenario seeds a new store only; "
+                 "PUT /v1/scenario replaces it)\n");
+
+  ControlOptions options;
+  options.auto_mode = flags.auto_mode;
+  options.replan_threshold = flags.replan_threshold;
+  options.spare_gpus = flags.spare_gpus;
+  options.deploy.gpus_per_node = flags.gpus_per_node;
+  options.default_planner = flags.planner;
+  options.plan_time_limit_s = flags.time_limit_s;
+  const InputFlags input = flags.input;
+  // To the API, a scenario the inputs cannot plan (a model without
+  // profiles, an unknown GPU) is an invalid argument (400), not a missing
+  // resource (404).
+  ProblemBuilder problems = [input](const Scenario& scenario) -> Result<Problem> {
+    Result<Problem> problem = LoadProblem(input, scenario, /*mps=*/false);
+    if (!problem.ok() && problem.status().code() == StatusCode::kNotFound)
+      return Status::InvalidArgument(problem.status().message());
+    return problem;
+  };
+  Result<std::unique_ptr<ControlPlane>> plane =
+      ControlPlane::Open(std::move(*store), BuiltinPlanners(), problems, options);
+  if (!plane.ok()) return ReportError(plane.status());
+  if (seed) {
+    Result<Scenario> scenario = SeedScenario(flags.input);
+    if (!scenario.ok()) return ReportError(scenario.status());
+    if (Status s = PutScenario(**plane, *scenario); !s.ok()) return ReportError(s);
+  }
+
+  // SIGINT and SIGTERM are taken by sigwait below: blocked before the
+  // server's threads start, so that none of them runs a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  Result<std::unique_ptr<ControlServer>> running = ControlServer::Start(**plane, server);
+  if (!running.ok()) return ReportError(running.status());
+  const std::string host =
+      server.host.find(':') == std::string::npos ? server.host : "[" + server.host + "]";
+  std::cout << "tessera serve: listening on http://" << host << ":" << (*running)->port() << " (db "
+            << flags.db << ")" << std::endl;
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  (*running)->Stop();
+  return kExitOk;
+}
+
+constexpr const char* kServeHelp =
+    "Serves the control plane (docs/control-plane.md): the desired state of a cluster in\n"
+    "one SQLite file (--db), its API under /v1 (OpenAPI document at /v1/openapi.json),\n"
+    "/healthz, /readyz, /metrics (Prometheus) and the dashboard at /. It re-plans when\n"
+    "rates or SLOs change (--auto: when a rate moves more than --replan-threshold) and\n"
+    "moves the cluster with checked transitions that node agents (`tessera agent\n"
+    "--server URL`) carry out.\n\n"
+    "A new store starts with --scenario (or --parva-slo), else the embedded S3 example;\n"
+    "a store that holds a scenario keeps it (PUT /v1/scenario replaces it). The planning\n"
+    "flags (--gpu, --profiles, --latency-factor, --capacity-rule, ...) apply to every\n"
+    "plan the daemon makes.\n\n"
+    "Security: PUT, PATCH and POST need 'Authorization: Bearer <token>' when --token-file\n"
+    "is given (one line; its trailing newline is stripped). Listening on an address other\n"
+    "than loopback without a token is refused.\n\n"
+    "It prints 'tessera serve: listening on http://HOST:PORT (db PATH)' once bound (with\n"
+    "port 0 the OS picks the port) and runs until SIGINT or SIGTERM (exit 0).\n\n"
+    "Examples:\n"
+    "  tessera serve\n"
+    "  tessera serve --db /var/lib/tessera/s6.db --scenario examples/scenarios/s6.yaml\n"
+    "  tessera serve --listen 0.0.0.0:8080 --token-file /etc/tessera/token --no-auto\n"
+    "  tessera serve --listen 127.0.0.1:0 --db /tmp/t.db --gpus-per-node 4 --spare-gpus 2\n"
+    "  curl -s localhost:8080/v1/deployment\n"
+    "  curl -s -X PATCH -H 'Authorization: Bearer '$(cat token) \\\n"
+    "       -H 'Content-Type: application/json' -d '{\"rate_rps\": 900}' \\\n"
+    "       localhost:8080/v1/services/resnet50\n\n"
+    "Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flags, token file, db or address.";
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve the control plane: API, metrics and dashboard");
+  cmd->footer(kServeHelp);
+  cmd->add_option("--db", flags->db, "SQLite store of the desired state (created if missing)")
+      ->capture_default_str();
+  cmd->add_option("--listen", flags->listen,
+                  "HOST:PORT to serve on ([::1]:8080 for IPv6; port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--token-file", flags->token_file,
+                  "File holding the bearer token that PUT, PATCH and POST must carry");
+  AddInputFlags(*cmd, flags->input);
+  cmd->add_option("--gpus-per-node", flags->gpus_per_node,
+                  "GPUs of each node: node-k holds cluster GPUs k x N ... (k+1) x N - 1")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--auto,!--no-auto", flags->auto_mode,
+                "Re-plan and start a transition by itself when a declared or observed rate "
+                "moves more than --replan-threshold (default: on)");
+  cmd->add_option("--replan-threshold", flags->replan_threshold,
+                  "Relative rate change that triggers an automatic re-plan, in (0, 10]")
+      ->check(CLI::Range(1e-6, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--spare-gpus", flags->spare_gpus,
+                  "GPUs a transition may use beyond the larger of its two plans")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  cmd->add_option("--planner", flags->planner,
+                  "Planner of a plan request that names none (`tessera plan --help` lists them)")
+      ->check(CLI::IsMember(BuiltinPlanners().Names()))
+      ->capture_default_str();
+  cmd->add_option("--time-limit", flags->time_limit_s,
+                  "Wall-clock time a searching planner may take per plan, " +
+                      DescribeRange(kTimeLimit) + "; default: the planner's own")
+      ->transform(DurationFlag(kTimeLimit));
+  cmd->callback([flags, &exit_code] { exit_code = RunServe(*flags); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,74 @@
+// Fuzzes the control plane's API (ControlPlane::Handle) with whole requests:
+// the input's first line is "METHOD PATH[?QUERY]", the rest the body. One
+// plane on one store in a temporary directory answers every input, so state
+// built by one request (a scenario, plans, transitions) meets the next. Any
+// answer is fine; a crash, a hang, a sanitizer report or a 500 (a bug, by
+// Handle's contract) is not.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "../tests/tiny_problem.h"
+#include "fuzz_input.h"
+#include "tessera/control_plane.h"
+
+namespace {
+
+tessera::ApiRequest ToRequest(std::string_view text) {
+  tessera::ApiRequest request;
+  const size_t end_of_line = text.find('\n');
+  const std::string_view line = text.substr(0, end_of_line);
+  if (end_of_line != std::string_view::npos) request.body = text.substr(end_of_line + 1);
+  const size_t space = line.find(' ');
+  request.method = line.substr(0, space);
+  std::string_view target = space == std::string_view::npos ? "/" : line.substr(space + 1);
+  const size_t question = target.find('?');
+  request.path = target.substr(0, question);
+  if (question != std::string_view::npos) {
+    std::string_view query = target.substr(question + 1);
+    while (!query.empty()) {
+      const size_t amp = query.find('&');
+      const std::string_view pair = query.substr(0, amp);
+      const size_t eq = pair.find('=');
+      request.query[std::string(pair.substr(0, eq))] =
+          eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
+      query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
+    }
+  }
+  request.content_type = "application/json";
+  return request;
+}
+
+tessera::ControlPlane& Plane() {
+  static const std::unique_ptr<tessera::ControlPlane> plane = [] {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("tessera-fuzz-control-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    auto store = tessera::ControlStore::Open((dir / "api.db").string());
+    if (!store.ok()) std::abort();
+    tessera::ControlOptions options;
+    options.wall_time = [] { return std::string("2024-01-01T00:00:00Z"); };
+    tessera::ProblemBuilder problems = [](const tessera::Scenario& scenario) {
+      return tessera::Problem::Build(scenario, tessera::testing::A100(),
+                                     tessera::testing::TinyTable(), tessera::testing::BareRule());
+    };
+    auto opened = tessera::ControlPlane::Open(std::move(*store), tessera::BuiltinPlanners(),
+                                              problems, options);
+    if (!opened.ok()) std::abort();
+    return std::move(*opened);
+  }();
+  return *plane;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const tessera::ApiResponse response = Plane().Handle(ToRequest(tessera::fuzz::Text(data, size)));
+  if (response.status == 500) std::abort();
+  return 0;
+}

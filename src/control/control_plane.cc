@@ -1,0 +1,1074 @@
+// ControlPlane: routing, the state cached from the store, planning,
+// transitions and the node agents' work (control_plane.h).
+#include "tessera/control_plane.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "control/api_json.h"
+#include "control/metrics_text.h"
+#include "control/rollout.h"
+#include "tessera/deployment_format.h"
+#include "tessera/gpu_catalog.h"
+#include "tessera/incremental_plan.h"
+#include "tessera/input_limits.h"
+#include "tessera/plan.h"
+#include "tessera/transition.h"
+#include "tessera/transition_check.h"
+#include "tessera/transition_format.h"
+#include "tessera/validator.h"
+#include "util/json_numbers.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+using OJson = nlohmann::ordered_json;
+
+constexpr int kDefaultListLimit = 50;
+constexpr InputRange kListLimit{1, 1000, false, true};
+constexpr InputRange kWaitS{0, 60};
+// Transitions counted for /metrics: every one the store holds.
+constexpr int kAllTransitions = INT_MAX;
+
+std::string Dump(const OJson& j) { return j.dump(-1, ' ', false, OJson::error_handler_t::replace); }
+
+ApiResponse JsonResponse(int status, const OJson& body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = Dump(body);
+  return r;
+}
+
+ApiResponse ErrorResponse(const ApiError& error) {
+  ApiResponse r;
+  r.status = error.status;
+  r.body = FormatApiError(error);
+  return r;
+}
+
+std::string SystemWallTime() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const size_t j = path.find('/', i);
+    parts.push_back(path.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    i = j;
+  }
+  return parts;
+}
+
+// A positive id in a path ("/v1/plans/3"), or nullopt.
+std::optional<int64_t> ParseId(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1) return std::nullopt;
+  return v;
+}
+
+// A query parameter as a number in `range`: 400 with the parameter as field.
+ApiResult<double> QueryNumber(const ApiRequest& request, const std::string& key,
+                              const InputRange& range, double fallback) {
+  auto it = request.query.find(key);
+  if (it == request.query.end()) return fallback;
+  ApiError error{400, "invalid_argument", "", key};
+  const std::string& text = it->second;
+  char* end = nullptr;
+  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !range.Contains(v)) {
+    error.message = fmt::format("{}: {}", key, OutOfRange(range, "'" + text + "'"));
+    return error;
+  }
+  return v;
+}
+
+Deployment EmptyDeploymentLike(const Deployment& to) {
+  Deployment empty;
+  empty.gpu = to.gpu;
+  empty.planner = to.planner;
+  empty.sharing = to.sharing;
+  empty.rule = to.rule;
+  empty.rule_recorded = to.rule_recorded;
+  return empty;
+}
+
+OJson PlanSummaryJson(const StoredPlan& plan) {
+  OJson j;
+  j["id"] = plan.id;
+  j["planner"] = plan.planner;
+  j["created_at"] = plan.created_at;
+  // The stored metrics hold the summary's "incremental" beside the metrics.
+  OJson stored = OJson::parse(plan.metrics_json, nullptr, false);
+  if (stored.is_discarded() || !stored.is_object()) stored = OJson::object();
+  j["incremental"] = stored.contains("incremental") ? stored["incremental"] : OJson(nullptr);
+  stored.erase("incremental");
+  j["metrics"] = std::move(stored);
+  return j;
+}
+
+}  // namespace
+
+class ControlPlane::Impl {
+ public:
+  Impl(std::unique_ptr<ControlStore> store, const PlannerRegistry& planners,
+       ProblemBuilder problems, ControlOptions options)
+      : store_(std::move(store)),
+        planners_(planners),
+        problems_(std::move(problems)),
+        options_(std::move(options)) {
+    if (!options_.wall_time) options_.wall_time = SystemWallTime;
+    if (options_.clock == nullptr) options_.clock = &SystemClock();
+  }
+
+  Status Load();
+  ApiResponse Handle(const ApiRequest& request);
+
+  int64_t Version() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return version_;
+  }
+
+  int64_t WaitForVersion(int64_t seen, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return shutdown_ || version_ != seen; });
+    return version_;
+  }
+
+  void Shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  void SetExtraMetrics(ExtraMetrics extra) {
+    std::lock_guard<std::mutex> lock(mu_);
+    extra_ = std::move(extra);
+  }
+
+ private:
+  // The transition in flight (running or paused) with its target.
+  struct Active {
+    StoredTransition stored;
+    Deployment target;
+    std::map<int, int> gpu_map;
+  };
+
+  ApiResponse Route(const ApiRequest& request);
+  ApiResponse Metrics();
+  ApiResponse Ready();
+  ApiResponse GetScenario();
+  ApiResponse PutScenario(const ApiRequest& request);
+  ApiResponse PatchService(const ApiRequest& request, const std::string& name);
+  ApiResponse PostPlan(const ApiRequest& request);
+  ApiResponse ListPlans(const ApiRequest& request);
+  ApiResponse GetPlan(int64_t id, bool svg);
+  ApiResponse GetDeployment();
+  ApiResponse GetDeploymentSvg();
+  ApiResponse PostTransition(const ApiRequest& request);
+  ApiResponse ListTransitions(const ApiRequest& request);
+  ApiResponse GetTransition(int64_t id);
+  ApiResponse ChangeTransition(int64_t id, const std::string& action);
+  ApiResponse ListNodes();
+  ApiResponse GetNodeWork(const ApiRequest& request, const std::string& node);
+  ApiResponse PostNodeStatus(const ApiRequest& request, const std::string& node);
+
+  // Callers hold mu_.
+  Status RefreshVersion();
+  Status SetScenario(const Scenario& scenario);
+  void SetDeploymentCache(int64_t id, Deployment deployment);
+  ApiResult<Deployment> LoadPlanDeployment(int64_t id);
+  // Plans `scenario` (from scratch or from the deployment), validates and
+  // stores the plan; returns its summary.
+  ApiResult<StoredPlan> MakePlan(const Scenario& scenario, const PlanRequest& request);
+  // Plans, checks and stores a transition to plan `to`.
+  ApiResult<StoredTransition> MakeTransition(int64_t to, int spare_gpus);
+  ApiResult<StoredTransition> Start(StoredTransition transition);
+  // Writes `transition` (moving the deployment when it is done) and updates
+  // the caches.
+  Status Commit(StoredTransition transition);
+  ApiResult<OJson> TransitionJson(const StoredTransition& transition, bool full);
+  // Re-plans and starts a transition when `rates` move beyond the threshold
+  // from the deployment's planned rates; the note says what happened.
+  std::optional<OJson> MaybeReplan(const std::map<std::string, double>& rates, std::string& note);
+  ApiResult<int> NodeIndex(const std::string& node) const;
+  ApiResult<std::string> NodeWorkBody(const std::string& node, int index);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<ControlStore> store_;
+  const PlannerRegistry& planners_;
+  ProblemBuilder problems_;
+  ControlOptions options_;
+  ExtraMetrics extra_;
+  bool shutdown_ = false;
+
+  int64_t version_ = 0;
+  std::optional<Scenario> scenario_;
+  std::optional<int64_t> deployment_id_;
+  std::optional<Deployment> deployment_;
+  std::string deployment_metrics_;  // the deployment's metrics object (JSON text)
+  std::optional<Active> active_;
+  std::string deployment_body_;                   // GET /v1/deployment, "" when stale
+  std::map<std::string, std::string> node_work_;  // by node, for node_work_version_
+  int64_t node_work_version_ = -1;
+  std::map<std::string, std::map<std::string, ObservedRate>> observed_;  // by node
+};
+
+Status ControlPlane::Impl::RefreshVersion() {
+  TESSERA_ASSIGN_OR_RETURN(const int64_t version, store_->Version());
+  if (version != version_) {
+    version_ = version;
+    cv_.notify_all();
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::Impl::SetScenario(const Scenario& scenario) {
+  TESSERA_RETURN_IF_ERROR(problems_(scenario).status());
+  scenario_ = scenario;
+  return Status::Ok();
+}
+
+void ControlPlane::Impl::SetDeploymentCache(int64_t id, Deployment deployment) {
+  deployment_id_ = id;
+  deployment_metrics_ = Dump(MetricsJson(deployment));
+  deployment_ = std::move(deployment);
+  deployment_body_.clear();
+}
+
+ApiResult<Deployment> ControlPlane::Impl::LoadPlanDeployment(int64_t id) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<StoredPlan> plan, store_->Plan(id));
+  if (!plan) return NotFoundError(fmt::format("no plan {}", id));
+  Result<Deployment> d = ParseDeploymentJson(plan->deployment_json, fmt::format("plan {}", id));
+  if (!d.ok()) return InternalError(d.status().message());
+  return std::move(d).value();
+}
+
+Status ControlPlane::Impl::Load() {
+  TESSERA_RETURN_IF_ERROR(RefreshVersion());
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> scenario_text, store_->Scenario());
+  if (scenario_text) {
+    Json j = Json::parse(*scenario_text, nullptr, false);
+    if (j.is_discarded()) return Status::InvalidArgument("stored scenario: invalid JSON");
+    TESSERA_ASSIGN_OR_RETURN(Scenario scenario, ScenarioFromJson(j, "stored scenario"));
+    TESSERA_RETURN_IF_ERROR(SetScenario(scenario));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> deployed, store_->DeploymentPlan());
+  if (deployed) {
+    ApiResult<Deployment> d = LoadPlanDeployment(*deployed);
+    if (!d.ok()) return Status::Internal("stored deployment: " + d.error().message);
+    SetDeploymentCache(*deployed, std::move(*d));
+  }
+  for (const char* state : {"running", "paused"}) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<StoredTransition> found, store_->TransitionsIn(state));
+    for (StoredTransition& t : found) {
+      ApiResult<Deployment> target = LoadPlanDeployment(t.to_plan);
+      if (!target.ok()) return Status::Internal("stored transition: " + target.error().message);
+      Result<Transition> parsed = ParseTransitionJson(t.transition_json, "stored transition");
+      if (!parsed.ok()) return parsed.status();
+      active_ = Active{std::move(t), std::move(*target), parsed->gpu_map};
+    }
+  }
+  return Status::Ok();
+}
+
+ApiResponse ControlPlane::Impl::Handle(const ApiRequest& request) {
+  try {
+    return Route(request);
+  } catch (const std::exception& e) {
+    return ErrorResponse(InternalError(std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return ErrorResponse(InternalError("internal error"));
+  }
+}
+
+ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
+  const std::vector<std::string> p = SplitPath(request.path);
+  const std::string& m = request.method;
+  std::string route;
+  std::function<ApiResponse()> run;
+  // Mutations carry JSON.
+  auto body_ok = [&]() -> std::optional<ApiError> {
+    if (request.body.empty()) return std::nullopt;
+    std::string type = request.content_type.substr(0, request.content_type.find(';'));
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (type == "application/json") return std::nullopt;
+    return ApiError{
+        415, "unsupported_media_type",
+        "the body's Content-Type must be application/json, got '" + request.content_type + "'",
+        std::nullopt};
+  };
+  std::string allowed;
+  auto on = [&](const std::string& method, std::function<ApiResponse()> f) {
+    allowed += allowed.empty() ? method : ", " + method;
+    if (m == method) run = std::move(f);
+  };
+  if (p.size() == 1 && p[0] == "healthz") {
+    route = "/healthz";
+    on("GET", [] { return JsonResponse(200, OJson{{"status", "ok"}}); });
+  } else if (p.size() == 1 && p[0] == "readyz") {
+    route = "/readyz";
+    on("GET", [&] { return Ready(); });
+  } else if (p.size() == 1 && p[0] == "metrics") {
+    route = "/metrics";
+    on("GET", [&] { return Metrics(); });
+  } else if (p.size() >= 2 && p[0] == "v1") {
+    const std::string& what = p[1];
+    if (what == "scenario" && p.size() == 2) {
+      route = "/v1/scenario";
+      on("GET", [&] { return GetScenario(); });
+      on("PUT", [&] { return PutScenario(request); });
+    } else if (what == "services" && p.size() == 3) {
+      route = "/v1/services/{name}";
+      on("PATCH", [&] { return PatchService(request, p[2]); });
+    } else if (what == "plans" && p.size() == 2) {
+      route = "/v1/plans";
+      on("GET", [&] { return ListPlans(request); });
+      on("POST", [&] { return PostPlan(request); });
+    } else if (what == "plans" && (p.size() == 3 || (p.size() == 4 && p[3] == "svg"))) {
+      route = p.size() == 3 ? "/v1/plans/{id}" : "/v1/plans/{id}/svg";
+      on("GET", [&] {
+        const std::optional<int64_t> id = ParseId(p[2]);
+        if (!id) return ErrorResponse(NotFoundError("no plan '" + p[2] + "'"));
+        return GetPlan(*id, p.size() == 4);
+      });
+    } else if (what == "deployment" && p.size() == 2) {
+      route = "/v1/deployment";
+      on("GET", [&] { return GetDeployment(); });
+    } else if (what == "deployment" && p.size() == 3 && p[2] == "svg") {
+      route = "/v1/deployment/svg";
+      on("GET", [&] { return GetDeploymentSvg(); });
+    } else if (what == "transitions" && p.size() == 2) {
+      route = "/v1/transitions";
+      on("GET", [&] { return ListTransitions(request); });
+      on("POST", [&] { return PostTransition(request); });
+    } else if (what == "transitions" && p.size() == 3) {
+      route = "/v1/transitions/{id}";
+      on("GET", [&] {
+        const std::optional<int64_t> id = ParseId(p[2]);
+        if (!id) return ErrorResponse(NotFoundError("no transition '" + p[2] + "'"));
+        return GetTransition(*id);
+      });
+    } else if (what == "transitions" && p.size() == 4 &&
+               (p[3] == "start" || p[3] == "resume" || p[3] == "abort")) {
+      route = "/v1/transitions/{id}/" + p[3];
+      on("POST", [&] {
+        const std::optional<int64_t> id = ParseId(p[2]);
+        if (!id) return ErrorResponse(NotFoundError("no transition '" + p[2] + "'"));
+        if (!request.body.empty()) {
+          ApiResult<Json> body = ParseJsonBody(request.body);
+          if (!body.ok()) return ErrorResponse(body.error());
+          if (!body->is_object() || !body->empty()) {
+            return ErrorResponse(ApiError{
+                400, "invalid_argument", "(root): expected {}, got " + body->dump(), std::nullopt});
+          }
+        }
+        return ChangeTransition(*id, p[3]);
+      });
+    } else if (what == "nodes" && p.size() == 2) {
+      route = "/v1/nodes";
+      on("GET", [&] { return ListNodes(); });
+    } else if (what == "nodes" && p.size() == 4 && p[3] == "plan") {
+      route = "/v1/nodes/{node}/plan";
+      on("GET", [&] { return GetNodeWork(request, p[2]); });
+    } else if (what == "nodes" && p.size() == 4 && p[3] == "status") {
+      route = "/v1/nodes/{node}/status";
+      on("POST", [&] { return PostNodeStatus(request, p[2]); });
+    }
+  }
+  ApiResponse response;
+  if (route.empty()) {
+    response = ErrorResponse(NotFoundError("no route " + request.path));
+  } else if (!run) {
+    response = ErrorResponse(ApiError{405, "method_not_allowed",
+                                      fmt::format("{} allows {}", route, allowed), std::nullopt});
+  } else if (std::optional<ApiError> media = m != "GET" ? body_ok() : std::nullopt; media) {
+    response = ErrorResponse(*media);
+  } else {
+    response = run();
+  }
+  response.route = route.empty() ? "unmatched" : route;
+  return response;
+}
+
+ApiResponse ControlPlane::Impl::Ready() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<int64_t> version = store_->Version();
+  if (!version.ok()) {
+    return ErrorResponse(
+        ApiError{503, "unavailable", "store: " + version.status().message(), std::nullopt});
+  }
+  return JsonResponse(200, OJson{{"status", "ready"}});
+}
+
+ApiResponse ControlPlane::Impl::GetScenario() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!scenario_) return ErrorResponse(NotFoundError("no scenario yet: PUT /v1/scenario"));
+  return JsonResponse(200, ScenarioToJson(*scenario_));
+}
+
+ApiResponse ControlPlane::Impl::PutScenario(const ApiRequest& request) {
+  ApiResult<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<Scenario> scenario = ScenarioFromJson(*body, kBodySource);
+  if (!scenario.ok()) return ErrorResponse(ErrorFromStatus(scenario.status()));
+  Result<Problem> problem = problems_(*scenario);
+  if (!problem.ok()) {
+    ApiError error = ErrorFromStatus(problem.status());
+    if (error.status != 400) return ErrorResponse(error);
+    return ErrorResponse(
+        ApiError{400, "invalid_argument", problem.status().message(), std::nullopt});
+  }
+  const OJson j = ScenarioToJson(*scenario);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Status s = store_->PutScenario(Dump(j)); !s.ok()) return ErrorResponse(ErrorFromStatus(s));
+  scenario_ = std::move(scenario).value();
+  return JsonResponse(200, OJson{{"scenario", j}});
+}
+
+ApiResult<StoredPlan> ControlPlane::Impl::MakePlan(const Scenario& scenario,
+                                                   const PlanRequest& request) {
+  const std::string name = request.planner.value_or(options_.default_planner);
+  Result<std::unique_ptr<Planner>> planner = planners_.Create(name);
+  if (!planner.ok()) {
+    return ApiError{400, "invalid_argument", "planner: " + planner.status().message(),
+                    std::string("planner")};
+  }
+  Result<Problem> problem = problems_(scenario);
+  if (!problem.ok()) return ConflictError(problem.status().message());
+  PlanContext context;
+  context.time_limit_s = request.time_limit_s.value_or(options_.plan_time_limit_s);
+  const bool incremental = request.incremental.value_or(deployment_.has_value());
+  if (incremental && !deployment_) {
+    return ConflictError("no deployment to plan incrementally from: plan with incremental false");
+  }
+  OJson increment = nullptr;
+  Result<PlanReport> report = Status::Internal("not planned");
+  if (incremental) {
+    IncrementalOptions opts;
+    opts.max_extra_gpus = request.max_extra_gpus;
+    opts.planner = name;
+    Result<IncrementalPlan> planned =
+        PlanIncremental(planners_, *problem, *deployment_, opts, context);
+    if (!planned.ok()) return ConflictError(planned.status().message());
+    increment = OJson{{"kept", planned->kept},
+                      {"moved", planned->moved},
+                      {"added", planned->added},
+                      {"removed", planned->removed}};
+    report = std::move(planned->report);
+  } else {
+    report = RunPlanner(**planner, *problem, context);
+  }
+  if (!report.ok()) return ConflictError(report.status().message());
+  const Deployment& d = report->deployment;
+  if (report->outcome == PlanOutcome::kInfeasible) {
+    std::string why;
+    for (const ServiceOutcome& s : d.services) {
+      if (s.status == ServiceStatus::kInfeasible) why += fmt::format("; {}: {}", s.name, s.reason);
+    }
+    return ConflictError("no plan serves the scenario" + why);
+  }
+  const std::vector<Violation> violations = ValidateDeployment(d, *problem);
+  if (!violations.empty()) {
+    return InternalError("planner " + d.planner +
+                         " produced an invalid plan: " + FormatViolations(violations));
+  }
+  OJson metrics = MetricsJson(d);
+  metrics["incremental"] = increment;
+  StoredPlan plan;
+  plan.created_at = options_.wall_time();
+  plan.planner = d.planner;
+  plan.scenario_json = Dump(ScenarioToJson(scenario));
+  plan.deployment_json = FormatDeploymentJson(d);
+  plan.metrics_json = Dump(metrics);
+  TESSERA_ASSIGN_OR_RETURN(plan.id, store_->AddPlan(plan));
+  return plan;
+}
+
+ApiResponse ControlPlane::Impl::PostPlan(const ApiRequest& request) {
+  ApiResult<Json> body = ParseJsonBody(request.body.empty() ? "{}" : request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<PlanRequest> plan_request = PlanRequestFromJson(*body);
+  if (!plan_request.ok()) return ErrorResponse(ErrorFromStatus(plan_request.status()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!scenario_) return ErrorResponse(ConflictError("no scenario yet: PUT /v1/scenario"));
+  Scenario scenario = *scenario_;
+  for (const auto& [name, rate] : plan_request->rates) {
+    auto it = std::find_if(scenario.services.begin(), scenario.services.end(),
+                           [&](const Service& s) { return s.name == name; });
+    if (it == scenario.services.end()) {
+      return ErrorResponse(ApiError{400, "invalid_argument",
+                                    "rates." + name + ": no such service in the scenario",
+                                    "rates." + name});
+    }
+    it->rate_rps = rate;
+  }
+  ApiResult<StoredPlan> plan = MakePlan(scenario, *plan_request);
+  if (!plan.ok()) return ErrorResponse(plan.error());
+  return JsonResponse(201, PlanSummaryJson(*plan));
+}
+
+ApiResponse ControlPlane::Impl::ListPlans(const ApiRequest& request) {
+  ApiResult<double> limit = QueryNumber(request, "limit", kListLimit, kDefaultListLimit);
+  if (!limit.ok()) return ErrorResponse(limit.error());
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<StoredPlan>> plans = store_->Plans(static_cast<int>(*limit));
+  if (!plans.ok()) return ErrorResponse(ErrorFromStatus(plans.status()));
+  OJson list = OJson::array();
+  for (const StoredPlan& plan : *plans) list.push_back(PlanSummaryJson(plan));
+  return JsonResponse(200, OJson{{"plans", std::move(list)}});
+}
+
+ApiResponse ControlPlane::Impl::GetPlan(int64_t id, bool svg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::optional<StoredPlan>> plan = store_->Plan(id);
+  if (!plan.ok()) return ErrorResponse(ErrorFromStatus(plan.status()));
+  if (!*plan) return ErrorResponse(NotFoundError(fmt::format("no plan {}", id)));
+  const StoredPlan& stored = **plan;
+  if (svg) {
+    Result<Deployment> d = ParseDeploymentJson(stored.deployment_json, "plan");
+    if (!d.ok()) return ErrorResponse(InternalError(d.status().message()));
+    Result<const GpuModel*> gpu = FindGpu(d->gpu);
+    if (!gpu.ok()) return ErrorResponse(InternalError(gpu.status().message()));
+    ApiResponse r;
+    r.content_type = "image/svg+xml";
+    r.body = FormatDeploymentSvg(*d, **gpu);
+    return r;
+  }
+  OJson j = PlanSummaryJson(stored);
+  j["scenario"] = OJson::parse(stored.scenario_json, nullptr, false);
+  j["deployment"] = OJson::parse(stored.deployment_json, nullptr, false);
+  return JsonResponse(200, j);
+}
+
+ApiResponse ControlPlane::Impl::GetDeployment() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (deployment_body_.empty()) {
+    const std::string transition =
+        active_ ? std::to_string(active_->stored.id) : std::string("null");
+    if (deployment_) {
+      std::string deployment = FormatDeploymentJson(*deployment_);
+      while (!deployment.empty() && deployment.back() == '\n') deployment.pop_back();
+      deployment_body_ =
+          fmt::format(R"({{"plan": {}, "deployment": {}, "metrics": {}, "transition": {}}})",
+                      *deployment_id_, deployment, deployment_metrics_, transition);
+    } else {
+      deployment_body_ = fmt::format(
+          R"({{"plan": null, "deployment": null, "metrics": null, "transition": {}}})", transition);
+    }
+  }
+  ApiResponse r;
+  r.body = deployment_body_;
+  return r;
+}
+
+ApiResponse ControlPlane::Impl::GetDeploymentSvg() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!deployment_) return ErrorResponse(NotFoundError("no deployment yet"));
+  Result<const GpuModel*> gpu = FindGpu(deployment_->gpu);
+  if (!gpu.ok()) return ErrorResponse(InternalError(gpu.status().message()));
+  ApiResponse r;
+  r.content_type = "image/svg+xml";
+  r.body = FormatDeploymentSvg(*deployment_, **gpu);
+  return r;
+}
+
+ApiResult<OJson> ControlPlane::Impl::TransitionJson(const StoredTransition& t, bool full) {
+  Result<OJson> j = TransitionView(t, full);
+  if (!j.ok()) return InternalError(j.status().message());
+  return std::move(j).value();
+}
+
+ApiResult<StoredTransition> ControlPlane::Impl::MakeTransition(int64_t to, int spare_gpus) {
+  ApiResult<Deployment> target = LoadPlanDeployment(to);
+  if (!target.ok()) {
+    ApiError error = target.error();
+    if (error.status == 404) error.field = "to";
+    return error;
+  }
+  const Deployment from = deployment_ ? *deployment_ : EmptyDeploymentLike(*target);
+  TransitionOptions topts;
+  topts.spare_gpus = spare_gpus;
+  Result<TransitionPlan> planned = PlanTransition(from, *target, topts);
+  if (!planned.ok()) return ConflictError("no transition: " + planned.status().message());
+  if (!planned->transition) {
+    return ConflictError(
+        fmt::format("no transition to plan {} within {} spare GPU(s): it needs {}; {}", to,
+                    spare_gpus, planned->spare_gpus_needed, planned->reason));
+  }
+  const Transition& t = *planned->transition;
+  const TransitionCheck check = CheckTransition(from, *target, t);
+  if (!check.ok()) {
+    return InternalError("the transition checker rejects the planned transition: " +
+                         check.violations.front());
+  }
+  StoredTransition stored;
+  stored.from_plan = deployment_id_;
+  stored.to_plan = to;
+  stored.transition_json = FormatTransitionJson(t);
+  stored.check_json = FormatTransitionCheckJson(check);
+  stored.created_at = options_.wall_time();
+  stored.updated_at = stored.created_at;
+  stored.steps = StoredStepsOf(t, options_.deploy);
+  TESSERA_ASSIGN_OR_RETURN(stored.id, store_->AddTransition(stored));
+  return stored;
+}
+
+Status ControlPlane::Impl::Commit(StoredTransition t) {
+  const bool done = t.state == "done";
+  const bool in_flight = t.state == "running" || t.state == "paused";
+  std::optional<Deployment> target;
+  if (done || in_flight) {
+    if (active_ && active_->stored.id == t.id) {
+      target = active_->target;
+    } else {
+      ApiResult<Deployment> d = LoadPlanDeployment(t.to_plan);
+      if (!d.ok()) return Status::Internal(d.error().message);
+      target = std::move(*d);
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(
+      store_->UpdateTransition(t, done ? std::optional<int64_t>(t.to_plan) : std::nullopt));
+  deployment_body_.clear();
+  if (done) {
+    SetDeploymentCache(t.to_plan, std::move(*target));
+    active_.reset();
+  } else if (in_flight) {
+    Result<Transition> parsed = ParseTransitionJson(t.transition_json, "transition");
+    if (!parsed.ok()) return Status::Internal(parsed.status().message());
+    active_ = Active{std::move(t), std::move(*target), parsed->gpu_map};
+  } else if (active_ && active_->stored.id == t.id) {
+    active_.reset();
+  }
+  return RefreshVersion();
+}
+
+ApiResult<StoredTransition> ControlPlane::Impl::Start(StoredTransition t) {
+  if (active_ && active_->stored.id != t.id) {
+    return ConflictError(fmt::format("transition {} is {}: one runs at a time", active_->stored.id,
+                                     active_->stored.state));
+  }
+  if (t.from_plan != deployment_id_) {
+    return ConflictError(
+        fmt::format("transition {} is stale: it starts from plan {}, the deployment is {}", t.id,
+                    t.from_plan ? std::to_string(*t.from_plan) : "none",
+                    deployment_id_ ? "plan " + std::to_string(*deployment_id_) : "none"));
+  }
+  if (Status s = StartRollout(t, options_.wall_time()); !s.ok()) return ConflictError(s.message());
+  TESSERA_RETURN_IF_ERROR(Commit(t));
+  return t;
+}
+
+ApiResponse ControlPlane::Impl::PostTransition(const ApiRequest& request) {
+  ApiResult<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<TransitionRequest> tr = TransitionRequestFromJson(*body);
+  if (!tr.ok()) return ErrorResponse(ErrorFromStatus(tr.status()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (tr->start && active_) {
+    return ErrorResponse(ConflictError(fmt::format("transition {} is {}: one runs at a time",
+                                                   active_->stored.id, active_->stored.state)));
+  }
+  ApiResult<StoredTransition> t =
+      MakeTransition(tr->to, tr->spare_gpus.value_or(options_.spare_gpus));
+  if (!t.ok()) return ErrorResponse(t.error());
+  if (tr->start) {
+    t = Start(std::move(*t));
+    if (!t.ok()) return ErrorResponse(t.error());
+  }
+  ApiResult<OJson> j = TransitionJson(*t, true);
+  if (!j.ok()) return ErrorResponse(j.error());
+  return JsonResponse(201, *j);
+}
+
+ApiResponse ControlPlane::Impl::ListTransitions(const ApiRequest& request) {
+  ApiResult<double> limit = QueryNumber(request, "limit", kListLimit, kDefaultListLimit);
+  if (!limit.ok()) return ErrorResponse(limit.error());
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<StoredTransition>> list = store_->Transitions(static_cast<int>(*limit));
+  if (!list.ok()) return ErrorResponse(ErrorFromStatus(list.status()));
+  OJson out = OJson::array();
+  for (const StoredTransition& t : *list) {
+    ApiResult<OJson> j = TransitionJson(t, false);
+    if (!j.ok()) return ErrorResponse(j.error());
+    out.push_back(std::move(*j));
+  }
+  return JsonResponse(200, OJson{{"transitions", std::move(out)}});
+}
+
+ApiResponse ControlPlane::Impl::GetTransition(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::optional<StoredTransition>> t = store_->Transition(id);
+  if (!t.ok()) return ErrorResponse(ErrorFromStatus(t.status()));
+  if (!*t) return ErrorResponse(NotFoundError(fmt::format("no transition {}", id)));
+  ApiResult<OJson> j = TransitionJson(**t, true);
+  if (!j.ok()) return ErrorResponse(j.error());
+  return JsonResponse(200, *j);
+}
+
+ApiResponse ControlPlane::Impl::ChangeTransition(int64_t id, const std::string& action) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::optional<StoredTransition>> found = store_->Transition(id);
+  if (!found.ok()) return ErrorResponse(ErrorFromStatus(found.status()));
+  if (!*found) return ErrorResponse(NotFoundError(fmt::format("no transition {}", id)));
+  StoredTransition t = std::move(**found);
+  ApiResult<StoredTransition> changed = t;
+  if (action == "start") {
+    if (t.state != "proposed") {
+      return ErrorResponse(
+          ConflictError(fmt::format("transition {} is {}: cannot start", id, t.state)));
+    }
+    changed = Start(std::move(t));
+  } else {
+    const std::string now = options_.wall_time();
+    Status s = action == "resume" ? ResumeRollout(t, now) : AbortRollout(t, now);
+    if (!s.ok()) return ErrorResponse(ConflictError(s.message()));
+    if (Status c = Commit(t); !c.ok()) return ErrorResponse(ErrorFromStatus(c));
+    changed = t;
+  }
+  if (!changed.ok()) return ErrorResponse(changed.error());
+  ApiResult<OJson> j = TransitionJson(*changed, true);
+  if (!j.ok()) return ErrorResponse(j.error());
+  return JsonResponse(200, *j);
+}
+
+std::optional<OJson> ControlPlane::Impl::MaybeReplan(const std::map<std::string, double>& rates,
+                                                     std::string& note) {
+  if (!deployment_) {
+    note = "no deployment: nothing to re-plan";
+    return std::nullopt;
+  }
+  if (active_) {
+    note = fmt::format("transition {} is {}: no re-plan now", active_->stored.id,
+                       active_->stored.state);
+    return std::nullopt;
+  }
+  double worst = 0;
+  std::string moved;
+  for (const ServiceOutcome& s : deployment_->services) {
+    auto it = rates.find(s.name);
+    if (it == rates.end() || s.rate_rps <= 0) continue;
+    const double change = std::abs(it->second - s.rate_rps) / s.rate_rps;
+    if (change > worst) {
+      worst = change;
+      moved = s.name;
+    }
+  }
+  if (worst <= options_.replan_threshold) {
+    note = fmt::format("rates within {:g}% of the deployment's: no re-plan",
+                       options_.replan_threshold * 100);
+    return std::nullopt;
+  }
+  Scenario scenario = *scenario_;
+  for (Service& s : scenario.services) {
+    auto it = rates.find(s.name);
+    if (it != rates.end()) s.rate_rps = it->second;
+  }
+  PlanRequest request;
+  request.incremental = true;
+  ApiResult<StoredPlan> plan = MakePlan(scenario, request);
+  if (!plan.ok()) {
+    note = "re-plan failed: " + plan.error().message;
+    return std::nullopt;
+  }
+  ApiResult<StoredTransition> t = MakeTransition(plan->id, options_.spare_gpus);
+  if (t.ok()) t = Start(std::move(*t));
+  if (!t.ok()) {
+    note =
+        fmt::format("re-planned (plan {}), no transition started: {}", plan->id, t.error().message);
+    return OJson{{"plan", PlanSummaryJson(*plan)}, {"transition", nullptr}};
+  }
+  ApiResult<OJson> tj = TransitionJson(*t, true);
+  if (!tj.ok()) {
+    note = tj.error().message;
+    return std::nullopt;
+  }
+  note =
+      fmt::format("{} moved {:.1f}% (threshold {:g}%): re-planned (plan {}), transition {} {}",
+                  moved, worst * 100, options_.replan_threshold * 100, plan->id, t->id, t->state);
+  return OJson{{"plan", PlanSummaryJson(*plan)}, {"transition", std::move(*tj)}};
+}
+
+ApiResponse ControlPlane::Impl::PatchService(const ApiRequest& request, const std::string& name) {
+  ApiResult<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<ServicePatch> patch = ServicePatchFromJson(*body);
+  if (!patch.ok()) return ErrorResponse(ErrorFromStatus(patch.status()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!scenario_) return ErrorResponse(ConflictError("no scenario yet: PUT /v1/scenario"));
+  Scenario scenario = *scenario_;
+  auto it = std::find_if(scenario.services.begin(), scenario.services.end(),
+                         [&](const Service& s) { return s.name == name; });
+  if (it == scenario.services.end()) {
+    return ErrorResponse(NotFoundError("no service '" + name + "' in the scenario"));
+  }
+  if (patch->rate_rps) it->rate_rps = *patch->rate_rps;
+  if (patch->slo_ms) it->slo_ms = *patch->slo_ms;
+  const Service service = *it;
+  const size_t index = static_cast<size_t>(it - scenario.services.begin());
+  OJson scenario_json = ScenarioToJson(scenario);
+  if (Status s = store_->PutScenario(Dump(scenario_json)); !s.ok()) {
+    return ErrorResponse(ErrorFromStatus(s));
+  }
+  scenario_ = std::move(scenario);
+  OJson out;
+  out["service"] = scenario_json["services"][index];
+  std::string note;
+  std::optional<OJson> replan;
+  if (patch->replan.value_or(options_.auto_mode)) {
+    replan = MaybeReplan({{service.name, service.rate_rps}}, note);
+  } else {
+    note = patch->replan ? "replan false: no re-plan" : "auto mode off: no re-plan";
+  }
+  out["replan"] = replan ? *replan : OJson(nullptr);
+  out["note"] = note;
+  return JsonResponse(200, out);
+}
+
+ApiResponse ControlPlane::Impl::ListNodes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<StoredNode>> nodes = store_->Nodes();
+  if (!nodes.ok()) return ErrorResponse(ErrorFromStatus(nodes.status()));
+  OJson list = OJson::array();
+  for (const StoredNode& n : *nodes) {
+    OJson status = OJson::parse(n.status_json, nullptr, false);
+    list.push_back(OJson{{"node", n.node},
+                         {"updated_at", n.updated_at},
+                         {"status", status.is_discarded() ? OJson(nullptr) : status}});
+  }
+  return JsonResponse(200, OJson{{"nodes", std::move(list)}});
+}
+
+ApiResult<int> ControlPlane::Impl::NodeIndex(const std::string& node) const {
+  const std::vector<std::string>& names = options_.deploy.node_names;
+  auto it = std::find(names.begin(), names.end(), node);
+  if (it != names.end()) return static_cast<int>(it - names.begin());
+  const std::string prefix = "node-";
+  if (node.rfind(prefix, 0) == 0) {
+    std::optional<int64_t> k = ParseId(node.substr(prefix.size()));
+    if (node == "node-0") k = 0;
+    if (k && limits::kNodeIndex.Contains(static_cast<double>(*k)) &&
+        NodeName(options_.deploy, static_cast<int>(*k)) == node) {
+      return static_cast<int>(*k);
+    }
+  }
+  return NotFoundError("no node '" + node + "'");
+}
+
+ApiResult<std::string> ControlPlane::Impl::NodeWorkBody(const std::string& node, int index) {
+  if (node_work_version_ != version_) {
+    node_work_.clear();
+    node_work_version_ = version_;
+  }
+  if (auto it = node_work_.find(node); it != node_work_.end()) return it->second;
+  const Deployment* d = active_ ? &active_->target : deployment_ ? &*deployment_ : nullptr;
+  DeployOptions deploy = options_.deploy;
+  if (active_) deploy.gpu_map = active_->gpu_map;
+  NodePlan plan;
+  plan.node = node;
+  plan.node_index = index;
+  plan.gpus_per_node = deploy.gpus_per_node;
+  plan.serving = deploy.serving;
+  plan.gpu = d                                       ? d->gpu
+             : scenario_ && !scenario_->gpu.empty()  ? scenario_->gpu
+             : scenario_ && !scenario_->pool.empty() ? scenario_->pool.front().gpu
+                                                     : "a100-80gb";
+  if (d) {
+    Result<std::vector<NodePlan>> plans = BuildNodePlans(*d, deploy);
+    if (!plans.ok()) return InternalError("node plans: " + plans.status().message());
+    for (NodePlan& p : *plans) {
+      if (p.node == node) plan = std::move(p);
+    }
+  }
+  OJson j;
+  j["version"] = version_;
+  j["node"] = node;
+  j["plan"] = OJson::parse(FormatNodePlanJson(plan));
+  if (active_ && active_->stored.state == "running") {
+    OJson t;
+    t["id"] = active_->stored.id;
+    t["phase"] = active_->stored.phase;
+    t["transition"] = OJson::parse(active_->stored.transition_json, nullptr, false);
+    t["steps"] = RunningStepsOf(active_->stored, node);
+    j["transition"] = std::move(t);
+  } else {
+    j["transition"] = nullptr;
+  }
+  return node_work_[node] = Dump(j);
+}
+
+ApiResponse ControlPlane::Impl::GetNodeWork(const ApiRequest& request, const std::string& node) {
+  ApiResult<int> index = NodeIndex(node);
+  if (!index.ok()) return ErrorResponse(index.error());
+  ApiResult<double> wait = QueryNumber(request, "wait", kWaitS, 0);
+  if (!wait.ok()) return ErrorResponse(wait.error());
+  ApiResult<double> since = QueryNumber(request, "since", InputRange{0, 9e15, false, true}, -1);
+  if (!since.ok()) return ErrorResponse(since.error());
+  if (*since >= 0 && *wait > 0) {
+    WaitForVersion(static_cast<int64_t>(*since),
+                   std::chrono::milliseconds(static_cast<int64_t>(*wait * 1000)));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ApiResult<std::string> body = NodeWorkBody(node, *index);
+  if (!body.ok()) return ErrorResponse(body.error());
+  ApiResponse r;
+  r.body = *body;
+  return r;
+}
+
+ApiResponse ControlPlane::Impl::PostNodeStatus(const ApiRequest& request, const std::string& node) {
+  ApiResult<int> index = NodeIndex(node);
+  if (!index.ok()) return ErrorResponse(index.error());
+  ApiResult<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<NodeStatusReport> report = NodeStatusFromJson(*body, kBodySource);
+  if (!report.ok()) return ErrorResponse(ErrorFromStatus(report.status()));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<StoredTransition> changed;
+  if (report->transition) {
+    const PhaseResult& result = *report->transition;
+    if (!active_ || active_->stored.id != result.id) {
+      return ErrorResponse(ConflictError(fmt::format("transition {} is not running", result.id)));
+    }
+    StoredTransition t = active_->stored;
+    Status s =
+        ApplyPhaseResult(t, node, result.phase, result.ok, result.error, options_.wall_time());
+    if (!s.ok()) return ErrorResponse(ConflictError(s.message()));
+    changed = std::move(t);
+  }
+  StoredNode stored{node, body->dump(), options_.wall_time()};
+  if (Status s = store_->PutNode(stored); !s.ok()) return ErrorResponse(ErrorFromStatus(s));
+  if (changed) {
+    if (Status s = Commit(std::move(*changed)); !s.ok()) return ErrorResponse(ErrorFromStatus(s));
+  }
+  if (!report->observed.empty()) {
+    observed_[node] = report->observed;
+    if (options_.auto_mode && scenario_) {
+      std::map<std::string, double> rates;
+      for (const auto& [n, services] : observed_) {
+        for (const auto& [name, rate] : services) rates[name] += rate.rate_rps;
+      }
+      std::erase_if(rates, [](const auto& entry) { return !(entry.second > 0); });
+      std::string note;
+      MaybeReplan(rates, note);
+    }
+  }
+  return JsonResponse(200, OJson{{"version", version_}});
+}
+
+ApiResponse ControlPlane::Impl::Metrics() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ControlGauges g;
+  g.store_version = version_;
+  std::map<std::string, double> capacity;
+  if (deployment_) {
+    capacity = ServiceCapacities(*deployment_);
+    g.gpus_used = deployment_->metrics.gpus;
+  }
+  std::map<std::string, std::pair<double, double>> observed;  // rate, rate x compliance
+  std::map<std::string, double> weighted;
+  std::set<std::string> with_compliance;
+  for (const auto& [n, services] : observed_) {
+    for (const auto& [name, rate] : services) {
+      observed[name].first += rate.rate_rps;
+      if (rate.slo_compliance) {
+        observed[name].second += rate.rate_rps * *rate.slo_compliance;
+        with_compliance.insert(name);
+      }
+    }
+  }
+  if (scenario_) {
+    for (const Service& s : scenario_->services) {
+      ServiceGauges sg;
+      sg.name = s.name;
+      sg.declared_rps = s.rate_rps;
+      if (auto it = observed.find(s.name); it != observed.end()) {
+        sg.observed_rps = it->second.first;
+        if (with_compliance.count(s.name)) {
+          sg.observed_compliance = it->second.first > 0 ? it->second.second / it->second.first : 1;
+        }
+      }
+      if (auto it = capacity.find(s.name); it != capacity.end()) sg.capacity_rps = it->second;
+      g.services.push_back(std::move(sg));
+    }
+  }
+  for (const char* state : {"proposed", "running", "paused", "done", "aborted"}) {
+    g.transitions[state] = 0;
+  }
+  Result<std::vector<StoredTransition>> all = store_->Transitions(kAllTransitions);
+  if (!all.ok()) return ErrorResponse(ErrorFromStatus(all.status()));
+  for (const StoredTransition& t : *all) ++g.transitions[t.state];
+  ApiResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = FormatMetricsText(g);
+  if (extra_) r.body += extra_();
+  return r;
+}
+
+ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ControlPlane::~ControlPlane() = default;
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<ControlStore> store,
+                                                         const PlannerRegistry& planners,
+                                                         ProblemBuilder problems,
+                                                         ControlOptions options) {
+  if (store == nullptr) return Status::InvalidArgument("ControlPlane::Open: no store");
+  if (!problems) return Status::InvalidArgument("ControlPlane::Open: no problem builder");
+  if (!limits::kGpusPerNode.Contains(options.deploy.gpus_per_node)) {
+    return Status::InvalidArgument("gpus per node: " +
+                                   OutOfRange(limits::kGpusPerNode, options.deploy.gpus_per_node));
+  }
+  if (!limits::kSpareGpus.Contains(options.spare_gpus)) {
+    return Status::InvalidArgument("spare GPUs: " +
+                                   OutOfRange(limits::kSpareGpus, options.spare_gpus));
+  }
+  auto impl =
+      std::make_unique<Impl>(std::move(store), planners, std::move(problems), std::move(options));
+  try {
+    TESSERA_RETURN_IF_ERROR(impl->Load());
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("ControlPlane::Open: ") + e.what());
+  }
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(impl)));
+}
+
+ApiResponse ControlPlane::Handle(const ApiRequest& request) { return impl_->Handle(request); }
+int64_t ControlPlane::Version() const { return impl_->Version(); }
+int64_t ControlPlane::WaitForVersion(int64_t seen, std::chrono::milliseconds timeout) {
+  return impl_->WaitForVersion(seen, timeout);
+}
+void ControlPlane::Shutdown() { impl_->Shutdown(); }
+void ControlPlane::SetExtraMetrics(ExtraMetrics extra) { impl_->SetExtraMetrics(std::move(extra)); }
+
+}  // namespace tessera
