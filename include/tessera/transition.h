@@ -136,6 +136,11 @@ struct TransitionPlan {
 Result<TransitionPlan> PlanTransition(const Deployment& from, const Deployment& to,
                                       const TransitionOptions& options);
 
+// `to` as the cluster holds it after `transition`: every GPU renumbered by
+// the transition's gpu_map (B index -> cluster index; a GPU the map does not
+// name keeps its index), in cluster order.
+Deployment PlacedOnCluster(const Deployment& to, const Transition& transition);
+
 // The naive order, for comparison: B mapped onto the cluster as PlanTransition
 // maps it, phase 1 destroys (and reconfigures) everything that differs,
 // phase 2 creates. Its summary is filled; it may break the floors.

@@ -91,6 +91,7 @@ struct NodeWork {
   struct Phase {
     nlohmann::json id;  // echoed as given (string or integer)
     int phase = 0;
+    bool paused = false;  // a step failed somewhere: hold
     Transition transition;
     size_t steps = 0;  // this node's steps in the phase
   };
@@ -196,14 +197,20 @@ Result<NodeWork> RemoteAgent::Impl::ParseWork(const std::string& body) const {
   work.plan_text = FormatNodePlanJson(work.plan);
   const nlohmann::json& t = j["transition"];
   if (t.is_null()) return work;
-  static constexpr std::array<std::string_view, 4> kPhaseKeys = {"id", "phase", "transition",
-                                                                 "steps"};
+  static constexpr std::array<std::string_view, 5> kPhaseKeys = {"id", "phase", "state",
+                                                                 "transition", "steps"};
   TESSERA_RETURN_IF_ERROR(r.Keys(t, "transition", kPhaseKeys));
   NodeWork::Phase phase;
   phase.id = t["id"];
   if (!phase.id.is_string() && !phase.id.is_number_integer())
     return r.Error("transition.id", "expected a string or an integer");
   TESSERA_ASSIGN_OR_RETURN(phase.phase, r.Int(t, "transition", "phase", 1));
+  TESSERA_ASSIGN_OR_RETURN(const std::string state, r.String(t, "transition", "state", true));
+  if (state != "running" && state != "paused") {
+    return r.Error("transition.state",
+                   "expected \"running\" or \"paused\", got " + DescribeJson(t["state"]));
+  }
+  phase.paused = state == "paused";
   if (!t["transition"].is_object()) return r.Error("transition.transition", "expected an object");
   TESSERA_ASSIGN_OR_RETURN(phase.transition,
                            ParseTransitionJson(t["transition"].dump(), source + ": transition"));
@@ -261,6 +268,13 @@ Result<int> RemoteAgent::Impl::Post(const nlohmann::ordered_json& status) {
 Status RemoteAgent::Impl::RunPhase(const NodeWork& work, const std::string& misfit) {
   const NodeWork::Phase& p = *work.transition;
   const std::string id = p.id.is_string() ? p.id.get<std::string>() : p.id.dump();
+  // A paused transition holds every node where it stopped: no step runs and
+  // nothing is reconciled until it is resumed (or aborted).
+  if (p.paused) {
+    Say(fmt::format("version {}: transition {} is paused at phase {}: holding", work.version, id,
+                    p.phase));
+    return Status::Ok();
+  }
   // A node without steps in the phase waits for its turn.
   if (p.steps == 0 || phases_ok_.count({id, p.phase}) > 0) return Status::Ok();
   Say(fmt::format("version {}: transition {} phase {}: {} step(s) here", work.version, id, p.phase,

@@ -153,7 +153,8 @@ class RemoteAgentTest : public ::testing::Test {
     return t;
   }
 
-  std::string Work(int version, std::optional<int> phase) const {
+  std::string Work(int version, std::optional<int> phase,
+                   const std::string& state = "running") const {
     Json work = {{"version", version},
                  {"node", "node-0"},
                  {"plan", Json::parse(FormatNodePlanJson(Plan()))},
@@ -161,6 +162,7 @@ class RemoteAgentTest : public ::testing::Test {
     if (phase) {
       work["transition"] = {{"id", "t1"},
                             {"phase", *phase},
+                            {"state", state},
                             {"transition", Json::parse(FormatTransitionJson(Move()))},
                             {"steps", {*phase == 1 ? "s1" : "s2"}}};
     }
@@ -250,6 +252,31 @@ TEST_F(RemoteAgentTest, AnNvmlFailurePostsThePhaseFailedWithTheError) {
   EXPECT_NE(error.find("GPU 0, profile 3g.40gb, start 4"), std::string::npos) << error;
   EXPECT_NE(error.find("NVML_ERROR_UNKNOWN"), std::string::npos) << error;
   EXPECT_EQ(posts[0].body["inventory"], Json::array());
+}
+
+TEST_F(RemoteAgentTest, APausedTransitionHoldsTheNodeWhereItStopped) {
+  // The first create fails; the retry after the pause succeeds.
+  ::setenv("TESSERA_FAKE_NVML_FAIL", "nvmlDeviceCreateGpuInstanceWithPlacement:1", 1);
+  Start();
+  plane_.SetWork(Work(1, 1));
+  ASSERT_TRUE(agent_->Round().ok());
+  ASSERT_EQ(plane_.posts().size(), 1u);
+  EXPECT_EQ(plane_.posts()[0].body["transition"]["ok"], false);
+
+  // Paused: the target plan is in the work, but the node neither runs the
+  // phase again nor reconciles to that plan (which would post the change).
+  plane_.SetWork(Work(2, 1, "paused"));
+  ASSERT_TRUE(agent_->Round().ok());
+  ASSERT_TRUE(agent_->Round().ok());
+  EXPECT_EQ(plane_.posts().size(), 1u);
+  EXPECT_EQ(plane_.polls().size(), 3u);
+
+  // Resumed: the phase runs again and succeeds.
+  plane_.SetWork(Work(3, 1));
+  ASSERT_TRUE(agent_->Round().ok());
+  ASSERT_EQ(plane_.posts().size(), 2u);
+  EXPECT_EQ(plane_.posts()[1].body["transition"]["ok"], true);
+  EXPECT_EQ(plane_.posts()[1].body["inventory"].size(), 1u);
 }
 
 TEST_F(RemoteAgentTest, RetriesA503WithACappedDoublingBackoff) {

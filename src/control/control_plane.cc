@@ -205,6 +205,9 @@ class ControlPlane::Impl {
   Status RefreshVersion();
   Status SetScenario(const Scenario& scenario);
   void SetDeploymentCache(int64_t id, Deployment deployment);
+  // `target` (t's target plan) as the cluster holds it once `t` is done:
+  // PlacedOnCluster with t's gpu_map.
+  Result<Deployment> Placed(const StoredTransition& t, const Deployment& target);
   ApiResult<Deployment> LoadPlanDeployment(int64_t id);
   // Plans `scenario` (from scratch or from the deployment), validates and
   // stores the plan; returns its summary.
@@ -286,6 +289,14 @@ Status ControlPlane::Impl::Load() {
   if (deployed) {
     ApiResult<Deployment> d = LoadPlanDeployment(*deployed);
     if (!d.ok()) return Status::Internal("stored deployment: " + d.error().message);
+    // The deployment is the target of the last transition done into it, as
+    // that transition placed it on the cluster's GPUs.
+    TESSERA_ASSIGN_OR_RETURN(std::vector<StoredTransition> done, store_->TransitionsIn("done"));
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      if (it->to_plan != *deployed) continue;
+      TESSERA_ASSIGN_OR_RETURN(*d, Placed(*it, *d));
+      break;
+    }
     SetDeploymentCache(*deployed, std::move(*d));
   }
   for (const char* state : {"running", "paused"}) {
@@ -658,8 +669,13 @@ Status ControlPlane::Impl::Commit(StoredTransition t) {
       target = std::move(*d);
     }
   }
-  TESSERA_RETURN_IF_ERROR(
-      store_->UpdateTransition(t, done ? std::optional<int64_t>(t.to_plan) : std::nullopt));
+  // Done: the cluster holds the target placed on its GPUs (PlacedOnCluster).
+  std::optional<int64_t> deployed;
+  if (done) {
+    TESSERA_ASSIGN_OR_RETURN(*target, Placed(t, *target));
+    deployed = t.to_plan;
+  }
+  TESSERA_RETURN_IF_ERROR(store_->UpdateTransition(t, deployed));
   deployment_body_.clear();
   if (done) {
     SetDeploymentCache(t.to_plan, std::move(*target));
@@ -672,6 +688,12 @@ Status ControlPlane::Impl::Commit(StoredTransition t) {
     active_.reset();
   }
   return RefreshVersion();
+}
+
+Result<Deployment> ControlPlane::Impl::Placed(const StoredTransition& t, const Deployment& target) {
+  Result<Transition> parsed = ParseTransitionJson(t.transition_json, "transition");
+  if (!parsed.ok()) return Status::Internal(parsed.status().message());
+  return PlacedOnCluster(target, *parsed);
 }
 
 ApiResult<StoredTransition> ControlPlane::Impl::Start(StoredTransition t) {
@@ -915,10 +937,11 @@ ApiResult<std::string> ControlPlane::Impl::NodeWorkBody(const std::string& node,
   j["version"] = version_;
   j["node"] = node;
   j["plan"] = OJson::parse(FormatNodePlanJson(plan));
-  if (active_ && active_->stored.state == "running") {
+  if (active_) {
     OJson t;
     t["id"] = active_->stored.id;
     t["phase"] = active_->stored.phase;
+    t["state"] = active_->stored.state;
     t["transition"] = OJson::parse(active_->stored.transition_json, nullptr, false);
     t["steps"] = RunningStepsOf(active_->stored, node);
     j["transition"] = std::move(t);

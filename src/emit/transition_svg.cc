@@ -178,19 +178,6 @@ void AppendPanel(const Curve& c, std::string_view colour, int x, int y, std::str
   out += "</g>\n";
 }
 
-// B with its GPUs renumbered onto the cluster's (gpu_map), in cluster order.
-Deployment OnCluster(const Deployment& to, const Transition& t) {
-  Deployment d = to;
-  for (GpuAssignment& g : d.gpus) {
-    auto it = t.gpu_map.find(g.index);
-    if (it != t.gpu_map.end()) g.index = it->second;
-  }
-  std::stable_sort(
-      d.gpus.begin(), d.gpus.end(),
-      [](const GpuAssignment& a, const GpuAssignment& b) { return a.index < b.index; });
-  return d;
-}
-
 void AppendSection(std::string_view heading, int y, std::string& out) {
   fmt::format_to(Out(out),
                  "<text x=\"{}\" y=\"{}\" font-size=\"15\" font-weight=\"bold\" "
@@ -203,7 +190,7 @@ void AppendSection(std::string_view heading, int y, std::string& out) {
 std::string FormatTransitionSvg(const Deployment& from, const Deployment& to,
                                 const Transition& transition, const GpuModel& gpu) {
   const std::vector<Curve> curves = Curves(from, to, transition);
-  const Deployment after = OnCluster(to, transition);
+  const Deployment after = PlacedOnCluster(to, transition);
   std::map<std::string, int> colours;
   svg::AddColourIndices(from, colours);
   svg::AddColourIndices(to, colours);

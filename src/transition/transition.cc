@@ -524,6 +524,18 @@ Result<TransitionPlan> PlanTransition(const Deployment& from, const Deployment& 
   return plan;
 }
 
+Deployment PlacedOnCluster(const Deployment& to, const Transition& transition) {
+  Deployment d = to;
+  for (GpuAssignment& g : d.gpus) {
+    auto it = transition.gpu_map.find(g.index);
+    if (it != transition.gpu_map.end()) g.index = it->second;
+  }
+  std::stable_sort(
+      d.gpus.begin(), d.gpus.end(),
+      [](const GpuAssignment& a, const GpuAssignment& b) { return a.index < b.index; });
+  return d;
+}
+
 Transition NaiveTransition(const Deployment& from, const Deployment& to,
                            const std::map<int, int>& gpu_map) {
   Result<Parsed> parsed_or = Parse(from, to, /*validate=*/false);
