@@ -836,13 +836,14 @@ ApiResponse ControlPlane::Impl::PatchService(const ApiRequest& request, const st
   if (patch->rate_rps) it->rate_rps = *patch->rate_rps;
   if (patch->slo_ms) it->slo_ms = *patch->slo_ms;
   const Service service = *it;
+  const size_t index = static_cast<size_t>(it - scenario.services.begin());
   OJson scenario_json = ScenarioToJson(scenario);
   if (Status s = store_->PutScenario(Dump(scenario_json)); !s.ok()) {
     return ErrorResponse(ErrorFromStatus(s));
   }
   scenario_ = std::move(scenario);
   OJson out;
-  out["service"] = scenario_json["services"][static_cast<size_t>(it - scenario_->services.begin())];
+  out["service"] = scenario_json["services"][index];
   std::string note;
   std::optional<OJson> replan;
   if (patch->replan.value_or(options_.auto_mode)) {

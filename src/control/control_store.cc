@@ -170,8 +170,8 @@ class ControlStore::Impl {
     auto it = cache_.find(sql);
     if (it == cache_.end()) {
       sqlite3_stmt* stmt = nullptr;
-      const int rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt,
-                                        nullptr);
+      const int rc =
+          sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
       if (rc != SQLITE_OK) {
         sqlite3_finalize(stmt);
         return Error("preparing a statement", rc);
@@ -243,9 +243,9 @@ class ControlStore::Impl {
 
   Status WriteDeployment(int64_t plan_id) {
     TESSERA_RETURN_IF_ERROR(RequirePlan(plan_id));
-    TESSERA_ASSIGN_OR_RETURN(
-        auto stmt, Prepare("INSERT INTO deployment (id, plan_id) VALUES (1, ?1) "
-                           "ON CONFLICT (id) DO UPDATE SET plan_id = excluded.plan_id"));
+    TESSERA_ASSIGN_OR_RETURN(auto stmt,
+                             Prepare("INSERT INTO deployment (id, plan_id) VALUES (1, ?1) "
+                                     "ON CONFLICT (id) DO UPDATE SET plan_id = excluded.plan_id"));
     stmt->Bind(1, plan_id);
     return stmt->Run();
   }
@@ -270,10 +270,9 @@ class ControlStore::Impl {
   }
 
   Status ReadSteps(StoredTransition& t) {
-    TESSERA_ASSIGN_OR_RETURN(auto stmt,
-                             Prepare("SELECT step_id, phase, node, state, error FROM "
-                                     "transition_steps WHERE transition_id = ?1 "
-                                     "ORDER BY phase, seq"));
+    TESSERA_ASSIGN_OR_RETURN(auto stmt, Prepare("SELECT step_id, phase, node, state, error FROM "
+                                                "transition_steps WHERE transition_id = ?1 "
+                                                "ORDER BY phase, seq"));
     stmt->Bind(1, t.id);
     t.steps.clear();
     for (;;) {
@@ -306,8 +305,8 @@ int ControlStore::schema_version() const { return impl_->schema_version_; }
 Result<std::unique_ptr<ControlStore>> ControlStore::Open(const std::string& path) {
   return NoThrow([&]() -> Result<std::unique_ptr<ControlStore>> {
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                   nullptr);
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     if (rc != SQLITE_OK) {
       std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
       sqlite3_close_v2(db);
@@ -357,8 +356,7 @@ Status ControlStore::Impl::Migrate() {
   if (*file_version > ControlStore::kSchemaVersion) {
     return Status::IoError(path + ": the control store's schema version " +
                            std::to_string(*file_version) + " is newer than this build's " +
-                           std::to_string(ControlStore::kSchemaVersion) +
-                           "; use a newer tessera");
+                           std::to_string(ControlStore::kSchemaVersion) + "; use a newer tessera");
   }
 
   // WAL, checked: journal_mode answers the mode in effect, which stays the
@@ -369,8 +367,8 @@ Status ControlStore::Impl::Migrate() {
     TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
     const std::string mode = row ? ColumnText(stmt->get(), 0) : "";
     if (mode != "wal") {
-      return Status::IoError(path + ": cannot put the control store in WAL mode (journal_mode is '" +
-                             mode + "')");
+      return Status::IoError(
+          path + ": cannot put the control store in WAL mode (journal_mode is '" + mode + "')");
     }
   }
   TESSERA_RETURN_IF_ERROR(impl.Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
@@ -383,8 +381,8 @@ Status ControlStore::Impl::Migrate() {
       TESSERA_ASSIGN_OR_RETURN(int64_t now,
                                impl.ScalarInt("PRAGMA user_version", "reading user_version"));
       if (now >= m.version) return Status::Ok();
-      TESSERA_RETURN_IF_ERROR(impl.Exec(
-          m.sql, ("migrating to schema version " + std::to_string(m.version)).c_str()));
+      TESSERA_RETURN_IF_ERROR(
+          impl.Exec(m.sql, ("migrating to schema version " + std::to_string(m.version)).c_str()));
       return impl.Exec("PRAGMA user_version = " + std::to_string(m.version),
                        "recording the schema version");
     }));
@@ -522,10 +520,9 @@ Result<int64_t> ControlStore::AddTransition(const StoredTransition& t) {
       TESSERA_RETURN_IF_ERROR(impl_->RequirePlan(t.to_plan));
       {
         TESSERA_ASSIGN_OR_RETURN(
-            auto stmt,
-            impl_->Prepare("INSERT INTO transitions (from_plan, to_plan, state, phase, "
-                           "transition_json, check_json, error, created_at, updated_at) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+            auto stmt, impl_->Prepare("INSERT INTO transitions (from_plan, to_plan, state, phase, "
+                                      "transition_json, check_json, error, created_at, updated_at) "
+                                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
         stmt->Bind(1, t.from_plan)
             .Bind(2, t.to_plan)
             .Bind(3, t.state)
@@ -647,10 +644,9 @@ Status ControlStore::UpdateTransition(const StoredTransition& t,
           return Status::NotFound(impl_->path_ + ": no transition " + std::to_string(t.id));
         }
       }
-      TESSERA_ASSIGN_OR_RETURN(
-          auto step_stmt,
-          impl_->Prepare("UPDATE transition_steps SET state = ?3, error = ?4 "
-                         "WHERE transition_id = ?1 AND step_id = ?2"));
+      TESSERA_ASSIGN_OR_RETURN(auto step_stmt,
+                               impl_->Prepare("UPDATE transition_steps SET state = ?3, error = ?4 "
+                                              "WHERE transition_id = ?1 AND step_id = ?2"));
       for (const StoredStep& step : t.steps) {
         sqlite3_reset(step_stmt->get());
         step_stmt->Bind(1, t.id).Bind(2, step.step_id).Bind(3, step.state).Bind(4, step.error);

@@ -464,11 +464,25 @@ int Unfetch(sqlite3_file* f, sqlite3_int64 o, void* p) {
   return Real(f)->pMethods->xUnfetch(Real(f), o, p);
 }
 
-const sqlite3_io_methods kMethods = {
-    3,        Close,      Read,     Write,      Truncate, Sync,     FileSize,
-    Lock,     Unlock,     CheckReservedLock,    FileControl,        SectorSize,
-    DeviceCharacteristics, ShmMap, ShmLock,    ShmBarrier,         ShmUnmap,
-    Fetch,    Unfetch};
+const sqlite3_io_methods kMethods = {3,
+                                     Close,
+                                     Read,
+                                     Write,
+                                     Truncate,
+                                     Sync,
+                                     FileSize,
+                                     Lock,
+                                     Unlock,
+                                     CheckReservedLock,
+                                     FileControl,
+                                     SectorSize,
+                                     DeviceCharacteristics,
+                                     ShmMap,
+                                     ShmLock,
+                                     ShmBarrier,
+                                     ShmUnmap,
+                                     Fetch,
+                                     Unfetch};
 
 int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
   File* file = reinterpret_cast<File*>(f);
@@ -521,9 +535,9 @@ TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr), SQLITE_OK);
     const int normal_before = shim::wal_syncs.load();
-    ASSERT_EQ(sqlite3_exec(db, "INSERT INTO nodes VALUES ('x', '{}', 't')", nullptr, nullptr,
-                           nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db, "INSERT INTO nodes VALUES ('x', '{}', 't')", nullptr, nullptr, nullptr),
+        SQLITE_OK);
     EXPECT_EQ(shim::wal_syncs.load(), normal_before);
     sqlite3_close_v2(db);
   }

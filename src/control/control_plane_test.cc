@@ -1,0 +1,492 @@
+#include "tessera/control_plane.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "control/api_json.h"
+#include "tessera/gpu_catalog.h"
+#include "tessera/node_plan.h"
+#include "tessera/profile_synth.h"
+#include "tessera/scenario.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+
+Result<Problem> BuildProblem(const Scenario& scenario) {
+  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu,
+                           FindMigGpu(scenario.gpu.empty() ? "a100-80gb" : scenario.gpu));
+  return Problem::Build(scenario, *gpu, DefaultProfiles(*gpu), LatencyRule{});
+}
+
+Scenario LoadExample(const std::string& name) {
+  Result<Scenario> s =
+      LoadScenarioYaml(std::string(TESSERA_SOURCE_DIR) + "/examples/scenarios/" + name);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : Scenario{};
+}
+
+struct Reply {
+  int status = 0;
+  Json body;
+  std::string text;
+  std::string route;
+  std::string content_type;
+};
+
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = ::testing::TempDir() + "/control_plane_" + info->name() + ".db";
+    RemoveDb();
+    Open();
+  }
+  void TearDown() override {
+    plane_.reset();
+    RemoveDb();
+  }
+  void RemoveDb() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+  ControlOptions Options() {
+    ControlOptions o;
+    o.auto_mode = auto_mode_;
+    o.deploy.gpus_per_node = 4;
+    o.spare_gpus = 1;
+    o.clock = &clock_;
+    o.wall_time = [this] {
+      return "2025-01-01T00:00:" + std::to_string(10 + (ticks_++ % 50)) + "Z";
+    };
+    return o;
+  }
+  void Open() {
+    plane_.reset();
+    Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Result<std::unique_ptr<ControlPlane>> plane =
+        ControlPlane::Open(std::move(store).value(), BuiltinPlanners(), BuildProblem, Options());
+    ASSERT_TRUE(plane.ok()) << plane.status().ToString();
+    plane_ = std::move(plane).value();
+  }
+  Reply Call(const std::string& method, const std::string& path, const std::string& body = "",
+             std::map<std::string, std::string> query = {},
+             const std::string& content_type = "application/json") {
+    ApiRequest request;
+    request.method = method;
+    request.path = path;
+    request.query = std::move(query);
+    request.body = body;
+    request.content_type = body.empty() ? "" : content_type;
+    ApiResponse response = plane_->Handle(request);
+    Reply r;
+    r.status = response.status;
+    r.text = response.body;
+    r.route = response.route;
+    r.content_type = response.content_type;
+    if (response.content_type == "application/json") {
+      r.body = Json::parse(response.body, nullptr, false);
+      EXPECT_FALSE(r.body.is_discarded()) << response.body;
+    }
+    return r;
+  }
+  // Expects an API error: its status, code and field.
+  void ExpectError(const Reply& r, int status, const std::string& code, const Json& field) {
+    EXPECT_EQ(r.status, status) << r.text;
+    ASSERT_TRUE(r.body.contains("error")) << r.text;
+    EXPECT_EQ(r.body["error"]["code"], code) << r.text;
+    EXPECT_EQ(r.body["error"]["field"], field) << r.text;
+    EXPECT_TRUE(r.body["error"]["message"].is_string());
+  }
+  void PutScenario(const Scenario& s) {
+    const Reply r = Call("PUT", "/v1/scenario", ScenarioToJson(s).dump());
+    ASSERT_EQ(r.status, 200) << r.text;
+  }
+  int64_t Plan(const std::string& body = "{}") {
+    const Reply r = Call("POST", "/v1/plans", body);
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.status == 201 ? r.body["id"].get<int64_t>() : 0;
+  }
+  Json Transition(int64_t id) {
+    const Reply r = Call("GET", "/v1/transitions/" + std::to_string(id));
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.body;
+  }
+  // The nodes with running steps in the running phase.
+  std::set<std::string> RunningNodes(const Json& t) {
+    std::set<std::string> nodes;
+    for (const Json& phase : t["phases"]) {
+      for (const Json& step : phase["steps"]) {
+        if (step["state"] == "running") nodes.insert(step["node"].get<std::string>());
+      }
+    }
+    return nodes;
+  }
+  // Posts `ok` for every node of the running phase; returns the phase.
+  int RunPhase(int64_t id, bool ok = true) {
+    const Json t = Transition(id);
+    const int phase = t["phase"].get<int>();
+    for (const std::string& node : RunningNodes(t)) {
+      const Reply work = Call("GET", "/v1/nodes/" + node + "/plan");
+      EXPECT_EQ(work.status, 200) << work.text;
+      EXPECT_EQ(work.body["transition"]["id"], id);
+      EXPECT_EQ(work.body["transition"]["phase"], phase);
+      EXPECT_FALSE(work.body["transition"]["steps"].empty());
+      EXPECT_TRUE(ParseNodePlanJson(work.body["plan"].dump(), node).ok()) << work.text;
+      Json status = {{"transition", {{"id", id}, {"phase", phase}, {"ok", ok}}}};
+      if (!ok) status["transition"]["error"] = "MIG create failed";
+      const Reply posted = Call("POST", "/v1/nodes/" + node + "/status", status.dump());
+      EXPECT_EQ(posted.status, 200) << posted.text;
+      if (!ok) break;
+    }
+    return phase;
+  }
+  // Drives a running transition to its end; checks phases advance.
+  void RunToDone(int64_t id) {
+    int last = 0;
+    for (int guard = 0; guard < 100 && Transition(id)["state"] == "running"; ++guard) {
+      const int phase = RunPhase(id);
+      EXPECT_GT(phase, last);
+      last = phase;
+    }
+    EXPECT_EQ(Transition(id)["state"], "done");
+  }
+  int64_t StartTransition(int64_t to) {
+    const Reply r = Call("POST", "/v1/transitions", Json{{"to", to}, {"start", true}}.dump());
+    EXPECT_EQ(r.status, 201) << r.text;
+    EXPECT_EQ(r.body["state"], r.body["phases"].empty() ? "done" : "running");
+    EXPECT_TRUE(r.body["check"]["ok"].get<bool>()) << r.text;
+    EXPECT_GE(r.body["summary"]["min_capacity_ratio"].get<double>(), 1.0) << r.text;
+    return r.body.value("id", int64_t{0});
+  }
+  // S3 planned and deployed.
+  int64_t Deploy() {
+    PutScenario(LoadExample("s3.yaml"));
+    const int64_t plan = Plan();
+    RunToDone(StartTransition(plan));
+    return plan;
+  }
+
+  std::string path_;
+  FakeClock clock_;
+  int ticks_ = 0;
+  bool auto_mode_ = false;
+  std::unique_ptr<ControlPlane> plane_;
+};
+
+TEST_F(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {
+  Reply r = Call("GET", "/healthz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, Json({{"status", "ok"}}));
+  EXPECT_EQ(r.route, "/healthz");
+  r = Call("GET", "/readyz");
+  EXPECT_EQ(r.body, Json({{"status", "ready"}}));
+  r = Call("GET", "/v1/nothing");
+  ExpectError(r, 404, "not_found", nullptr);
+  EXPECT_EQ(r.route, "unmatched");
+  ExpectError(Call("DELETE", "/v1/scenario"), 405, "method_not_allowed", nullptr);
+  ExpectError(Call("GET", "/v1/plans/abc"), 404, "not_found", nullptr);
+}
+
+TEST_F(ControlPlaneTest, ScenarioRoundTripsAndBodiesAreStrict) {
+  ExpectError(Call("GET", "/v1/scenario"), 404, "not_found", nullptr);
+  const Scenario s3 = LoadExample("s3.yaml");
+  const Json body = ScenarioToJson(s3);
+  Reply r = Call("PUT", "/v1/scenario", body.dump());
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["scenario"], body);
+  EXPECT_EQ(Call("GET", "/v1/scenario").body, body);
+
+  ExpectError(Call("PUT", "/v1/scenario", body.dump(), {}, "text/plain"), 415,
+              "unsupported_media_type", nullptr);
+  ExpectError(Call("PUT", "/v1/scenario", "{\"services\": ["), 400, "bad_request", nullptr);
+  struct Case {
+    std::string what;
+    std::function<void(Json&)> change;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"unknown field", [](Json& j) { j["services"][0]["rte"] = 1; }, "services[0].rte"},
+      {"wrong type", [](Json& j) { j["services"][2]["rate_rps"] = "829"; }, "services[2].rate_rps"},
+      {"out of range", [](Json& j) { j["services"][1]["slo_ms"] = 1e9; }, "services[1].slo_ms"},
+      {"zero rate", [](Json& j) { j["services"][3]["rate_rps"] = 0; }, "services[3].rate_rps"},
+      {"missing", [](Json& j) { j["services"][0].erase("model"); }, "services[0].model"},
+      {"duplicate", [](Json& j) { j["services"][1]["name"] = j["services"][0]["name"]; },
+       "services[1].name"},
+      {"gpu and pool", [](Json& j) { j["pool"] = Json::array(); }, "pool"},
+      {"unknown gpu", [](Json& j) { j["gpu"] = "z80"; }, "gpu"},
+      {"unknown top key", [](Json& j) { j["servces"] = 1; }, "servces"},
+  };
+  for (const Case& c : cases) {
+    Json changed = body;
+    c.change(changed);
+    SCOPED_TRACE(c.what);
+    ExpectError(Call("PUT", "/v1/scenario", changed.dump()), 400, "invalid_argument", c.field);
+  }
+  EXPECT_EQ(Call("GET", "/v1/scenario").body, body);  // unchanged
+}
+
+TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
+  ExpectError(Call("POST", "/v1/plans", "{}"), 409, "conflict", nullptr);
+  Reply d = Call("GET", "/v1/deployment");
+  EXPECT_EQ(d.body, Json({{"plan", nullptr},
+                          {"deployment", nullptr},
+                          {"metrics", nullptr},
+                          {"transition", nullptr}}));
+  PutScenario(LoadExample("s3.yaml"));
+  Reply r = Call("POST", "/v1/plans", "{}");
+  ASSERT_EQ(r.status, 201) << r.text;
+  EXPECT_EQ(r.body["id"], 1);
+  EXPECT_EQ(r.body["planner"], "parva");
+  EXPECT_TRUE(r.body["incremental"].is_null());
+  const Json& metrics = r.body["metrics"];
+  EXPECT_GT(metrics["gpus"].get<int>(), 0);
+  EXPECT_TRUE(metrics["cost_per_hour"].is_null());
+  ASSERT_EQ(metrics["services"].size(), 11u);
+  for (const Json& s : metrics["services"]) {
+    EXPECT_GE(s["capacity_rps"].get<double>(), s["rate_rps"].get<double>()) << s;
+    EXPECT_GE(s["headroom_ratio"].get<double>(), 0) << s;
+    EXPECT_GT(s["instances"].get<int>(), 0) << s;
+  }
+  r = Call("GET", "/v1/plans", "", {{"limit", "5"}});
+  ASSERT_EQ(r.body["plans"].size(), 1u);
+  EXPECT_EQ(r.body["plans"][0]["id"], 1);
+  r = Call("GET", "/v1/plans/1");
+  EXPECT_EQ(r.body["scenario"]["name"], "S3");
+  EXPECT_EQ(r.body["deployment"]["planner"], "parva");
+  r = Call("GET", "/v1/plans/1/svg");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "image/svg+xml");
+  ExpectError(Call("GET", "/v1/plans/99"), 404, "not_found", nullptr);
+  ExpectError(Call("GET", "/v1/deployment/svg"), 404, "not_found", nullptr);
+  ExpectError(Call("GET", "/v1/plans", "", {{"limit", "0"}}), 400, "invalid_argument", "limit");
+  ExpectError(Call("POST", "/v1/plans", R"({"planner": "nope"})"), 400, "invalid_argument",
+              "planner");
+  ExpectError(Call("POST", "/v1/plans", R"({"rates": {"nope": 5}})"), 400, "invalid_argument",
+              "rates.nope");
+  ExpectError(Call("POST", "/v1/plans", R"({"rates": {"bert": -1}})"), 400, "invalid_argument",
+              "rates.bert");
+  ExpectError(Call("POST", "/v1/plans", R"({"incremental": 1})"), 400, "invalid_argument",
+              "incremental");
+  ExpectError(Call("POST", "/v1/plans", R"({"incremental": true})"), 409, "conflict", nullptr);
+  ExpectError(Call("POST", "/v1/transitions", R"({"to": 7})"), 404, "not_found", "to");
+  ExpectError(Call("POST", "/v1/transitions", R"({"to": 1, "spare_gpus": -1})"), 400,
+              "invalid_argument", "spare_gpus");
+}
+
+TEST_F(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
+  const int64_t day = Deploy();
+  Reply d = Call("GET", "/v1/deployment");
+  EXPECT_EQ(d.body["plan"], day);
+  EXPECT_TRUE(d.body["transition"].is_null());
+  EXPECT_EQ(d.body["metrics"]["gpus"], d.body["deployment"]["metrics"]["gpus"]);
+  EXPECT_EQ(Call("GET", "/v1/deployment/svg").status, 200);
+
+  // Night: the rates of s3-night.yaml, patched without a re-plan.
+  for (const Service& s : LoadExample("s3-night.yaml").services) {
+    const Reply r = Call("PATCH", "/v1/services/" + s.name,
+                         Json{{"rate_rps", s.rate_rps}, {"replan", false}}.dump());
+    ASSERT_EQ(r.status, 200) << r.text;
+    EXPECT_TRUE(r.body["replan"].is_null());
+    EXPECT_EQ(r.body["service"]["rate_rps"].get<double>(), s.rate_rps);
+  }
+  const Reply planned = Call("POST", "/v1/plans", "{}");
+  ASSERT_EQ(planned.status, 201) << planned.text;
+  EXPECT_TRUE(planned.body["incremental"].is_object()) << planned.text;
+  const int64_t night = planned.body["id"];
+  Reply t = Call("POST", "/v1/transitions", Json{{"to", night}}.dump());
+  ASSERT_EQ(t.status, 201) << t.text;
+  EXPECT_EQ(t.body["state"], "proposed");
+  EXPECT_EQ(t.body["from"], day);
+  EXPECT_TRUE(t.body["check"]["ok"].get<bool>());
+  EXPECT_GE(t.body["check"]["summary"]["min_capacity_ratio"].get<double>(), 1.0);
+  const int64_t id = t.body["id"];
+  std::set<std::string> nodes;
+  for (const Json& phase : t.body["phases"]) {
+    for (const Json& step : phase["steps"]) {
+      const int gpu = step["gpu"];
+      EXPECT_EQ(step["node"], "node-" + std::to_string(gpu / 4));
+      nodes.insert(step["node"].get<std::string>());
+    }
+  }
+  EXPECT_GE(nodes.size(), 2u);
+  ExpectError(Call("POST", "/v1/transitions/" + std::to_string(id) + "/resume", "{}"), 409,
+              "conflict", nullptr);
+  const Reply started = Call("POST", "/v1/transitions/" + std::to_string(id) + "/start", "{}");
+  ASSERT_EQ(started.status, 200) << started.text;
+  EXPECT_EQ(started.body["phase"], 1);
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["transition"], id);
+  // The node plans are the target's while it runs; a node without GPUs
+  // gets an empty one.
+  const Reply idle = Call("GET", "/v1/nodes/node-99/plan");
+  ASSERT_EQ(idle.status, 200) << idle.text;
+  EXPECT_TRUE(idle.body["plan"]["gpus"].empty());
+  EXPECT_TRUE(ParseNodePlanJson(idle.body["plan"].dump(), "idle").ok()) << idle.text;
+  ExpectError(Call("GET", "/v1/nodes/gpu-a/plan"), 404, "not_found", nullptr);
+  // A result for a phase not running.
+  ExpectError(Call("POST", "/v1/nodes/node-0/status",
+                   Json{{"transition", {{"id", id}, {"phase", 9}, {"ok", true}}}}.dump()),
+              409, "conflict", nullptr);
+  RunToDone(id);
+  d = Call("GET", "/v1/deployment");
+  EXPECT_EQ(d.body["plan"], night);
+  EXPECT_TRUE(d.body["transition"].is_null());
+  const Json list = Call("GET", "/v1/transitions").body["transitions"];
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["id"], id);
+  EXPECT_FALSE(list[0].contains("phases"));
+  // A transition proposed from this deployment is stale once another moves it.
+  const Reply stale = Call("POST", "/v1/transitions", Json{{"to", day}}.dump());
+  ASSERT_EQ(stale.status, 201) << stale.text;
+  RunToDone(StartTransition(day));
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], day);
+  const std::string stale_path = "/v1/transitions/" + std::to_string(stale.body["id"].get<int>());
+  ExpectError(Call("POST", stale_path + "/start", "{}"), 409, "conflict", nullptr);
+  EXPECT_EQ(Call("POST", stale_path + "/abort", "{}").body["state"], "aborted");
+}
+
+TEST_F(ControlPlaneTest, AFailedStepPausesAndResumeFinishes) {
+  PutScenario(LoadExample("s3.yaml"));
+  const int64_t id = StartTransition(Plan());
+  RunPhase(id, /*ok=*/false);
+  Json t = Transition(id);
+  EXPECT_EQ(t["state"], "paused");
+  EXPECT_TRUE(t["error"].is_string());
+  bool failed = false;
+  for (const Json& step : t["phases"][0]["steps"]) failed |= step["state"] == "failed";
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(Call("GET", "/v1/nodes/node-0/plan").body["transition"].is_null());
+  ExpectError(Call("POST", "/v1/nodes/node-0/status",
+                   Json{{"transition", {{"id", id}, {"phase", 1}, {"ok", true}}}}.dump()),
+              409, "conflict", nullptr);
+  // Another transition may not start while this one is paused.
+  ExpectError(Call("POST", "/v1/transitions", Json{{"to", 1}, {"start", true}}.dump()), 409,
+              "conflict", nullptr);
+  const Reply resumed = Call("POST", "/v1/transitions/" + std::to_string(id) + "/resume", "{}");
+  ASSERT_EQ(resumed.status, 200) << resumed.text;
+  EXPECT_EQ(resumed.body["state"], "running");
+  EXPECT_TRUE(resumed.body["error"].is_null());
+  RunToDone(id);
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], 1);
+  ExpectError(Call("POST", "/v1/transitions/" + std::to_string(id) + "/abort", "{}"), 409,
+              "conflict", nullptr);
+}
+
+TEST_F(ControlPlaneTest, AutoModeReplansBeyondTheThresholdOnly) {
+  auto_mode_ = true;
+  Open();
+  Deploy();
+  Reply r = Call("PATCH", "/v1/services/bert", R"({"rate_rps": 48})");  // +4%
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_TRUE(r.body["replan"].is_null()) << r.text;
+  EXPECT_TRUE(r.body["note"].is_string());
+  r = Call("PATCH", "/v1/services/resnet50", R"({"rate_rps": 1901.9, "replan": false})");
+  EXPECT_TRUE(r.body["replan"].is_null()) << r.text;
+  r = Call("PATCH", "/v1/services/resnet50", R"({"rate_rps": 1901.9})");  // +30%
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_TRUE(r.body["replan"].is_object()) << r.text;
+  const int64_t id = r.body["replan"]["transition"]["id"];
+  const int64_t replanned = r.body["replan"]["plan"]["id"];
+  EXPECT_EQ(r.body["replan"]["transition"]["state"], "running");
+  EXPECT_TRUE(r.body["replan"]["plan"]["incremental"].is_object());
+  // While it runs, no other re-plan.
+  r = Call("PATCH", "/v1/services/vgg16", R"({"rate_rps": 2000})");
+  EXPECT_TRUE(r.body["replan"].is_null()) << r.text;
+  RunToDone(id);
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], replanned);
+  // The nodes' observed rates count too: resnet50 back at its day rate.
+  const Reply observed =
+      Call("POST", "/v1/nodes/node-0/status", R"({"observed": {"resnet50": {"rate_rps": 1463}}})");
+  ASSERT_EQ(observed.status, 200) << observed.text;
+  const Json moving = Call("GET", "/v1/deployment").body["transition"];
+  ASSERT_TRUE(moving.is_number_integer());
+  RunToDone(moving.get<int64_t>());
+  ExpectError(Call("PATCH", "/v1/services/nope", R"({"rate_rps": 5})"), 404, "not_found", nullptr);
+  ExpectError(Call("PATCH", "/v1/services/bert", R"({"replan": true})"), 400, "invalid_argument",
+              nullptr);
+  ExpectError(Call("PATCH", "/v1/services/bert", R"({"slo_ms": "x"})"), 400, "invalid_argument",
+              "slo_ms");
+}
+
+TEST_F(ControlPlaneTest, ReopeningMidRolloutResumesIt) {
+  PutScenario(LoadExample("s3.yaml"));
+  const int64_t id = StartTransition(Plan());
+  const Json before = Transition(id);
+  Open();  // the store closed and opened again
+  Json after = Transition(id);
+  EXPECT_EQ(after["state"], "running");
+  EXPECT_EQ(after["phases"], before["phases"]);
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["transition"], id);
+  EXPECT_EQ(Call("GET", "/v1/scenario").body["name"], "S3");
+  RunToDone(id);
+  Open();
+  EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], 1);
+}
+
+TEST_F(ControlPlaneTest, LongPollWakesOnAVersionChange) {
+  PutScenario(LoadExample("s3.yaml"));
+  const int64_t plan = Plan();
+  const Reply first = Call("GET", "/v1/nodes/node-0/plan");
+  const int64_t seen = first.body["version"];
+  EXPECT_TRUE(first.body["transition"].is_null());
+  std::atomic<int64_t> woke{0};
+  std::thread poller([&] {
+    const Reply r =
+        Call("GET", "/v1/nodes/node-0/plan", "", {{"since", std::to_string(seen)}, {"wait", "60"}});
+    woke = r.body["version"].get<int64_t>();
+  });
+  StartTransition(plan);
+  poller.join();
+  EXPECT_GT(woke.load(), seen);
+  // Shutdown wakes waiters at once.
+  plane_->Shutdown();
+  EXPECT_EQ(plane_->WaitForVersion(plane_->Version(), std::chrono::seconds(60)), plane_->Version());
+  ExpectError(Call("GET", "/v1/nodes/node-0/plan", "", {{"wait", "61"}}), 400, "invalid_argument",
+              "wait");
+}
+
+TEST_F(ControlPlaneTest, NodeStatusIsStrictAndFeedsMetrics) {
+  Deploy();
+  ExpectError(Call("POST", "/v1/nodes/node-0/status", R"({"converged": 1})"), 400,
+              "invalid_argument", "converged");
+  ExpectError(Call("POST", "/v1/nodes/node-0/status", R"({"observed": {"bert": {"rate": 1}}})"),
+              400, "invalid_argument", "observed.bert.rate");
+  ExpectError(Call("POST", "/v1/nodes/node-0/status",
+                   R"({"inventory": [{"gpu": 0, "profile": "1g.10gb", "start": -1}]})"),
+              400, "invalid_argument", "inventory[0].start");
+  const Reply ok = Call(
+      "POST", "/v1/nodes/node-0/status",
+      R"({"converged": true, "observed": {"bert": {"rate_rps": 45, "slo_compliance": 0.99}}})");
+  ASSERT_EQ(ok.status, 200) << ok.text;
+  EXPECT_TRUE(ok.body["version"].is_number_integer());
+  // Deploy's nodes posted their phase results; node-0 its report now.
+  const Json nodes = Call("GET", "/v1/nodes").body["nodes"];
+  ASSERT_GE(nodes.size(), 2u);
+  const auto node0 =
+      std::find_if(nodes.begin(), nodes.end(), [](const Json& n) { return n["node"] == "node-0"; });
+  ASSERT_NE(node0, nodes.end());
+  EXPECT_EQ((*node0)["status"]["converged"], true);
+  plane_->SetExtraMetrics([] { return std::string("# extra\n"); });
+  const Reply m = Call("GET", "/metrics");
+  EXPECT_EQ(m.status, 200);
+  for (const char* line : {"# TYPE tessera_service_rate_requests_per_second gauge",
+                           "tessera_service_rate_requests_per_second{service=\"bert\"} 46",
+                           "tessera_service_observed_rate_requests_per_second{service=\"bert\"} 45",
+                           "tessera_service_observed_compliance_ratio{service=\"bert\"} 0.99",
+                           "tessera_service_planned_compliance_ratio{service=\"bert\"} 1",
+                           "tessera_transitions{state=\"done\"} 1", "# HELP tessera_gpus_used",
+                           "tessera_store_version ", "# extra\n"}) {
+    EXPECT_NE(m.text.find(line), std::string::npos) << line << "\n" << m.text;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
