@@ -99,6 +99,8 @@ const std::map<std::string, std::string>& HeaderOnlyFloors() {
       {"deployment_format.h", "plan"},
       // OnlinePlacer, PlacerOptions and the placers' registry (src/online/).
       {"online_placer.h", "online"},
+      // ControlServer: the HTTP layer of src/control/http_server.cc.
+      {"control_server.h", "control"},
       // Planner, PlanContext, PlanResult and the planners' registry.
       {"planner.h", "plan"},
       // NamedRegistry: a template over Status alone.

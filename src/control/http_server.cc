@@ -262,7 +262,18 @@ class ControlServer::Impl {
       port_ = options_.port;
     }
     plane_.SetExtraMetrics([this] { return histogram_.Format(); });
-    listener_ = std::thread([this] { server_.listen_after_bind(); });
+    listener_ = std::thread([this] {
+      server_.listen_after_bind();
+      listen_returned_ = true;
+    });
+    // cpp-httplib's stop() does nothing before its loop runs: Stop right
+    // after Start would leave the loop running and the join waiting.
+    while (!server_.is_running() && !listen_returned_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!server_.is_running()) {
+      listener_.join();
+      return Status::IoError("cannot serve on " + where);
+    }
     return Status::Ok();
   }
 
@@ -488,6 +499,7 @@ class ControlServer::Impl {
   LatencyHistogram histogram_;
   int port_ = -1;
   std::thread listener_;
+  std::atomic<bool> listen_returned_ = false;
   std::once_flag stop_once_;
   std::mutex mutex_;
   std::condition_variable stopped_cv_;
