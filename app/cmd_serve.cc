@@ -131,14 +131,8 @@ int RunServe(const ServeFlags& flags) {
   options.default_planner = flags.planner;
   options.plan_time_limit_s = flags.time_limit_s;
   const InputFlags input = flags.input;
-  // To the API, a scenario the inputs cannot plan (a model without
-  // profiles, an unknown GPU) is an invalid argument (400), not a missing
-  // resource (404).
-  ProblemBuilder problems = [input](const Scenario& scenario) -> Result<Problem> {
-    Result<Problem> problem = LoadProblem(input, scenario, /*mps=*/false);
-    if (!problem.ok() && problem.status().code() == StatusCode::kNotFound)
-      return Status::InvalidArgument(problem.status().message());
-    return problem;
+  ProblemBuilder problems = [input](const Scenario& scenario) {
+    return LoadProblem(input, scenario, /*mps=*/false);
   };
   Result<std::unique_ptr<ControlPlane>> plane =
       ControlPlane::Open(std::move(*store), BuiltinPlanners(), problems, options);

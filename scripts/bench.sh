@@ -173,3 +173,49 @@ if [ -f "$build/libtessera-fake-nvml.so" ] && [ -x "$build/tessera-standin" ]; t
   fresh
   rm -rf "$work"
 fi
+
+if [ -x "$build/tessera-api-load" ]; then
+  echo
+  echo "== tessera serve on loopback with S3 x 200 deployed (2,200 services; GPUs below): the API under"
+  echo "   load from tessera-api-load (4 keep-alive connections, 5 s each, every request timed), and a"
+  echo "   rate change re-planned, its transition planned, checked and stored, timed as the PATCH's"
+  echo "   reply (median of 5, alternately doubling and restoring resnet50's rate)"
+  work=$(mktemp -d)
+  "$build/tessera" serve --listen 127.0.0.1:0 --db "$work/state.db" \
+    --scenario examples/scenarios/s3.yaml --replicate 200 >"$work/serve.out" 2>"$work/serve.err" &
+  serve_pid=$!
+  url=
+  for _ in $(seq 600); do
+    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/serve.out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+  api() {  # api METHOD PATH [BODY]: the reply's body; fails on a non-2xx reply
+    curl -sf -X "$1" -H 'Content-Type: application/json' ${3:+-d "$3"} "$url$2"
+  }
+  plan=$(api POST /v1/plans '{}' | json '["id"]')
+  transition=$(api POST /v1/transitions "{\"to\": $plan, \"start\": true}" | json '["id"]')
+  "$build/tessera-api-load" --url "$url" drive --transition "$transition" >/dev/null
+  echo "deployed:                   $(api GET /v1/deployment | json '["metrics"]["gpus"]') GPUs," \
+    "$(api GET /v1/deployment | wc -c) bytes of GET /v1/deployment"
+  echo "GET /v1/deployment:         $("$build/tessera-api-load" --url "$url" load \
+    --method GET --path /v1/deployment --connections 4 --seconds 5)"
+  echo "PATCH /v1/services/{name}:  $("$build/tessera-api-load" --url "$url" load \
+    --method PATCH --path /v1/services/bert --connections 4 --seconds 5 \
+    --body '{"rate_rps": 46.5, "replan": false}' --body '{"rate_rps": 46, "replan": false}')"
+  : >"$work/replan_ms"
+  for rate in 2926 1463 2926 1463 2926; do
+    reply=$(curl -sf -o "$work/replan.json" -w '%{time_total}' -X PATCH \
+      -H 'Content-Type: application/json' -d "{\"rate_rps\": $rate}" "$url/v1/services/resnet50")
+    awk -v s="$reply" 'BEGIN {printf "%.1f\n", s * 1000}' >>"$work/replan_ms"
+    moved=$(json '["replan"]["transition"]["id"]' <"$work/replan.json")
+    "$build/tessera-api-load" --url "$url" drive --transition "$moved" >/dev/null
+  done
+  echo "re-plan + transition:       $(sort -n "$work/replan_ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}') ms" \
+    "(last: $(json '["replan"]["transition"]["summary"]["steps"]' <"$work/replan.json") steps in" \
+    "$(json '["replan"]["transition"]["summary"]["phases"]' <"$work/replan.json") phases)"
+  kill "$serve_pid"
+  wait "$serve_pid" 2>/dev/null || true
+  rm -rf "$work"
+fi

@@ -454,10 +454,12 @@ ApiResponse ControlPlane::Impl::PutScenario(const ApiRequest& request) {
   if (!body.ok()) return ErrorResponse(body.error());
   Result<Scenario> scenario = ScenarioFromJson(*body, kBodySource);
   if (!scenario.ok()) return ErrorResponse(ErrorFromStatus(scenario.status()));
+  // A scenario the planning inputs cannot plan (a model without profiles,
+  // an unknown GPU: NotFound to the builder) is an invalid body here.
   Result<Problem> problem = problems_(*scenario);
   if (!problem.ok()) {
     ApiError error = ErrorFromStatus(problem.status());
-    if (error.status != 400) return ErrorResponse(error);
+    if (error.status != 400 && error.status != 404) return ErrorResponse(error);
     return ErrorResponse(
         ApiError{400, "invalid_argument", problem.status().message(), std::nullopt});
   }
