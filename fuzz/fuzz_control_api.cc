@@ -12,36 +12,12 @@
 #include <string>
 #include <string_view>
 
+#include "../tests/api_request_text.h"
 #include "../tests/tiny_problem.h"
 #include "fuzz_input.h"
 #include "tessera/control_plane.h"
 
 namespace {
-
-tessera::ApiRequest ToRequest(std::string_view text) {
-  tessera::ApiRequest request;
-  const size_t end_of_line = text.find('\n');
-  const std::string_view line = text.substr(0, end_of_line);
-  if (end_of_line != std::string_view::npos) request.body = text.substr(end_of_line + 1);
-  const size_t space = line.find(' ');
-  request.method = line.substr(0, space);
-  std::string_view target = space == std::string_view::npos ? "/" : line.substr(space + 1);
-  const size_t question = target.find('?');
-  request.path = target.substr(0, question);
-  if (question != std::string_view::npos) {
-    std::string_view query = target.substr(question + 1);
-    while (!query.empty()) {
-      const size_t amp = query.find('&');
-      const std::string_view pair = query.substr(0, amp);
-      const size_t eq = pair.find('=');
-      request.query[std::string(pair.substr(0, eq))] =
-          eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
-      query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
-    }
-  }
-  request.content_type = "application/json";
-  return request;
-}
 
 tessera::ControlPlane& Plane() {
   static const std::unique_ptr<tessera::ControlPlane> plane = [] {
@@ -68,7 +44,8 @@ tessera::ControlPlane& Plane() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const tessera::ApiResponse response = Plane().Handle(ToRequest(tessera::fuzz::Text(data, size)));
+  const tessera::ApiResponse response =
+      Plane().Handle(tessera::testing::ParseRequestText(tessera::fuzz::Text(data, size)));
   if (response.status == 500) std::abort();
   return 0;
 }

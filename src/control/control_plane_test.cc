@@ -363,7 +363,10 @@ TEST_F(ControlPlaneTest, AFailedStepPausesAndResumeFinishes) {
   bool failed = false;
   for (const Json& step : t["phases"][0]["steps"]) failed |= step["state"] == "failed";
   EXPECT_TRUE(failed);
-  EXPECT_TRUE(Call("GET", "/v1/nodes/node-0/plan").body["transition"].is_null());
+  // The nodes hold where the transition stopped: they are told it is paused.
+  const Json held = Call("GET", "/v1/nodes/node-0/plan").body["transition"];
+  EXPECT_EQ(held["id"], id);
+  EXPECT_EQ(held["state"], "paused");
   ExpectError(Call("POST", "/v1/nodes/node-0/status",
                    Json{{"transition", {{"id", id}, {"phase", 1}, {"ok", true}}}}.dump()),
               409, "conflict", nullptr);
