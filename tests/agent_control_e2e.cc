@@ -31,7 +31,9 @@
 #include <thread>
 
 #include "agent_fixture.h"
+#include "control/api_json.h"
 #include "tessera/deployment_format.h"
+#include "tessera/scenario.h"
 #include "tessera/transition.h"
 
 namespace tessera::testing {
@@ -41,38 +43,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr double kWaitS = 60;
-
-// A process in the background, its output in `log`; SIGKILLed when dropped.
-class Process {
- public:
-  Process(const std::vector<std::string>& env_add, const std::string& args, const fs::path& log)
-      : log_(log) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
-    for (const std::string& e : env_add) env.push_back(e);
-    std::vector<std::string> argv = {
-        "/bin/sh", "-c",
-        "exec " + std::string(TESSERA_BINARY) + " " + args + " >>" + Quote(log.string()) + " 2>&1"};
-    std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    for (auto& s : env) e.push_back(s.data());
-    e.push_back(nullptr);
-    if (posix_spawn(&pid_, "/bin/sh", nullptr, nullptr, a.data(), e.data()) != 0) pid_ = -1;
-  }
-  ~Process() { Kill(); }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  std::string Log() const { return ReadAll(log_); }
-
- private:
-  pid_t pid_ = -1;
-  fs::path log_;
-};
 
 // The last `n` lines of `text`.
 std::string Tail(const std::string& text, int n = 15) {
@@ -91,19 +61,11 @@ bool WaitFor(const std::function<bool()>& done) {
   return done();
 }
 
-// The services of examples/scenarios/<name> as the API's Scenario JSON.
+// examples/scenarios/<name> as the API's Scenario JSON.
 Json ScenarioJson(const std::string& name) {
-  const std::string text = ReadAll(SourcePath("examples/scenarios/" + name));
-  Json scenario = {{"name", name}, {"gpu", "a100-80gb"}, {"services", Json::array()}};
-  const std::regex line(
-      R"(\{name: ([\w-]+), model: ([\w-]+), rate_rps: ([\d.]+), slo_ms: ([\d.]+)\})");
-  for (std::sregex_iterator m(text.begin(), text.end(), line), end; m != end; ++m) {
-    scenario["services"].push_back({{"name", (*m)[1].str()},
-                                    {"model", (*m)[2].str()},
-                                    {"rate_rps", std::stod((*m)[3].str())},
-                                    {"slo_ms", std::stod((*m)[4].str())}});
-  }
-  return scenario;
+  Result<Scenario> scenario = LoadScenarioYaml(SourcePath("examples/scenarios/" + name));
+  EXPECT_TRUE(scenario.ok()) << scenario.status().ToString();
+  return scenario.ok() ? Json::parse(ScenarioToJson(*scenario).dump()) : Json();
 }
 
 class ControlE2eTest : public AgentTest {
@@ -131,11 +93,11 @@ class ControlE2eTest : public AgentTest {
   void StartDaemon(const std::string& extra = "") {
     const fs::path log = dir_ / "serve.log";
     std::ofstream(log, std::ios::trunc).close();
-    daemon_ = std::make_unique<Process>(std::vector<std::string>{},
-                                        "serve --listen 127.0.0.1:0 --db " +
-                                            Quote((dir_ / "tessera.db").string()) +
-                                            " --gpus-per-node 4 " + extra,
-                                        log);
+    daemon_ = std::make_unique<Background>(std::vector<std::string>{},
+                                           "serve --listen 127.0.0.1:0 --db " +
+                                               Quote((dir_ / "tessera.db").string()) +
+                                               " --gpus-per-node 4 " + extra,
+                                           log);
     const std::regex listening(R"(listening on \S*:(\d+))");
     std::smatch m;
     ASSERT_TRUE(WaitFor([&] {
@@ -150,7 +112,7 @@ class ControlE2eTest : public AgentTest {
 
   void StartAgent(int k) {
     const std::string s = TESSERA_STANDIN;
-    agents_.push_back(std::make_unique<Process>(
+    agents_.push_back(std::make_unique<Background>(
         std::vector<std::string>{"TESSERA_FAKE_NVML_STATE=" + NvmlState(k),
                                  "TESSERA_FAKE_NVML_DEVICES=a100-80gb*4"},
         "agent --server http://127.0.0.1:" + std::to_string(port_) + " --node node-" +
@@ -257,8 +219,8 @@ class ControlE2eTest : public AgentTest {
 
   static std::string Id(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
-  std::unique_ptr<Process> daemon_;
-  std::vector<std::unique_ptr<Process>> agents_;
+  std::unique_ptr<Background> daemon_;
+  std::vector<std::unique_ptr<Background>> agents_;
   int port_ = 0;
   std::unique_ptr<httplib::Client> client_;
 };

@@ -163,15 +163,19 @@ class AgentTest : public CliTest {
   std::string state_dir_;
 };
 
-// A `tessera` run in the background, to be killed.
+// A `tessera` run in the background, its output appended to `log`; killed
+// (SIGKILL) when dropped.
 class Background {
  public:
-  Background(const std::vector<std::string>& env_add, const std::string& args) {
+  Background(const std::vector<std::string>& env_add, const std::string& args,
+             std::string log = "/dev/null")
+      : log_(std::move(log)) {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     for (const std::string& e : env_add) env.push_back(e);
     std::vector<std::string> argv = {
-        "/bin/sh", "-c", "exec " + std::string(TESSERA_BINARY) + " " + args + " >/dev/null 2>&1"};
+        "/bin/sh", "-c",
+        "exec " + std::string(TESSERA_BINARY) + " " + args + " >>" + Quote(log_) + " 2>&1"};
     std::vector<char*> a, e;
     for (auto& s : argv) a.push_back(s.data());
     a.push_back(nullptr);
@@ -196,9 +200,11 @@ class Background {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+  std::string Log() const { return ReadAll(log_); }
 
  private:
   pid_t pid_ = -1;
+  std::string log_;
 };
 
 // Lines in a file (0 when it does not exist).
