@@ -177,7 +177,8 @@ fi
 if [ -x "$build/tessera-api-load" ]; then
   echo
   echo "== tessera serve on loopback with S3 x 200 deployed (2,200 services; GPUs below): the API under"
-  echo "   load from tessera-api-load (4 keep-alive connections, 5 s each, every request timed), and a"
+  echo "   load from tessera-api-load (4 keep-alive connections, 5 s each, every request timed; GET as"
+  echo "   identity, as gzip (received, not decoded) and as 304 to If-None-Match), and a"
   echo "   rate change re-planned, its transition planned, checked and stored, timed as the PATCH's"
   echo "   reply (median of 5, alternately doubling and restoring resnet50's rate)"
   work=$(mktemp -d)
@@ -199,8 +200,15 @@ if [ -x "$build/tessera-api-load" ]; then
   "$build/tessera-api-load" --url "$url" drive --transition "$transition" >/dev/null
   echo "deployed:                   $(api GET /v1/deployment | json '["metrics"]["gpus"]') GPUs," \
     "$(api GET /v1/deployment | wc -c) bytes of GET /v1/deployment"
-  echo "GET /v1/deployment:         $("$build/tessera-api-load" --url "$url" load \
-    --method GET --path /v1/deployment --connections 4 --seconds 5)"
+  etag=$(curl -sf -o /dev/null -D - "$url/v1/deployment" | sed -n 's/^ETag: *\([^\r]*\)\r*$/\1/Ip')
+  get_load() {  # get_load [FLAG]...: one load line for GET /v1/deployment
+    "$build/tessera-api-load" --url "$url" load --method GET --path /v1/deployment \
+      --connections 4 --seconds 5 "$@"
+  }
+  echo "GET /v1/deployment, plain:  $(get_load)"
+  echo "  gzip (sent, not decoded): $(get_load --gzip)   ($(curl -sf -H 'Accept-Encoding: gzip' \
+    "$url/v1/deployment" | wc -c) bytes)"
+  echo "  304 (If-None-Match):      $(get_load --if-none-match "$etag")"
   echo "PATCH /v1/services/{name}:  $("$build/tessera-api-load" --url "$url" load \
     --method PATCH --path /v1/services/bert --connections 4 --seconds 5 \
     --body '{"rate_rps": 46.5, "replan": false}' --body '{"rate_rps": 46, "replan": false}')"

@@ -109,6 +109,54 @@ TEST_F(ControlServerTest, HealthAndReady) {
   EXPECT_EQ(json::parse(ready->body)["status"], "ready");
 }
 
+TEST_F(ControlServerTest, KeepAliveServesManyRequestsPerConnection) {
+  Start();
+  httplib::Client client = Client();
+  client.set_keep_alive(true);
+  for (int i = 0; i < 3; ++i) {
+    httplib::Result health = client.Get("/healthz");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->get_header_value("Keep-Alive"), "timeout=5, max=1000");
+  }
+}
+
+TEST_F(ControlServerTest, TheDeploymentIsGzippedOnceAndAnsweredWith304) {
+  Start();
+  httplib::Client client = Client();
+  client.set_decompress(false);
+  httplib::Result plain = client.Get("/v1/deployment", {{"Accept-Encoding", "identity"}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_FALSE(plain->has_header("Content-Encoding"));
+  EXPECT_EQ(plain->get_header_value("Vary"), "Accept-Encoding");
+  const std::string etag = plain->get_header_value("ETag");
+  EXPECT_FALSE(etag.empty());
+
+  // gzip, and not compressed again by the HTTP library ("br" offered too).
+  httplib::Result raw = client.Get("/v1/deployment", {{"Accept-Encoding", "br, gzip"}});
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(raw->get_header_value("Content-Encoding"), "gzip");
+  ASSERT_GE(raw->body.size(), 2u);
+  EXPECT_EQ(raw->body.substr(0, 2), "\x1f\x8b");
+  EXPECT_NE(raw->get_header_value("ETag"), etag);
+  // Decoded by a client, it is the same JSON.
+  httplib::Client decoding = Client();
+  httplib::Result decoded = decoding.Get("/v1/deployment", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->body, plain->body);
+  // gzip refused with q=0: the plain body.
+  httplib::Result refused = client.Get("/v1/deployment", {{"Accept-Encoding", "gzip;q=0"}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->body, plain->body);
+
+  httplib::Result not_modified =
+      client.Get("/v1/deployment", {{"Accept-Encoding", "identity"}, {"If-None-Match", etag}});
+  ASSERT_TRUE(not_modified);
+  EXPECT_EQ(not_modified->status, 304);
+  EXPECT_TRUE(not_modified->body.empty());
+  EXPECT_EQ(not_modified->get_header_value("ETag"), etag);
+}
+
 TEST_F(ControlServerTest, MutationsNeedTheToken) {
   Start(kToken);
   httplib::Client client = Client();

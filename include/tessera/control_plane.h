@@ -8,6 +8,9 @@
 // The API (JSON, under /v1; docs/openapi.json is its OpenAPI 3 document,
 // served at /v1/openapi.json): scenario, services, plans, deployment,
 // transitions, nodes; /healthz, /readyz and /metrics (Prometheus text).
+// GET /v1/deployment is served from a body cached per change, with a strong
+// ETag (304 Not Modified to a matching If-None-Match) and a gzip copy made
+// once per change for clients that accept gzip.
 // Every request body is parsed strictly (unknown fields, wrong types, values
 // outside input_limits.h are 400 with {"error": {"code", "message",
 // "field"}}); a 2xx mutation is committed to the store before the reply.
@@ -41,6 +44,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tessera/clock.h"
 #include "tessera/control_store.h"
@@ -57,13 +62,20 @@ struct ApiRequest {
   std::string path;    // "/v1/plans/3", no query
   std::map<std::string, std::string> query;
   std::string body;
-  std::string content_type;  // the request's Content-Type, "" when absent
+  std::string content_type;   // the request's Content-Type, "" when absent
+  std::string if_none_match;  // the request's If-None-Match, "" when absent
+  bool accepts_gzip = false;  // Accept-Encoding accepts gzip
 };
 
 struct ApiResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Headers of the reply besides Content-Type ("ETag", "Vary",
+  // "Content-Encoding": a body the plane encoded itself). A content type
+  // other than exactly "application/json" keeps the HTTP layer from
+  // compressing the body again.
+  std::vector<std::pair<std::string, std::string>> headers;
   // The route template that answered ("/v1/plans/{id}"), for metrics;
   // "unmatched" when none did.
   std::string route = "unmatched";

@@ -31,6 +31,10 @@ struct ServerOptions {
   std::string token;  // empty: mutations need no token (loopback only)
   size_t max_body_bytes = 1 << 20;
   int threads = 8;  // worker threads (long-polls hold one each)
+  // HTTP keep-alive: a connection serves at most this many requests and is
+  // closed after this long idle (an idle connection holds a worker thread).
+  size_t keep_alive_max_requests = 1000;
+  int keep_alive_timeout_s = 5;
 };
 
 // Splits "HOST:PORT" ("127.0.0.1:8080", "[::1]:8080", "localhost:0");

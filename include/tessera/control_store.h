@@ -67,6 +67,12 @@ struct StoredTransition {
   std::vector<StoredStep> steps;  // by phase, then step order
 };
 
+// One service of the scenario as changed since the last PutScenario.
+struct StoredService {
+  std::string name;          // the service's name in the scenario
+  std::string service_json;  // the service (API JSON)
+};
+
 struct StoredNode {
   std::string node;
   std::string status_json;  // the node's last POST /v1/nodes/{node}/status body
@@ -75,7 +81,7 @@ struct StoredNode {
 
 class ControlStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating if missing) the database at `path`, sets WAL and
   // synchronous=FULL and migrates it. IoError naming the path when SQLite
@@ -93,9 +99,17 @@ class ControlStore {
   // transition state, phase, step). Starts at 1.
   Result<int64_t> Version();
 
-  // The scenario (API JSON), or nullopt before the first PutScenario.
+  // The scenario is the last PutScenario's JSON with each of
+  // ServiceUpdates() replacing the service of its name. Scenario() is that
+  // JSON as put (nullopt before the first PutScenario); PutScenario also
+  // drops every service update, in the same SQLite transaction.
   Result<std::optional<std::string>> Scenario();
   Status PutScenario(const std::string& scenario_json);
+  // The services changed by PutService since the last PutScenario, by name.
+  Result<std::vector<StoredService>> ServiceUpdates();
+  // Records one service's new JSON (replacing an earlier update of the
+  // same name): one small row, not the whole scenario.
+  Status PutService(const StoredService& service);
 
   Result<int64_t> AddPlan(const StoredPlan& plan);  // plan.id ignored
   Result<std::optional<StoredPlan>> Plan(int64_t id);

@@ -206,16 +206,18 @@ OJson ScenarioToJson(const Scenario& scenario) {
     j["pool"] = std::move(pool);
   }
   OJson services = OJson::array();
-  for (const Service& s : scenario.services) {
-    OJson e;
-    e["name"] = s.name;
-    e["model"] = s.model;
-    e["rate_rps"] = JsonNumber(s.rate_rps);
-    e["slo_ms"] = JsonNumber(s.slo_ms);
-    services.push_back(std::move(e));
-  }
+  for (const Service& s : scenario.services) services.push_back(ServiceToJson(s));
   j["services"] = std::move(services);
   return j;
+}
+
+OJson ServiceToJson(const Service& service) {
+  OJson e;
+  e["name"] = service.name;
+  e["model"] = service.model;
+  e["rate_rps"] = JsonNumber(service.rate_rps);
+  e["slo_ms"] = JsonNumber(service.slo_ms);
+  return e;
 }
 
 Result<ServicePatch> ServicePatchFromJson(const Json& j) {

@@ -75,6 +75,8 @@ ApiResult<nlohmann::json> ParseJsonBody(std::string_view text);
 // names, then ValidateScenario).
 Result<Scenario> ScenarioFromJson(const nlohmann::json& j, std::string_view source);
 nlohmann::ordered_json ScenarioToJson(const Scenario& scenario);
+// One service of a scenario: {"name", "model", "rate_rps", "slo_ms"}.
+nlohmann::ordered_json ServiceToJson(const Service& service);
 
 struct ServicePatch {
   std::optional<double> rate_rps;

@@ -13,8 +13,10 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "control/api_json.h"
+#include "control/gzip.h"
 #include "control/metrics_text.h"
 #include "control/rollout.h"
 #include "tessera/deployment_format.h"
@@ -109,6 +111,46 @@ ApiResult<double> QueryNumber(const ApiRequest& request, const std::string& key,
   return v;
 }
 
+// Replaces each updated service of the stored scenario `j` (the store's
+// contract: the last PutScenario with every PutService since applied).
+Status ApplyServiceUpdates(const std::vector<StoredService>& updates, Json& j) {
+  if (updates.empty()) return Status::Ok();
+  if (!j.is_object() || !j.contains("services") || !j["services"].is_array()) {
+    return Status::InvalidArgument("stored scenario: no services array");
+  }
+  std::map<std::string, Json*> by_name;
+  for (Json& s : j["services"]) {
+    if (s.is_object() && s.contains("name") && s["name"].is_string()) {
+      by_name[s["name"].get<std::string>()] = &s;
+    }
+  }
+  for (const StoredService& update : updates) {
+    auto it = by_name.find(update.name);
+    Json service = Json::parse(update.service_json, nullptr, false);
+    if (it == by_name.end() || service.is_discarded()) {
+      return Status::InvalidArgument("stored update of service '" + update.name +
+                                     "': no such service or invalid JSON");
+    }
+    *it->second = std::move(service);
+  }
+  return Status::Ok();
+}
+
+// If-None-Match (RFC 9110 13.1.2): "*" or a list of entity tags, compared
+// weakly (a W/ prefix is ignored).
+bool IfNoneMatchHits(std::string_view header, std::string_view etag) {
+  while (!header.empty()) {
+    const size_t comma = header.find(',');
+    std::string_view tag = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    while (!tag.empty() && tag.front() == ' ') tag.remove_prefix(1);
+    while (!tag.empty() && tag.back() == ' ') tag.remove_suffix(1);
+    if (tag.substr(0, 2) == "W/") tag.remove_prefix(2);
+    if (tag == "*" || tag == etag) return true;
+  }
+  return false;
+}
+
 Deployment EmptyDeploymentLike(const Deployment& to) {
   Deployment empty;
   empty.gpu = to.gpu;
@@ -191,7 +233,7 @@ class ControlPlane::Impl {
   ApiResponse PostPlan(const ApiRequest& request);
   ApiResponse ListPlans(const ApiRequest& request);
   ApiResponse GetPlan(int64_t id, bool svg);
-  ApiResponse GetDeployment();
+  ApiResponse GetDeployment(const ApiRequest& request);
   ApiResponse GetDeploymentSvg();
   ApiResponse PostTransition(const ApiRequest& request);
   ApiResponse ListTransitions(const ApiRequest& request);
@@ -240,7 +282,15 @@ class ControlPlane::Impl {
   std::optional<Deployment> deployment_;
   std::string deployment_metrics_;  // the deployment's metrics object (JSON text)
   std::optional<Active> active_;
-  std::string deployment_body_;                   // GET /v1/deployment, "" when stale
+  // GET /v1/deployment's reply, built once per change ("" when stale): the
+  // body, its strong ETag, and the gzip copy (made on the first request
+  // accepting gzip).
+  struct DeploymentReply {
+    std::string body;
+    std::string etag;
+    std::string gzip;
+  };
+  DeploymentReply deployment_reply_;
   std::map<std::string, std::string> node_work_;  // by node, for node_work_version_
   int64_t node_work_version_ = -1;
   std::map<std::string, std::map<std::string, ObservedRate>> observed_;  // by node
@@ -265,7 +315,7 @@ void ControlPlane::Impl::SetDeploymentCache(int64_t id, Deployment deployment) {
   deployment_id_ = id;
   deployment_metrics_ = Dump(MetricsJson(deployment));
   deployment_ = std::move(deployment);
-  deployment_body_.clear();
+  deployment_reply_ = {};
 }
 
 ApiResult<Deployment> ControlPlane::Impl::LoadPlanDeployment(int64_t id) {
@@ -282,6 +332,8 @@ Status ControlPlane::Impl::Load() {
   if (scenario_text) {
     Json j = Json::parse(*scenario_text, nullptr, false);
     if (j.is_discarded()) return Status::InvalidArgument("stored scenario: invalid JSON");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<StoredService> updates, store_->ServiceUpdates());
+    TESSERA_RETURN_IF_ERROR(ApplyServiceUpdates(updates, j));
     TESSERA_ASSIGN_OR_RETURN(Scenario scenario, ScenarioFromJson(j, "stored scenario"));
     TESSERA_RETURN_IF_ERROR(SetScenario(scenario));
   }
@@ -376,7 +428,7 @@ ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
       });
     } else if (what == "deployment" && p.size() == 2) {
       route = "/v1/deployment";
-      on("GET", [&] { return GetDeployment(); });
+      on("GET", [&] { return GetDeployment(request); });
     } else if (what == "deployment" && p.size() == 3 && p[2] == "svg") {
       route = "/v1/deployment/svg";
       on("GET", [&] { return GetDeploymentSvg(); });
@@ -585,24 +637,46 @@ ApiResponse ControlPlane::Impl::GetPlan(int64_t id, bool svg) {
   return JsonResponse(200, j);
 }
 
-ApiResponse ControlPlane::Impl::GetDeployment() {
+ApiResponse ControlPlane::Impl::GetDeployment(const ApiRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (deployment_body_.empty()) {
+  DeploymentReply& cached = deployment_reply_;
+  if (cached.body.empty()) {
     const std::string transition =
         active_ ? std::to_string(active_->stored.id) : std::string("null");
     if (deployment_) {
       std::string deployment = FormatDeploymentJson(*deployment_);
       while (!deployment.empty() && deployment.back() == '\n') deployment.pop_back();
-      deployment_body_ =
+      cached.body =
           fmt::format(R"({{"plan": {}, "deployment": {}, "metrics": {}, "transition": {}}})",
                       *deployment_id_, deployment, deployment_metrics_, transition);
     } else {
-      deployment_body_ = fmt::format(
+      cached.body = fmt::format(
           R"({{"plan": null, "deployment": null, "metrics": null, "transition": {}}})", transition);
     }
+    cached.etag = fmt::format("\"{:016x}\"", std::hash<std::string>{}(cached.body));
   }
+  if (request.accepts_gzip && cached.gzip.empty()) {
+    Result<std::string> gzip = GzipCompress(cached.body);
+    if (!gzip.ok()) return ErrorResponse(InternalError(gzip.status().message()));
+    cached.gzip = std::move(gzip).value();
+  }
+  // A strong ETag names one representation: the gzip copy has its own.
+  const std::string etag = request.accepts_gzip
+                               ? cached.etag.substr(0, cached.etag.size() - 1) + "-gzip\""
+                               : cached.etag;
   ApiResponse r;
-  r.body = deployment_body_;
+  // Not exactly "application/json": the HTTP layer compresses only that, and
+  // this body is either sent as is or as the gzip copy made once above.
+  r.content_type = "application/json; charset=utf-8";
+  r.headers = {{"ETag", etag}, {"Vary", "Accept-Encoding"}};
+  if (IfNoneMatchHits(request.if_none_match, etag)) {
+    r.status = 304;
+  } else if (request.accepts_gzip) {
+    r.headers.emplace_back("Content-Encoding", "gzip");
+    r.body = cached.gzip;
+  } else {
+    r.body = cached.body;
+  }
   return r;
 }
 
@@ -678,7 +752,7 @@ Status ControlPlane::Impl::Commit(StoredTransition t) {
     deployed = t.to_plan;
   }
   TESSERA_RETURN_IF_ERROR(store_->UpdateTransition(t, deployed));
-  deployment_body_.clear();
+  deployment_reply_ = {};
   if (done) {
     SetDeploymentCache(t.to_plan, std::move(*target));
     active_.reset();
@@ -851,23 +925,21 @@ ApiResponse ControlPlane::Impl::PatchService(const ApiRequest& request, const st
   if (!patch.ok()) return ErrorResponse(ErrorFromStatus(patch.status()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!scenario_) return ErrorResponse(ConflictError("no scenario yet: PUT /v1/scenario"));
-  Scenario scenario = *scenario_;
-  auto it = std::find_if(scenario.services.begin(), scenario.services.end(),
+  auto it = std::find_if(scenario_->services.begin(), scenario_->services.end(),
                          [&](const Service& s) { return s.name == name; });
-  if (it == scenario.services.end()) {
+  if (it == scenario_->services.end()) {
     return ErrorResponse(NotFoundError("no service '" + name + "' in the scenario"));
   }
-  if (patch->rate_rps) it->rate_rps = *patch->rate_rps;
-  if (patch->slo_ms) it->slo_ms = *patch->slo_ms;
-  const Service service = *it;
-  const size_t index = static_cast<size_t>(it - scenario.services.begin());
-  OJson scenario_json = ScenarioToJson(scenario);
-  if (Status s = store_->PutScenario(Dump(scenario_json)); !s.ok()) {
+  Service service = *it;
+  if (patch->rate_rps) service.rate_rps = *patch->rate_rps;
+  if (patch->slo_ms) service.slo_ms = *patch->slo_ms;
+  OJson out;
+  out["service"] = ServiceToJson(service);
+  // One row for the one service, not the whole scenario rewritten.
+  if (Status s = store_->PutService({service.name, Dump(out["service"])}); !s.ok()) {
     return ErrorResponse(ErrorFromStatus(s));
   }
-  scenario_ = std::move(scenario);
-  OJson out;
-  out["service"] = scenario_json["services"][index];
+  *it = service;
   std::string note;
   std::optional<OJson> replan;
   if (patch->replan.value_or(options_.auto_mode)) {

@@ -78,6 +78,14 @@ CREATE TABLE nodes (
 );
 PRAGMA application_id = 1414746689;
 )sql"},
+    // Version 2: one row per service changed since the last PutScenario, so
+    // a PATCH writes one small row, not the whole scenario.
+    {2, R"sql(
+CREATE TABLE service_updates (
+  name         TEXT PRIMARY KEY NOT NULL,
+  service_json TEXT NOT NULL
+);
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == ControlStore::kSchemaVersion,
@@ -419,10 +427,41 @@ Result<std::optional<std::string>> ControlStore::Scenario() {
 Status ControlStore::PutScenario(const std::string& scenario_json) {
   return NoThrow([&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
+    return impl_->Transaction([&]() -> Status {
+      TESSERA_ASSIGN_OR_RETURN(
+          auto put, impl_->Prepare("INSERT INTO meta (key, value) VALUES ('scenario', ?1) "
+                                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
+      put->Bind(1, scenario_json);
+      TESSERA_RETURN_IF_ERROR(put->Run());
+      TESSERA_ASSIGN_OR_RETURN(auto clear, impl_->Prepare("DELETE FROM service_updates"));
+      return clear->Run();
+    });
+  });
+}
+
+Result<std::vector<StoredService>> ControlStore::ServiceUpdates() {
+  return NoThrow([&]() -> Result<std::vector<StoredService>> {
+    std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
-        auto stmt, impl_->Prepare("INSERT INTO meta (key, value) VALUES ('scenario', ?1) "
-                                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
-    stmt->Bind(1, scenario_json);
+        auto stmt, impl_->Prepare("SELECT name, service_json FROM service_updates ORDER BY name"));
+    std::vector<StoredService> out;
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) break;
+      out.push_back({ColumnText(stmt->get(), 0), ColumnText(stmt->get(), 1)});
+    }
+    return out;
+  });
+}
+
+Status ControlStore::PutService(const StoredService& service) {
+  return NoThrow([&]() -> Status {
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    TESSERA_ASSIGN_OR_RETURN(
+        auto stmt,
+        impl_->Prepare("INSERT INTO service_updates (name, service_json) VALUES (?1, ?2) "
+                       "ON CONFLICT (name) DO UPDATE SET service_json = excluded.service_json"));
+    stmt->Bind(1, service.name).Bind(2, service.service_json);
     return stmt->Run();
   });
 }

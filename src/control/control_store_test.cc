@@ -236,6 +236,29 @@ TEST_F(ControlStoreTest, EveryMethodRoundTrips) {
   EXPECT_EQ((*nodes)[1].updated_at, "2024-01-01T00:00:02Z");
 }
 
+TEST_F(ControlStoreTest, ServiceUpdatesLastUntilTheNextPutScenario) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutScenario("{\"services\":[]}").ok());
+    ASSERT_TRUE(store->PutService({"b", "{\"name\":\"b\",\"rate_rps\":1}"}).ok());
+    ASSERT_TRUE(store->PutService({"a", "{\"name\":\"a\",\"rate_rps\":1}"}).ok());
+    ASSERT_TRUE(store->PutService({"b", "{\"name\":\"b\",\"rate_rps\":2}"}).ok());
+  }
+  auto store = OpenStore();  // committed: they survive a reopen
+  ASSERT_NE(store, nullptr);
+  Result<std::vector<StoredService>> updates = store->ServiceUpdates();
+  ASSERT_TRUE(updates.ok());
+  ASSERT_EQ(updates->size(), 2u);
+  EXPECT_EQ((*updates)[0].name, "a");
+  EXPECT_EQ((*updates)[1].name, "b");
+  EXPECT_EQ((*updates)[1].service_json, "{\"name\":\"b\",\"rate_rps\":2}");
+  ASSERT_TRUE(store->PutScenario("{\"services\":[1]}").ok());
+  updates = store->ServiceUpdates();
+  ASSERT_TRUE(updates.ok());
+  EXPECT_TRUE(updates->empty());
+}
+
 TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
   {
     auto store = OpenStore();

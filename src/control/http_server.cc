@@ -302,6 +302,11 @@ class ControlServer::Impl {
     const int threads = options_.threads;
     server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     server_.set_payload_max_length(options_.max_body_bytes);
+    server_.set_keep_alive_max_count(options_.keep_alive_max_requests);
+    // A reply's header and body are separate writes: without TCP_NODELAY,
+    // Nagle holds a small body back until the client's delayed ACK (~40 ms).
+    server_.set_tcp_nodelay(true);
+    server_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
     server_.set_pre_routing_handler(
         [this](const httplib::Request& request, httplib::Response& response) {
           return PreRoute(request, response);
@@ -406,7 +411,29 @@ class ControlServer::Impl {
     for (const auto& [key, value] : request.params) api.query.emplace(key, value);
     api.body = std::move(body);
     api.content_type = request.get_header_value("Content-Type");
+    api.if_none_match = request.get_header_value("If-None-Match");
+    api.accepts_gzip = AcceptsGzip(request.get_header_value("Accept-Encoding"));
     return api;
+  }
+
+  // Whether an Accept-Encoding header ("gzip", "br, gzip;q=0.5", "*")
+  // accepts gzip: named (or "*") without q=0.
+  static bool AcceptsGzip(std::string_view header) {
+    while (!header.empty()) {
+      const size_t comma = header.find(',');
+      std::string item(header.substr(0, comma));
+      header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+      std::transform(item.begin(), item.end(), item.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+      const size_t semi = item.find(';');
+      const std::string coding = item.substr(0, semi);
+      const std::string q = semi == std::string::npos ? "" : item.substr(semi);
+      const bool refused =
+          q.rfind(";q=0", 0) == 0 && q.find_first_not_of("0.", 4) == std::string::npos;
+      if ((coding == "gzip" || coding == "*") && !refused) return true;
+    }
+    return false;
   }
 
   // The server's own routes answer a method other than GET with 405.
@@ -490,6 +517,7 @@ class ControlServer::Impl {
       const std::string_view allow = AllowOf(RouteOf(request.path));
       if (!allow.empty()) response.set_header("Allow", std::string(allow));
     }
+    for (const auto& [name, value] : api.headers) response.set_header(name, value);
     response.set_content(api.body, api.content_type);
   }
 
