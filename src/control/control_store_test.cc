@@ -566,6 +566,36 @@ TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
   }
 }
 
+TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
+  int64_t plan = 0;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutScenario("{\"services\":[]}").ok());
+    Result<int64_t> id = store->AddPlan(MakePlan(1));
+    ASSERT_TRUE(id.ok());
+    plan = *id;
+  }
+  // The file as schema version 1 left it: no service_updates table.
+  RawExec(path_, "DROP TABLE service_updates; PRAGMA user_version = 1");
+  ASSERT_EQ(RawQuery(path_, "PRAGMA user_version"), "1");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->schema_version(), ControlStore::kSchemaVersion);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(ControlStore::kSchemaVersion));
+  Result<std::optional<StoredPlan>> kept = store->Plan(plan);
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  EXPECT_EQ((*kept)->deployment_json, MakePlan(1).deployment_json);
+  Result<std::optional<std::string>> scenario = store->Scenario();
+  ASSERT_TRUE(scenario.ok() && scenario->has_value());
+  EXPECT_EQ(**scenario, "{\"services\":[]}");
+  // Version 2's table is there and works.
+  ASSERT_TRUE(store->PutService({"a", "{\"name\":\"a\"}"}).ok());
+  Result<std::vector<StoredService>> updates = store->ServiceUpdates();
+  ASSERT_TRUE(updates.ok());
+  EXPECT_EQ(updates->size(), 1u);
+}
+
 TEST_F(ControlStoreTest, AStoreNewerThanThisBuildIsRefused) {
   { ASSERT_NE(OpenStore(), nullptr); }
   RawExec(path_, "PRAGMA user_version = " + std::to_string(ControlStore::kSchemaVersion + 1));
