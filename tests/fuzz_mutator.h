@@ -3,6 +3,7 @@
 #ifndef TESSERA_TESTS_FUZZ_MUTATOR_H_
 #define TESSERA_TESTS_FUZZ_MUTATOR_H_
 
+#include <array>
 #include <cctype>
 #include <cstddef>
 #include <random>
@@ -21,6 +22,18 @@ struct MutationVocabulary {
   std::string_view bytes;                // may hold '\0'
   std::span<const std::string> numbers;  // may hold ""
 };
+
+// JSON's: its delimiters and escapes, and the texts a number is replaced by
+// (out of range, not finite, another type, empty).
+inline const MutationVocabulary& JsonMutations() {
+  static const std::array<std::string, 14> numbers = {
+      "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
+      "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
+      "-0", "true"};
+  static const std::string bytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
+  static const MutationVocabulary vocabulary = {bytes, numbers};
+  return vocabulary;
+}
 
 // Applies 1 to 3 random edits of the kinds real files suffer, each one of
 // (chosen with equal odds; an edit that cannot apply does nothing):

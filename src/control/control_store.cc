@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -150,6 +151,14 @@ class ControlStore::Impl {
       Check(v ? sqlite3_bind_int64(stmt_, i, *v) : sqlite3_bind_null(stmt_, i));
       return *this;
     }
+    // Steps through every result row, calling `row` on each.
+    Status ForEachRow(const std::function<void(sqlite3_stmt*)>& row) {
+      for (;;) {
+        TESSERA_ASSIGN_OR_RETURN(bool more, Step());
+        if (!more) return Status::Ok();
+        row(stmt_);
+      }
+    }
     // SQLITE_ROW: true; SQLITE_DONE: false; otherwise an error status.
     Result<bool> Step() {
       if (bind_rc_ != SQLITE_OK) return impl_->Error("binding a value", bind_rc_);
@@ -283,10 +292,7 @@ class ControlStore::Impl {
                                                 "ORDER BY phase, seq"));
     stmt->Bind(1, t.id);
     t.steps.clear();
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      sqlite3_stmt* s = stmt->get();
+    TESSERA_RETURN_IF_ERROR(stmt->ForEachRow([&](sqlite3_stmt* s) {
       StoredStep step;
       step.step_id = ColumnText(s, 0);
       step.phase = sqlite3_column_int(s, 1);
@@ -294,7 +300,7 @@ class ControlStore::Impl {
       step.state = ColumnText(s, 3);
       step.error = ColumnText(s, 4);
       t.steps.push_back(std::move(step));
-    }
+    }));
     return Status::Ok();
   }
 
@@ -445,11 +451,9 @@ Result<std::vector<StoredService>> ControlStore::ServiceUpdates() {
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt, impl_->Prepare("SELECT name, service_json FROM service_updates ORDER BY name"));
     std::vector<StoredService> out;
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      out.push_back({ColumnText(stmt->get(), 0), ColumnText(stmt->get(), 1)});
-    }
+    TESSERA_RETURN_IF_ERROR(stmt->ForEachRow([&](sqlite3_stmt* s) {
+      out.push_back({ColumnText(s, 0), ColumnText(s, 1)});
+    }));
     return out;
   });
 }
@@ -513,10 +517,7 @@ Result<std::vector<StoredPlan>> ControlStore::Plans(int limit) {
         auto stmt, impl_->Prepare("SELECT id, created_at, planner, scenario_json, metrics_json "
                                   "FROM plans ORDER BY id DESC LIMIT ?1"));
     stmt->Bind(1, static_cast<int64_t>(limit));
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      sqlite3_stmt* s = stmt->get();
+    TESSERA_RETURN_IF_ERROR(stmt->ForEachRow([&](sqlite3_stmt* s) {
       StoredPlan p;
       p.id = sqlite3_column_int64(s, 0);
       p.created_at = ColumnText(s, 1);
@@ -524,7 +525,7 @@ Result<std::vector<StoredPlan>> ControlStore::Plans(int limit) {
       p.scenario_json = ColumnText(s, 3);
       p.metrics_json = ColumnText(s, 4);
       out.push_back(std::move(p));
-    }
+    }));
     return out;
   });
 }
@@ -623,11 +624,8 @@ Result<std::vector<StoredTransition>> ControlStore::Transitions(int limit) {
                              impl_->Prepare(std::string("SELECT ") + Impl::kTransitionColumns +
                                             " FROM transitions ORDER BY id DESC LIMIT ?1"));
     stmt->Bind(1, static_cast<int64_t>(limit));
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      out.push_back(Impl::ReadTransition(stmt->get()));
-    }
+    TESSERA_RETURN_IF_ERROR(
+        stmt->ForEachRow([&](sqlite3_stmt* s) { out.push_back(Impl::ReadTransition(s)); }));
     return out;
   });
 }
@@ -645,11 +643,8 @@ Result<std::vector<StoredTransition>> ControlStore::TransitionsIn(const std::str
               auto stmt, impl_->Prepare(std::string("SELECT ") + Impl::kTransitionColumns +
                                         " FROM transitions WHERE state = ?1 ORDER BY id"));
           stmt->Bind(1, state);
-          for (;;) {
-            TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-            if (!row) break;
-            out.push_back(Impl::ReadTransition(stmt->get()));
-          }
+          TESSERA_RETURN_IF_ERROR(
+              stmt->ForEachRow([&](sqlite3_stmt* s) { out.push_back(Impl::ReadTransition(s)); }));
         }
         for (StoredTransition& t : out) TESSERA_RETURN_IF_ERROR(impl_->ReadSteps(t));
         return Status::Ok();
@@ -720,12 +715,9 @@ Result<std::vector<StoredNode>> ControlStore::Nodes() {
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt, impl_->Prepare("SELECT node, status_json, updated_at FROM nodes ORDER BY node"));
     std::vector<StoredNode> out;
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      sqlite3_stmt* s = stmt->get();
+    TESSERA_RETURN_IF_ERROR(stmt->ForEachRow([&](sqlite3_stmt* s) {
       out.push_back({ColumnText(s, 0), ColumnText(s, 1), ColumnText(s, 2)});
-    }
+    }));
     return out;
   });
 }

@@ -66,15 +66,6 @@ std::string Replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
-// What JSON mutants are made of: its punctuation and bytes, and numbers (and
-// non-numbers) a parser must reject.
-const std::array<std::string, 14> kJsonNumbers = {
-    "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
-    "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
-    "-0", "true"};
-const std::string kJsonBytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
-const testing::MutationVocabulary kJsonMutations = {kJsonBytes, kJsonNumbers};
-
 // Set TESSERA_UPDATE_GOLDEN=1 to rewrite the golden file after an intended
 // format change (then review the diff).
 TEST(DeploymentJson, MatchesGoldenFile) {
@@ -337,7 +328,7 @@ TEST(DeploymentJson, FuzzNeverThrowsAndErrorsNameTheSource) {
   constexpr int kRuns = 3000;
   int errors = 0;
   for (int i = 0; i < kRuns; ++i) {
-    const std::string mutant = testing::Mutate(good, rng, kJsonMutations);
+    const std::string mutant = testing::Mutate(good, rng, testing::JsonMutations());
     EXPECT_NO_THROW({
       Result<Deployment> r = ParseDeploymentJson(mutant, "fuzz.json");
       if (!r.ok()) {

@@ -242,12 +242,7 @@ TEST(GpuletTables, LoadNamesAMissingFile) {
 }
 
 TEST(GpuletTables, SurvivesAThousandMutations) {
-  const std::array<std::string, 14> numbers = {
-      "-1", "NaN", "Infinity", "1e400", "",   "\"abc\"",
-      "0",  "1.5", "null",     "[]",    "{}", "99999999999999999999",
-      "-0", "true"};
-  const std::string bytes = std::string(",\n\r\"' :{}[]\\\x01\xff", 15) + '\0';
-  const testing::MutationVocabulary vocabulary = {bytes, numbers};
+  const testing::MutationVocabulary& vocabulary = testing::JsonMutations();
   const std::string valid = SmallFile();
   std::mt19937 rng(20240611);
   int accepted = 0;
