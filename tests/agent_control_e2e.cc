@@ -24,9 +24,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -98,14 +99,15 @@ class ControlE2eTest : public AgentTest {
                                                Quote((dir_ / "tessera.db").string()) +
                                                " --gpus-per-node 4 " + extra,
                                            log);
-    const std::regex listening(R"(listening on \S*:(\d+))");
-    std::smatch m;
+    // "tessera serve: listening on http://127.0.0.1:PORT (db ...)"
     ASSERT_TRUE(WaitFor([&] {
       const std::string text = daemon_->Log();
-      return std::regex_search(text, m, listening);
+      const size_t at = text.find("listening on http://127.0.0.1:");
+      if (at == std::string::npos) return false;
+      port_ = std::atoi(text.c_str() + at + std::strlen("listening on http://127.0.0.1:"));
+      return port_ > 0;
     })) << "no 'listening on' line from tessera serve:\n"
         << Tail(daemon_->Log());
-    port_ = std::stoi(m[1].str());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
     client_->set_read_timeout(30, 0);
   }
