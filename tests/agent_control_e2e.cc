@@ -247,7 +247,8 @@ TEST_F(ControlE2eTest, RollsS3OutThenMovesItToNightWithinTheFloors) {
   // Night: every rate, the last change in auto mode (the daemon re-plans).
   const Json night = ScenarioJson("s3-night.yaml");
   std::map<std::string, double> before, after;
-  for (const auto& s : ScenarioJson("s3.yaml")["services"]) before[s["name"]] = s["rate_rps"];
+  const Json day_scenario = ScenarioJson("s3.yaml");  // a named value: the loop reads into it
+  for (const auto& s : day_scenario["services"]) before[s["name"]] = s["rate_rps"];
   Json replan;
   for (size_t i = 0; i < night["services"].size(); ++i) {
     // bert (x0.4) goes last: a change the threshold sees.
