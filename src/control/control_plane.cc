@@ -292,6 +292,8 @@ class ControlPlane::Impl {
   };
   DeploymentReply deployment_reply_;
   std::map<std::string, std::string> node_work_;  // by node, for node_work_version_
+  // Every node's plan at node_work_version_, built once for all nodes.
+  std::optional<std::map<std::string, NodePlan>> node_plans_;
   int64_t node_work_version_ = -1;
   std::map<std::string, std::map<std::string, ObservedRate>> observed_;  // by node
 };
@@ -985,6 +987,7 @@ ApiResult<int> ControlPlane::Impl::NodeIndex(const std::string& node) const {
 ApiResult<std::string> ControlPlane::Impl::NodeWorkBody(const std::string& node, int index) {
   if (node_work_version_ != version_) {
     node_work_.clear();
+    node_plans_.reset();
     node_work_version_ = version_;
   }
   if (auto it = node_work_.find(node); it != node_work_.end()) return it->second;
@@ -1000,12 +1003,14 @@ ApiResult<std::string> ControlPlane::Impl::NodeWorkBody(const std::string& node,
              : scenario_ && !scenario_->gpu.empty()  ? scenario_->gpu
              : scenario_ && !scenario_->pool.empty() ? scenario_->pool.front().gpu
                                                      : "a100-80gb";
-  if (d) {
+  if (d && !node_plans_) {
     Result<std::vector<NodePlan>> plans = BuildNodePlans(*d, deploy);
     if (!plans.ok()) return InternalError("node plans: " + plans.status().message());
-    for (NodePlan& p : *plans) {
-      if (p.node == node) plan = std::move(p);
-    }
+    node_plans_.emplace();
+    for (NodePlan& p : *plans) (*node_plans_)[p.node] = std::move(p);
+  }
+  if (node_plans_) {
+    if (auto it = node_plans_->find(node); it != node_plans_->end()) plan = it->second;
   }
   OJson j;
   j["version"] = version_;
