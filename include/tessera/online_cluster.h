@@ -64,8 +64,14 @@ class OnlineCluster {
 
   // ---- Hosts ----
   const HostSpec& host(int host) const { return trace_->hosts[host]; }
-  // True iff `host` has the CPU and RAM `vm` asks for free.
+  // True iff `host` has the CPU and RAM `vm` asks for free (and is offered,
+  // see RestrictHosts).
   bool HostFits(int host, const VmRequest& vm) const;
+  // Limits placements to the hosts marked true in `offered` (one entry per
+  // host), as a scheduler's candidate list does; nullptr lifts the limit.
+  // Every policy sees the limit through HostFits and StartFor. `offered`
+  // must outlive its use.
+  void RestrictHosts(const std::vector<bool>* offered) { offered_ = offered; }
   // Resident VMs on any GPU of `host`.
   int VmsOnHost(int host) const { return hosts_[host].vms; }
   // First global GPU index of `host`; its GPUs are consecutive.
@@ -73,6 +79,9 @@ class OnlineCluster {
 
   // ---- VMs ----
   const VmRequest& vm(int id) const { return trace_->vms[id]; }
+  // Call after appending requests to the trace (a scheduler learning of new
+  // pods); they start unplaced.
+  void RequestsAppended() { location_.resize(trace_->vms.size()); }
   VmLocation LocationOf(int vm) const { return location_[vm]; }
   int resident_vms() const { return resident_; }
 
@@ -129,6 +138,7 @@ class OnlineCluster {
 
   const VmTrace* trace_;
   CapabilityTable table_;
+  const std::vector<bool>* offered_ = nullptr;
   void SetMask(int gpu, SliceMask used);
 
   std::vector<GpuState> gpus_;

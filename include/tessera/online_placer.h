@@ -52,6 +52,10 @@ class OnlinePlacer {
   virtual void Released(int vm, int gpu, const OnlineCluster& cluster) {
     (void)vm, (void)gpu, (void)cluster;
   }
+  // Told that `vm` was placed without the policy (a scheduler rebuilding its
+  // state from bound pods after a restart or a node change), so that
+  // policies keeping per-GPU state take its GPU in.
+  virtual void Adopted(int vm, const OnlineCluster& cluster) { (void)vm, (void)cluster; }
   // Seconds between Maintain() calls; 0 = never.
   virtual double MaintenanceIntervalS() const { return 0; }
   // Periodic work such as consolidation, at replay time `now_s`.

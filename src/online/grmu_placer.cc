@@ -59,6 +59,14 @@ class GrmuPlacer : public OnlinePlacer {
     if (heavy_.erase(gpu) + light_.erase(gpu) > 0) pool_.insert(gpu);
   }
 
+  // A GPU of the pool that holds an adopted VM joins the VM's basket, as if
+  // the VM had been placed there by Algorithm 3 (beyond the cap if need be:
+  // the VM is there).
+  void Adopted(int vm, const OnlineCluster& cluster) override {
+    const int gpu = cluster.LocationOf(vm).gpu;
+    if (pool_.count(gpu) > 0) MoveFromPool(gpu, IsHeavy(cluster.vm(vm)) ? heavy_ : light_);
+  }
+
   double MaintenanceIntervalS() const override { return options_.consolidate_every_s; }
 
   void Maintain(double now_s, OnlineCluster& cluster) override { Consolidate(now_s, cluster); }

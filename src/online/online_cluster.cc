@@ -34,6 +34,7 @@ bool OnlineCluster::Resident(int vm) const {
 }
 
 bool OnlineCluster::HostFits(int host, const VmRequest& vm) const {
+  if (offered_ != nullptr && !(*offered_)[host]) return false;
   const HostState& h = hosts_[host];
   const HostSpec& spec = trace_->hosts[host];
   return h.cpu_used + vm.cpu_milli <= spec.cpu_milli &&
