@@ -11,28 +11,23 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
-#include "tessera/alibaba_trace.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_report_format.h"
 #include "tessera/text_io.h"
+#include "trace_flags.h"
 
 namespace tessera::cli {
 namespace {
 
 struct ReplayFlags {
-  std::string nodes;
-  std::string pods;
-  std::string gpu = "a100-40gb";
+  TraceFlags trace;
   std::string policy = "grmu";
   bool compare = false;
   double heavy_share = 0.3;
   std::string consolidate_every = "off";
   bool no_defragment = false;
   std::string mecc_window = "24h";
-  std::optional<int> hosts;
-  std::optional<int> gpus_per_host;
-  std::string lifetime = "trace";
   std::string format = "table";
   std::string svg;
   std::string output;
@@ -76,25 +71,6 @@ Status CheckConsolidationRounds(const VmTrace& trace, double interval_s) {
       "--consolidate-every: {} over the trace's {:.4g} days makes {:.3g} consolidation rounds; "
       "at most {:.3g}: give a longer interval or off",
       FormatDuration(interval_s), span / kDay, rounds, kMaxConsolidationRounds));
-}
-
-Result<TraceShaping> ShapingFrom(const ReplayFlags& flags) {
-  TraceShaping s;
-  s.max_hosts = flags.hosts;
-  s.gpus_per_host = flags.gpus_per_host;
-  Result<Lifetime> lifetime = Lifetime::Parse(flags.lifetime);
-  if (!lifetime.ok()) return lifetime.status().WithContext("--lifetime");
-  s.lifetime = *lifetime;
-  TESSERA_RETURN_IF_ERROR(s.Validate());
-  return s;
-}
-
-Result<VmTrace> LoadShapedTrace(const ReplayFlags& flags) {
-  Result<const GpuModel*> gpu = FindMigGpu(flags.gpu);
-  if (!gpu.ok()) return gpu.status().WithContext("--gpu");
-  TESSERA_ASSIGN_OR_RETURN(TraceShaping shaping, ShapingFrom(flags));
-  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadAlibabaTrace(flags.nodes, flags.pods, **gpu));
-  return ShapeTrace(std::move(trace), shaping);
 }
 
 // The trace as replayed: what the loader and the stress knobs did, and the
@@ -142,7 +118,7 @@ int RunReplay(const ReplayFlags& flags) {
       return ReportError(placer.status().WithContext("--policy"));
     }
   }
-  Result<VmTrace> trace = LoadShapedTrace(flags);
+  Result<VmTrace> trace = LoadShapedTrace(flags.trace);
   if (!trace.ok()) return ReportError(trace.status());
   if (Status rounds = CheckConsolidationRounds(*trace, options->consolidate_every_s);
       !rounds.ok()) {
@@ -187,26 +163,6 @@ constexpr const char* kFooter =
     "  tessera replay ... --compare --format json     # one row per policy\n"
     "  tessera replay ... --format csv -o hourly.csv  # the hourly series";
 
-void AddTraceFlags(CLI::App& cmd, ReplayFlags& flags) {
-  cmd.add_option("--nodes", flags.nodes, "Node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
-      ->required();
-  cmd.add_option("--pods", flags.pods,
-                 "Pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli,...,creation_time,"
-                 "deletion_time)")
-      ->required();
-  cmd.add_option("--gpu", flags.gpu,
-                 "GPU model every trace GPU becomes: " + GpuNames(/*mig_only=*/true))
-      ->capture_default_str();
-  cmd.add_option("--hosts", flags.hosts, "Stress: keep only the first N hosts")
-      ->check(CLI::PositiveNumber);
-  cmd.add_option("--gpus-per-host", flags.gpus_per_host,
-                 "Stress: give every host N GPUs instead of its recorded count")
-      ->check(CLI::PositiveNumber);
-  cmd.add_option("--lifetime", flags.lifetime,
-                 "trace (recorded departures), none (VMs never leave) or scale:K (lifetimes x K)")
-      ->capture_default_str();
-}
-
 void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
   auto* policy = cmd.add_option("--policy", flags.policy,
                                 "Placement policy: " + BuiltinPlacers().JoinedNames())
@@ -235,7 +191,7 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "replay", "Replay a VM/pod trace through online MIG placement policies (GRMU and rivals)");
   cmd->footer(kFooter);
-  AddTraceFlags(*cmd, *flags);
+  AddTraceFlags(*cmd, flags->trace);
   AddPolicyFlags(*cmd, *flags);
   cmd->add_option("--format", flags->format,
                   "table (for people), json (one row per policy) or csv (hourly series)")

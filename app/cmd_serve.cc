@@ -13,11 +13,15 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "tessera/cluster_watch.h"
 #include "tessera/control_assets.h"
 #include "tessera/control_plane.h"
 #include "tessera/control_server.h"
 #include "tessera/control_store.h"
 #include "tessera/input_limits.h"
+#include "tessera/kube_client.h"
+#include "tessera/online_placer.h"
+#include "tessera/scheduler_extender.h"
 #include "tessera/text_io.h"
 
 namespace tessera::cli {
@@ -34,6 +38,10 @@ struct ServeFlags {
   int spare_gpus = 1;
   std::string planner = "parva";
   double time_limit_s = 0;
+  // The scheduler extender (docs/kubernetes.md), on with --kubeconfig.
+  std::string kubeconfig;
+  std::string kube_context;
+  ExtenderOptions extender;
 };
 
 // The token of --token-file: its one line, the trailing newline stripped.
@@ -102,6 +110,29 @@ Status PutScenario(ControlPlane& plane, const Scenario& scenario) {
   return Status::InvalidArgument(scenario.source + ": " + message);
 }
 
+// The Kubernetes side of the daemon: the API server's client, the
+// extender over it and the watch that feeds it.
+struct KubeParts {
+  std::unique_ptr<KubeClient> client;
+  std::unique_ptr<KubeClientApi> api;
+  std::unique_ptr<SchedulerExtender> extender;
+};
+
+Result<KubeParts> OpenKube(const ServeFlags& flags) {
+  Result<KubeConfig> config = LoadKubeconfig(flags.kubeconfig, flags.kube_context);
+  if (!config.ok()) return config.status().WithContext("--kubeconfig");
+  KubeParts parts;
+  Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(*config);
+  if (!client.ok()) return client.status().WithContext("--kubeconfig");
+  parts.client = std::move(*client);
+  parts.api = std::make_unique<KubeClientApi>(*parts.client);
+  Result<std::unique_ptr<SchedulerExtender>> extender =
+      SchedulerExtender::Create(flags.extender, *parts.api);
+  if (!extender.ok()) return extender.status();
+  parts.extender = std::move(*extender);
+  return parts;
+}
+
 int RunServe(const ServeFlags& flags) {
   if (Status s = CheckFlagsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
     return ReportError(s);
@@ -122,6 +153,14 @@ int RunServe(const ServeFlags& flags) {
     PrintMessage("tessera: note: " + flags.db +
                  " already holds a scenario: it is kept (--scenario seeds a new store only; "
                  "PUT /v1/scenario replaces it)\n");
+
+  KubeParts kube;
+  if (!flags.kubeconfig.empty()) {
+    Result<KubeParts> opened = OpenKube(flags);
+    if (!opened.ok()) return ReportError(opened.status());
+    kube = std::move(*opened);
+    server.extender = kube.extender.get();
+  }
 
   ControlOptions options;
   options.auto_mode = flags.auto_mode;
@@ -156,8 +195,17 @@ int RunServe(const ServeFlags& flags) {
       server.host.find(':') == std::string::npos ? server.host : "[" + server.host + "]";
   std::cout << "tessera serve: listening on http://" << host << ":" << (*running)->port() << " (db "
             << flags.db << ")" << std::endl;
+  std::unique_ptr<ClusterWatch> watch;
+  if (kube.extender) {
+    std::cout << "tessera serve: scheduler extender at http://" << host << ":" << (*running)->port()
+              << "/scheduler (policy " << flags.extender.policy << ", " << flags.extender.gpu
+              << " nodes, API server " << kube.client->config().server << ")" << std::endl;
+    watch = ClusterWatch::Start(*kube.client, *kube.extender,
+                                [](const std::string& line) { PrintMessage(line + "\n"); });
+  }
   int signal = 0;
   sigwait(&stop_signals, &signal);
+  if (watch) watch->Stop();
   (*running)->Stop();
   return kExitOk;
 }
@@ -187,6 +235,12 @@ constexpr const char* kServeHelp =
     "  curl -s -X PATCH -H 'Authorization: Bearer '$(cat token) \\\n"
     "       -H 'Content-Type: application/json' -d '{\"rate_rps\": 900}' \\\n"
     "       localhost:8080/v1/services/resnet50\n\n"
+    "Kubernetes: with --kubeconfig it also serves kube-scheduler's extender protocol at\n"
+    "/scheduler/{filter,prioritize,bind} (state at /scheduler/state): pods asking for\n"
+    "tessera.io/mig-<profile> get a node, GPU and start slice from --policy, the online\n"
+    "policy of `tessera replay`, on nodes labelled tessera.io/gpus. `tessera k8s\n"
+    "scheduler-config` writes the scheduler's configuration; docs/kubernetes.md.\n"
+    "  tessera serve --kubeconfig ~/.kube/config --policy grmu --node-gpu A100-80GB\n\n"
     "Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flags, token file, db or address.";
 
 }  // namespace
@@ -227,6 +281,26 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "Wall-clock time a searching planner may take per plan, " +
                       DescribeRange(kTimeLimit) + "; default: the planner's own")
       ->transform(DurationFlag(kTimeLimit));
+  cmd->add_option("--kubeconfig", flags->kubeconfig,
+                  "Serve the Kubernetes scheduler extender, watching the API server of this "
+                  "kubeconfig (docs/kubernetes.md)");
+  cmd->add_option("--kube-context", flags->kube_context,
+                  "Context of --kubeconfig (default: its current-context)");
+  cmd->add_option("--policy", flags->extender.policy,
+                  "Extender: online placement policy, " + BuiltinPlacers().JoinedNames())
+      ->check(CLI::IsMember(BuiltinPlacers().Names()))
+      ->capture_default_str();
+  cmd->add_option("--node-gpu", flags->extender.gpu,
+                  "Extender: the GPU model of every node's GPUs (MIG-capable)")
+      ->capture_default_str();
+  cmd->add_option("--heavy-share", flags->extender.placer.heavy_share,
+                  "Extender, grmu: share of all GPUs the full-GPU basket may hold, 0..1")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--reservation-ttl", flags->extender.reservation_ttl_s,
+                  "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")
+      ->check(CLI::Range(1e-3, 3600.0))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = RunServe(*flags); });
 }
 

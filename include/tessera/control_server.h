@@ -5,7 +5,8 @@
 // /v1/nodes/{node}/plan (ControlPlane::WaitForVersion), the request-latency
 // histogram appended to /metrics, the OpenAPI document at /v1/openapi.json
 // and the dashboard's static files (embedded in the binary, served at / and
-// /static/...).
+// /static/...), and the scheduler extender's routes (/scheduler/..., which
+// take no token: kube-scheduler sends none).
 //
 // Start refuses (InvalidArgument) a listen address that is not loopback
 // (127.0.0.0/8, ::1, localhost) when no token is given, and an address it
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "tessera/control_plane.h"
+#include "tessera/scheduler_extender.h"
 #include "tessera/status.h"
 
 namespace tessera {
@@ -35,6 +37,9 @@ struct ServerOptions {
   // closed after this long idle (an idle connection holds a worker thread).
   size_t keep_alive_max_requests = 1000;
   int keep_alive_timeout_s = 5;
+  // The scheduler extender served under /scheduler/ (docs/kubernetes.md);
+  // nullptr: those routes answer 404. Must outlive the server.
+  SchedulerExtender* extender = nullptr;
 };
 
 // Splits "HOST:PORT" ("127.0.0.1:8080", "[::1]:8080", "localhost:0");

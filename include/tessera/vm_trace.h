@@ -66,11 +66,13 @@ struct Lifetime {
 };
 
 // Stress knobs applied to a loaded trace, in this order: keep the first
-// `max_hosts` hosts, set every host's GPU count, rescale lifetimes. Hosts
+// `max_hosts` hosts, set every host's GPU count, keep the first `max_vms`
+// requests (noted), rescale lifetimes. Hosts
 // left with no GPU are dropped (noted). Defaults change nothing.
 struct TraceShaping {
   std::optional<int> max_hosts;      // >= 1
   std::optional<int> gpus_per_host;  // >= 1
+  std::optional<int> max_vms;        // >= 1
   Lifetime lifetime;
 
   Status Validate() const;

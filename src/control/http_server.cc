@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "control/extender_routes.h"
 #include "tessera/control_assets.h"
 #include "tessera/control_server.h"
 
@@ -53,7 +54,7 @@ struct RouteMethods {
   std::string_view route;
   std::string_view allow;
 };
-constexpr std::array<RouteMethods, 21> kRoutes = {{
+constexpr std::array<RouteMethods, 25> kRoutes = {{
     {"/", "GET, HEAD"},
     {"/static/{file}", "GET, HEAD"},
     {"/v1/openapi.json", "GET, HEAD"},
@@ -75,6 +76,10 @@ constexpr std::array<RouteMethods, 21> kRoutes = {{
     {"/v1/nodes", "GET, HEAD"},
     {"/v1/nodes/{node}/plan", "GET, HEAD"},
     {"/v1/nodes/{node}/status", "POST"},
+    {"/scheduler/filter", "POST"},
+    {"/scheduler/prioritize", "POST"},
+    {"/scheduler/bind", "POST"},
+    {"/scheduler/state", "GET, HEAD"},
 }};
 
 std::vector<std::string_view> Segments(std::string_view path) {
@@ -261,7 +266,8 @@ class ControlServer::Impl {
                                " (in use, not an address of this host, or not allowed)");
       port_ = options_.port;
     }
-    plane_.SetExtraMetrics([this] { return histogram_.Format(); });
+    plane_.SetExtraMetrics(
+        [this] { return histogram_.Format() + SchedulerMetrics(options_.extender); });
     listener_ = std::thread([this] {
       server_.listen_after_bind();
       listen_returned_ = true;
@@ -360,7 +366,10 @@ class ControlServer::Impl {
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request,
                                             httplib::Response& response) {
     t_request = RequestContext{true, SteadyClock::now()};
-    if (IsMutation(request.method) && !options_.token.empty()) {
+    // kube-scheduler sends no bearer token to its extenders: the scheduler
+    // routes are open (docs/kubernetes.md, "Security").
+    if (IsMutation(request.method) && !options_.token.empty() &&
+        !IsSchedulerRoute(RouteOf(request.path))) {
       const std::string header = request.get_header_value("Authorization");
       constexpr std::string_view kScheme = "Bearer ";
       const bool bearer =
@@ -444,6 +453,8 @@ class ControlServer::Impl {
   ApiResponse Get(const httplib::Request& request) {
     const std::string_view route = RouteOf(request.path);
     if (OwnRoute(route)) return Own(request.path, route);
+    if (IsSchedulerRoute(route))
+      return HandleSchedulerRoute(options_.extender, route, ToApi(request, ""));
     if (route == "/v1/nodes/{node}/plan") LongPoll(request);
     return plane_.Handle(ToApi(request, ""));
   }
@@ -505,7 +516,10 @@ class ControlServer::Impl {
       response.set_header("Connection", "close");
       return;
     }
-    Reply(plane_.Handle(ToApi(request, std::move(body))), request, response);
+    const ApiRequest api = ToApi(request, std::move(body));
+    Reply(IsSchedulerRoute(route) ? HandleSchedulerRoute(options_.extender, route, api)
+                                  : plane_.Handle(api),
+          request, response);
   }
 
   // A 405 names the path's methods in Allow.

@@ -102,6 +102,9 @@ Status TraceShaping::Validate() const {
         fmt::format("GPUs per host: must be an integer in [1, {:g}], got {}",
                     limits::kGpusPerHost.max, *gpus_per_host));
   }
+  if (max_vms && *max_vms < 1) {
+    return Status::InvalidArgument(fmt::format("max requests: must be >= 1, got {}", *max_vms));
+  }
   if (lifetime.mode == Lifetime::Mode::kScale && !ValidFactor(lifetime.factor)) {
     return Status::InvalidArgument(
         fmt::format("lifetime: scale factor must be a finite number > 0, got {}", lifetime.factor));
@@ -123,6 +126,11 @@ Result<VmTrace> ShapeTrace(VmTrace trace, const TraceShaping& shaping) {
         "shaping: {} hosts hold {} GPUs in all; a replayed cluster holds {} (keep fewer hosts "
         "or set fewer GPUs per host)",
         trace.hosts.size(), trace.TotalGpus(), limits::kClusterGpus.Describe()));
+  }
+  if (shaping.max_vms && trace.vms.size() > static_cast<size_t>(*shaping.max_vms)) {
+    trace.notes.push_back(
+        fmt::format("kept the first {} of {} requests", *shaping.max_vms, trace.vms.size()));
+    trace.vms.resize(*shaping.max_vms);
   }
   TESSERA_RETURN_IF_ERROR(ApplyLifetime(trace, shaping.lifetime));
   return trace;

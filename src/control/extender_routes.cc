@@ -1,0 +1,82 @@
+// The scheduler extender's HTTP-free routes (extender_routes.h).
+#include "control/extender_routes.h"
+
+#include <utility>
+
+#include "control/api_json.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+ApiResponse Reply(int status, std::string body, std::string_view route) {
+  ApiResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  response.route = std::string(route);
+  return response;
+}
+
+ApiResponse ErrorReply(const ApiError& error, std::string_view route) {
+  return Reply(error.status, FormatApiError(error), route);
+}
+
+}  // namespace
+
+bool IsSchedulerRoute(std::string_view route) {
+  return route == "/scheduler/filter" || route == "/scheduler/prioritize" ||
+         route == "/scheduler/bind" || route == "/scheduler/state";
+}
+
+ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view route,
+                                 const ApiRequest& request) {
+  const bool state = route == "/scheduler/state";
+  if (request.method != (state ? "GET" : "POST")) {
+    return ErrorReply({405, "method_not_allowed",
+                       request.method + " is not allowed on " + std::string(route), std::nullopt},
+                      route);
+  }
+  if (extender == nullptr) {
+    return ErrorReply(NotFoundError("the scheduler extender is off: start tessera serve with "
+                                    "--kubeconfig (docs/kubernetes.md)"),
+                      route);
+  }
+  if (state) return Reply(200, extender->StateJson().dump(), route);
+  const json args = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (args.is_discarded()) {
+    return ErrorReply(BadRequest("the body is not JSON"), route);
+  }
+  Result<json> answer = route == "/scheduler/filter"       ? extender->Filter(args)
+                        : route == "/scheduler/prioritize" ? extender->Prioritize(args)
+                                                           : extender->Bind(args);
+  if (!answer.ok()) return ErrorReply(BadRequest(answer.status().message()), route);
+  return Reply(200, answer->dump(), route);
+}
+
+std::string SchedulerMetrics(const SchedulerExtender* extender) {
+  if (extender == nullptr) return "";
+  const ExtenderCounters c = extender->counters();
+  std::string text =
+      "# HELP tessera_extender_requests_total Scheduler extender calls by verb.\n"
+      "# TYPE tessera_extender_requests_total counter\n";
+  text += "tessera_extender_requests_total{verb=\"filter\"} " + std::to_string(c.filters) + "\n";
+  text += "tessera_extender_requests_total{verb=\"prioritize\"} " + std::to_string(c.prioritizes) +
+          "\n";
+  text += "tessera_extender_requests_total{verb=\"bind\"} " + std::to_string(c.binds) + "\n";
+  const std::pair<const char*, long long> counters[] = {
+      {"bind_failures", c.bind_failures},
+      {"declined", c.declined},
+      {"reservations_expired", c.reservations_expired},
+      {"adopted", c.adopted},
+      {"adopt_conflicts", c.adopt_conflicts}};
+  for (const auto& [name, value] : counters) {
+    const std::string metric = std::string("tessera_extender_") + name + "_total";
+    text += "# TYPE " + metric + " counter\n" + metric + " " + std::to_string(value) + "\n";
+  }
+  text += "# TYPE tessera_extender_synced gauge\ntessera_extender_synced " +
+          std::string(extender->synced() ? "1" : "0") + "\n";
+  return text;
+}
+
+}  // namespace tessera

@@ -1,0 +1,31 @@
+// The scheduler extender's routes of `tessera serve` (docs/kubernetes.md):
+// POST /scheduler/filter, /scheduler/prioritize, /scheduler/bind (the
+// kube-scheduler extender protocol's JSON in and out) and GET
+// /scheduler/state. Internal to the control floor; http_server.cc calls it.
+#ifndef TESSERA_CONTROL_EXTENDER_ROUTES_H_
+#define TESSERA_CONTROL_EXTENDER_ROUTES_H_
+
+#include <string>
+#include <string_view>
+
+#include "tessera/control_plane.h"
+#include "tessera/scheduler_extender.h"
+
+namespace tessera {
+
+// True for the routes above (a route template of http_server.cc).
+bool IsSchedulerRoute(std::string_view route);
+
+// Answers `request` on `route` with `extender`; 404 naming --kubeconfig when
+// the extender is off (nullptr), 400 with the field for a malformed body,
+// 405 for another method.
+ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view route,
+                                 const ApiRequest& request);
+
+// The extender's counters in Prometheus text (tessera_extender_*); "" when
+// the extender is off.
+std::string SchedulerMetrics(const SchedulerExtender* extender);
+
+}  // namespace tessera
+
+#endif  // TESSERA_CONTROL_EXTENDER_ROUTES_H_
