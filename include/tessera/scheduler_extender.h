@@ -164,11 +164,13 @@ class SchedulerExtender {
   static Result<std::unique_ptr<SchedulerExtender>> Create(ExtenderOptions options, KubeApi& api);
   ~SchedulerExtender();
 
-  // ---- The protocol. InvalidArgument (HTTP 400) names the bad field of a
-  // malformed body; the answers themselves carry the scheduling outcome.
-  Result<nlohmann::json> Filter(const nlohmann::json& args);
-  Result<nlohmann::json> Prioritize(const nlohmann::json& args);
-  Result<nlohmann::json> Bind(const nlohmann::json& args);
+  // ---- The protocol: the answer's JSON text (written directly: over
+  // thousands of nodes a JSON tree costs more than the decision).
+  // InvalidArgument (HTTP 400) names the bad field of a malformed body; the
+  // answers themselves carry the scheduling outcome.
+  Result<std::string> Filter(const nlohmann::json& args);
+  Result<std::string> Prioritize(const nlohmann::json& args);
+  Result<std::string> Bind(const nlohmann::json& args);
 
   // ---- Cluster state, fed by ClusterWatch.
   // Replaces the node set (a list); nodes that left lose their pods.

@@ -47,11 +47,11 @@ ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view r
   if (args.is_discarded()) {
     return ErrorReply(BadRequest("the body is not JSON"), route);
   }
-  Result<json> answer = route == "/scheduler/filter"       ? extender->Filter(args)
-                        : route == "/scheduler/prioritize" ? extender->Prioritize(args)
-                                                           : extender->Bind(args);
+  Result<std::string> answer = route == "/scheduler/filter"       ? extender->Filter(args)
+                               : route == "/scheduler/prioritize" ? extender->Prioritize(args)
+                                                                  : extender->Bind(args);
   if (!answer.ok()) return ErrorReply(BadRequest(answer.status().message()), route);
-  return Reply(200, answer->dump(), route);
+  return Reply(200, std::move(*answer), route);
 }
 
 std::string SchedulerMetrics(const SchedulerExtender* extender) {

@@ -5,6 +5,7 @@
 #include "tessera/scheduler_extender.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <set>
@@ -77,27 +78,65 @@ Result<json> PodOf(const json& args) {
   return *pod;
 }
 
-// An ExtenderFilterResult keeping `kept` (indices into the candidates).
-json FilterResult(const Candidates& candidates, const std::vector<size_t>& kept,
-                  const std::map<std::string, std::string>& failed,
-                  const std::map<std::string, std::string>& unresolvable,
-                  const std::string& error = "") {
-  json result = {{"Nodes", nullptr},
-                 {"NodeNames", nullptr},
-                 {"FailedNodes", failed},
-                 {"FailedAndUnresolvableNodes", unresolvable},
-                 {"Error", error}};
+// Appends `text` as a JSON string: as it is when it holds only characters
+// that need no escaping (node names do), else through the JSON library
+// (invalid UTF-8 replaced).
+void AppendJsonString(std::string& out, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+  if (plain) {
+    out += '"';
+    out += text;
+    out += '"';
+  } else {
+    out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+void AppendReasons(std::string& out, const std::map<std::string, std::string>& reasons) {
+  out += '{';
+  for (const auto& [node, reason] : reasons) {
+    if (out.back() != '{') out += ',';
+    AppendJsonString(out, node);
+    out += ':';
+    AppendJsonString(out, reason);
+  }
+  out += '}';
+}
+
+// The JSON text of an ExtenderFilterResult keeping `kept` (indices into the
+// candidates), written directly: with thousands of nodes a JSON tree of the
+// answer costs more than the decision.
+std::string FilterResult(const Candidates& candidates, const std::vector<size_t>& kept,
+                         const std::map<std::string, std::string>& failed,
+                         const std::map<std::string, std::string>& unresolvable,
+                         const std::string& error = "") {
+  std::string out;
+  out.reserve(64 + 16 * kept.size());
+  out += "{\"Nodes\":";
   if (candidates.by_name) {
-    json names = json::array();
-    for (size_t i : kept) names.push_back(candidates.names[i]);
-    result["NodeNames"] = std::move(names);
+    out += "null,\"NodeNames\":[";
+    for (size_t k = 0; k < kept.size(); ++k) {
+      if (k > 0) out += ',';
+      AppendJsonString(out, candidates.names[kept[k]]);
+    }
+    out += ']';
   } else {
     json list = candidates.list;
     list["items"] = json::array();
     for (size_t i : kept) list["items"].push_back(candidates.objects[i]);
-    result["Nodes"] = std::move(list);
+    out += list.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += ",\"NodeNames\":null";
   }
-  return result;
+  out += ",\"FailedNodes\":";
+  AppendReasons(out, failed);
+  out += ",\"FailedAndUnresolvableNodes\":";
+  AppendReasons(out, unresolvable);
+  out += ",\"Error\":";
+  AppendJsonString(out, error);
+  out += '}';
+  return out;
 }
 
 std::vector<size_t> AllOf(const Candidates& candidates) {
@@ -146,7 +185,7 @@ class SchedulerExtender::Impl {
 
   // ---- Protocol ----
 
-  Result<json> Filter(const json& args) {
+  Result<std::string> Filter(const json& args) {
     TESSERA_ASSIGN_OR_RETURN(const json pod, PodOf(args));
     TESSERA_ASSIGN_OR_RETURN(const Candidates candidates, CandidatesOf(args));
     Result<std::optional<PodSlice>> slice = PodSliceFromObject(pod);
@@ -228,7 +267,7 @@ class SchedulerExtender::Impl {
     return FilterResult(candidates, kept, failed, unresolvable);
   }
 
-  Result<json> Prioritize(const json& args) {
+  Result<std::string> Prioritize(const json& args) {
     TESSERA_ASSIGN_OR_RETURN(const json pod, PodOf(args));
     TESSERA_ASSIGN_OR_RETURN(const Candidates candidates, CandidatesOf(args));
     Result<std::optional<PodSlice>> slice = PodSliceFromObject(pod);
@@ -244,20 +283,26 @@ class SchedulerExtender::Impl {
     if (chosen.empty() && slice.ok() && slice->has_value()) {
       // No reservation (expired, or the extender restarted after the
       // filter): the filter's placement again, on these candidates.
-      TESSERA_ASSIGN_OR_RETURN(const json filtered, Filter(args));
+      TESSERA_ASSIGN_OR_RETURN(const std::string filtered, Filter(args));
       (void)filtered;
       std::lock_guard lock(mutex_);
       const auto entry = pods_.find((*slice)->uid);
       if (entry != pods_.end()) chosen = NodeOfVm(entry->second.vm);
     }
-    json list = json::array();
+    std::string list = "[";
+    list.reserve(32 * candidates.names.size());
     for (const std::string& name : candidates.names) {
-      list.push_back({{"Host", name}, {"Score", name == chosen ? kMaxExtenderScore : 0}});
+      if (list.size() > 1) list += ',';
+      list += "{\"Host\":";
+      AppendJsonString(list, name);
+      list += ",\"Score\":";
+      list += name == chosen ? std::to_string(kMaxExtenderScore) : "0";
+      list += '}';
     }
-    return list;
+    return list + "]";
   }
 
-  Result<json> Bind(const json& args) {
+  Result<std::string> Bind(const json& args) {
     if (!args.is_object()) {
       return Status::InvalidArgument("the body must be an ExtenderBindingArgs object");
     }
@@ -309,6 +354,7 @@ class SchedulerExtender::Impl {
         entry = pods_.find(uid);
       }
       entry->second.state = State::kBinding;
+      reserved_.erase(uid);
       placement = PlacementOf(uid, entry->second);
       vm = entry->second.vm;
     }
@@ -497,8 +543,12 @@ class SchedulerExtender::Impl {
     return "?";
   }
 
-  static json BindResult(const std::string& error) { return {{"Error", error}}; }
-  json Failed(const std::string& error) {
+  static std::string BindResult(const std::string& error) {
+    std::string out = "{\"Error\":";
+    AppendJsonString(out, error);
+    return out + "}";
+  }
+  std::string Failed(const std::string& error) {
     ++counters_.bind_failures;
     return BindResult(error);
   }
@@ -553,6 +603,7 @@ class SchedulerExtender::Impl {
   void Reserve(const PodSlice& pod, int vm) {
     pods_[pod.uid] = {vm, pod.ns, pod.name, State::kReserved,
                       options_.clock->NowMs() + options_.reservation_ttl_s * 1000};
+    reserved_.insert(pod.uid);
   }
 
   // Places `pod` on `node` alone by the policy; "" or why not.
@@ -583,8 +634,9 @@ class SchedulerExtender::Impl {
     if (entry == pods_.end()) return;
     const int vm = entry->second.vm;
     const int gpu = cluster_->LocationOf(vm).gpu;
-    pods_.erase(entry);
+    reserved_.erase(uid);
     uid_of_vm_[vm].clear();
+    pods_.erase(entry);
     if (gpu < 0) return;
     (void)cluster_->Release(vm);
     placer_->Released(vm, gpu, *cluster_);
@@ -593,8 +645,8 @@ class SchedulerExtender::Impl {
   void ExpireReservations() {
     const double now = options_.clock->NowMs();
     std::vector<std::string> expired;
-    for (const auto& [uid, entry] : pods_) {
-      if (entry.state == State::kReserved && entry.deadline_ms < now) expired.push_back(uid);
+    for (const std::string& uid : reserved_) {
+      if (pods_.at(uid).deadline_ms < now) expired.push_back(uid);
     }
     for (const std::string& uid : expired) Release(uid);
     counters_.reservations_expired += static_cast<long long>(expired.size());
@@ -633,6 +685,7 @@ class SchedulerExtender::Impl {
       if (held.node == pod.node && held.gpu == pod.gpu && held.start == pod.start &&
           held.profile == pod.profile) {
         entry->second.state = State::kBound;
+        reserved_.erase(pod.uid);
         return Status::Ok();
       }
       Release(pod.uid);  // the annotations are the truth
@@ -690,6 +743,7 @@ class SchedulerExtender::Impl {
     trace_.vms.clear();
     uid_of_vm_.clear();
     pods_.clear();
+    reserved_.clear();
     offered_.assign(nodes_.size(), false);
     cluster_ = std::make_unique<OnlineCluster>(trace_);
     placer_ = BuiltinPlacers().Create(options_.policy, options_.placer).value();
@@ -705,6 +759,7 @@ class SchedulerExtender::Impl {
       Entry& entry = pods_[h.uid];
       entry.state = h.entry.state;
       entry.deadline_ms = h.entry.deadline_ms;
+      if (entry.state == State::kReserved) reserved_.insert(h.uid);
       --counters_.adopted;  // not news from the API server
     }
     for (const PodPlacement& pod : waiting) {
@@ -720,13 +775,14 @@ class SchedulerExtender::Impl {
   mutable std::mutex mutex_;
   bool synced_ = false;
   std::vector<KubeNode> nodes_;  // by name: the policy's host order
-  std::map<std::string, int> host_of_;
+  std::unordered_map<std::string, int> host_of_;
   VmTrace trace_;  // hosts = nodes_, requests = pods seen since the last rebuild
   std::unique_ptr<OnlineCluster> cluster_;
   std::unique_ptr<OnlinePlacer> placer_;
   std::vector<bool> offered_;                    // per host, for RestrictHosts
   std::vector<std::string> uid_of_vm_;           // "" once released
   std::unordered_map<std::string, Entry> pods_;  // pods holding a slot, by UID
+  std::set<std::string> reserved_;               // the UIDs of pods_ in State::kReserved
   std::map<std::string, PodPlacement> waiting_;  // bound pods of unknown nodes
   ExtenderCounters counters_;
 };
@@ -742,9 +798,11 @@ Result<std::unique_ptr<SchedulerExtender>> SchedulerExtender::Create(ExtenderOpt
 SchedulerExtender::SchedulerExtender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SchedulerExtender::~SchedulerExtender() = default;
 
-Result<json> SchedulerExtender::Filter(const json& args) { return impl_->Filter(args); }
-Result<json> SchedulerExtender::Prioritize(const json& args) { return impl_->Prioritize(args); }
-Result<json> SchedulerExtender::Bind(const json& args) { return impl_->Bind(args); }
+Result<std::string> SchedulerExtender::Filter(const json& args) { return impl_->Filter(args); }
+Result<std::string> SchedulerExtender::Prioritize(const json& args) {
+  return impl_->Prioritize(args);
+}
+Result<std::string> SchedulerExtender::Bind(const json& args) { return impl_->Bind(args); }
 void SchedulerExtender::SyncNodes(std::vector<KubeNode> nodes) {
   impl_->SyncNodes(std::move(nodes));
 }
