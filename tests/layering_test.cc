@@ -7,6 +7,8 @@
 //        -> {simulate, online} -> emit -> agent -> control -> app
 //   util -> gpu -> nvml -> agent   (nvml declares NVML's API and loads it; its fake
 //                                  library enforces the catalog's MIG rules)
+//   online -> k8s -> control       (k8s: the Kubernetes API server's client, for
+//                                  the scheduler extender)
 //
 // (the simulator replays a transition plan, so transition sits below it).
 // Floors on one level (simulate, online) must not include each other.
@@ -65,7 +67,8 @@ const std::vector<FloorSpec>& FloorSpecs() {
       {"online", {"planners"}},
       {"emit", {"simulate", "online"}},
       {"agent", {"emit", "nvml"}},
-      {"control", {"agent"}},
+      {"k8s", {"online"}},
+      {"control", {"agent", "k8s"}},
       {"app", {"control"}},
   };
   return specs;

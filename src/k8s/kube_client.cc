@@ -1,0 +1,906 @@
+// KubeClient on cpp-httplib (include/tessera/kube_client.h), and the
+// kubeconfig reader.
+#include "tessera/kube_client.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <httplib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "tessera/text_io.h"
+#include "util/yaml_tree.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// How much of an error reply's body, or of a server's message, goes into a
+// Status message.
+constexpr size_t kMaxMessageBytes = 2000;
+// A watch event (one line) larger than this is refused: a list of 100,000
+// pods is one watch event per pod, never one line.
+constexpr size_t kMaxWatchLineBytes = size_t{64} << 20;
+
+struct ServerUrl {
+  bool https = false;
+  std::string host;
+  int port = 0;
+};
+
+// "http(s)://HOST[:PORT][/]"; the reason otherwise.
+Result<ServerUrl> ParseServerUrl(const std::string& url) {
+  const auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
+  ServerUrl server;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    server.https = true;
+    server.port = 443;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    server.port = 80;
+    rest = url.substr(7);
+  } else {
+    return bad("expected a URL starting with https:// or http://");
+  }
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  if (rest.find_first_of("/?#") != std::string::npos) return bad("a path is not allowed");
+  if (rest.find('@') != std::string::npos) return bad("user information is not allowed");
+  size_t colon = rest.rfind(':');
+  if (!rest.empty() && rest.front() == '[') {  // [::1]:6443
+    const size_t close = rest.find(']');
+    if (close == std::string::npos) return bad("unclosed '['");
+    server.host = rest.substr(1, close - 1);
+    if (rest.size() == close + 1) {
+      colon = std::string::npos;
+    } else if (rest[close + 1] == ':') {
+      colon = close + 1;
+    } else {
+      return bad("junk after ']'");
+    }
+  } else {
+    server.host = rest.substr(0, colon);
+  }
+  if (server.host.empty()) return bad("no host");
+  if (colon != std::string::npos) {
+    const std::string port = rest.substr(colon + 1);
+    int value = 0;
+    for (char c : port) {
+      if (c < '0' || c > '9' || value > 65535) return bad("the port is not a number");
+      value = value * 10 + (c - '0');
+    }
+    if (port.empty() || value < 1 || value > 65535) return bad("the port is not in 1..65535");
+    server.port = value;
+  }
+  return server;
+}
+
+// Standard base64 (RFC 4648, '+' and '/'), padding optional, white space
+// ignored; nullopt with the reason in `why` when malformed.
+std::optional<std::string> DecodeBase64(std::string_view text, std::string* why) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t bits = 0;
+  int nbits = 0;
+  int digits = 0;
+  int padding = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    int value;
+    if (c >= 'A' && c <= 'Z') {
+      value = c - 'A';
+    } else if (c >= 'a' && c <= 'z') {
+      value = c - 'a' + 26;
+    } else if (c >= '0' && c <= '9') {
+      value = c - '0' + 52;
+    } else if (c == '+') {
+      value = 62;
+    } else if (c == '/') {
+      value = 63;
+    } else {
+      *why = fmt::format("not base64: byte {} at offset {}", QuoteForMessage(std::string(1, c)), i);
+      return std::nullopt;
+    }
+    if (padding > 0) {
+      *why = fmt::format("not base64: data after '=' padding at offset {}", i);
+      return std::nullopt;
+    }
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    nbits += 6;
+    ++digits;
+    if (nbits >= 8) {
+      nbits -= 8;
+      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
+    }
+  }
+  if (digits % 4 == 1 || padding > 2 || (padding > 0 && (digits + padding) % 4 != 0)) {
+    *why = "not base64: truncated (its length is not a whole number of 4-character groups)";
+    return std::nullopt;
+  }
+  return out;
+}
+
+// The API server's message from an error reply's body (its Status object's
+// `message`), else the body itself, shortened; "no message" when empty.
+std::string ServerMessage(const std::string& body) {
+  std::string message;
+  const Json json = Json::parse(body, nullptr, false);
+  if (json.is_object() && json.contains("message") && json["message"].is_string()) {
+    message = json["message"].get<std::string>();
+  } else {
+    std::string_view text = body;
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+      text.remove_suffix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+      text.remove_prefix(1);
+    message = std::string(text);
+  }
+  if (message.empty()) return "no message";
+  if (message.size() > kMaxMessageBytes) message = message.substr(0, kMaxMessageBytes) + "...";
+  return EscapeMessage(message);
+}
+
+// "<what>: HTTP <code>: <message>", coded by the HTTP code's class.
+Status HttpError(std::string_view what, int code, std::string_view message) {
+  std::string text = fmt::format("{}: HTTP {}: {}", what, code, message);
+  if (code == 404) return Status::NotFound(std::move(text));
+  if (code >= 400 && code < 500) return Status::InvalidArgument(std::move(text));
+  return Status::IoError(std::move(text));
+}
+
+// Why a verification by OpenSSL failed, for the codes a misconfigured CA or
+// certificate gives (X509_V_ERR_*; the names are macros of the headers, so
+// no libcrypto symbol is needed).
+std::string VerifyErrorText(long code) {
+  switch (code) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+      return "not signed by a trusted CA (unable to get the issuer certificate)";
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+      return "self-signed and not trusted";
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+      return "its chain ends in a self-signed CA that is not trusted";
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "not valid yet";
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      return "expired";
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "its signature is invalid";
+    default:
+      return fmt::format("OpenSSL verify error {}", code);
+  }
+}
+
+// Writes `data` to a new file `path`, mode 0600.
+Status WritePrivateFile(const std::string& path, std::string_view data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return Status::IoError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::IoError(fmt::format("{}: write failed: {}", path, std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return Status::IoError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+// The first "HTTP <3 digits>:" of `message`, at its start or after ": ".
+int ParseHttpCode(std::string_view message) {
+  constexpr std::string_view kMark = "HTTP ";
+  for (size_t at = message.find(kMark); at != std::string_view::npos;
+       at = message.find(kMark, at + 1)) {
+    if (at != 0 && (at < 2 || message.substr(at - 2, 2) != ": ")) continue;
+    const std::string_view rest = message.substr(at + kMark.size());
+    if (rest.size() < 4 || rest[3] != ':') continue;
+    int code = 0;
+    bool digits = true;
+    for (int i = 0; i < 3; ++i) {
+      if (rest[i] < '0' || rest[i] > '9') digits = false;
+      code = code * 10 + (rest[i] - '0');
+    }
+    if (digits && code >= 100) return code;
+  }
+  return 0;
+}
+
+// `value` percent-encoded for a query string (RFC 3986's unreserved bytes as
+// they are).
+std::string EncodeQueryValue(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+void SetTimeout(double seconds, const std::function<void(time_t, time_t)>& set) {
+  const auto whole = static_cast<time_t>(seconds);
+  set(whole, static_cast<time_t>((seconds - static_cast<double>(whole)) * 1e6));
+}
+
+}  // namespace
+
+int KubeStatusCode(const Status& status) {
+  if (status.ok()) return 0;
+  return ParseHttpCode(status.message());
+}
+
+class KubeClient::Impl {
+ public:
+  Impl(KubeConfig config, ServerUrl server)
+      : config_(std::move(config)), server_(std::move(server)) {}
+  ~Impl() {
+    if (!temp_dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(temp_dir_, ec);
+    }
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Writes the `*_data` of the config to files of a new private directory.
+  Status WriteDataFiles() {
+    struct Item {
+      std::string* data;
+      std::string* file;
+      const char* name;
+    };
+    const std::array<Item, 3> items = {{
+        {&config_.ca_data, &config_.ca_file, "ca.crt"},
+        {&config_.client_certificate_data, &config_.client_certificate_file, "client.crt"},
+        {&config_.client_key_data, &config_.client_key_file, "client.key"},
+    }};
+    bool any = false;
+    for (const Item& item : items) any = any || !item.data->empty();
+    if (!any) return Status::Ok();
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tessera-kube-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Status::IoError(fmt::format("{}: cannot create a private temporary directory: {}",
+                                         pattern, std::strerror(errno)));
+    }
+    temp_dir_ = pattern;  // mkdtemp makes it 0700
+    for (const Item& item : items) {
+      if (item.data->empty()) continue;
+      const std::string path = temp_dir_ + "/" + item.name;
+      TESSERA_RETURN_IF_ERROR(WritePrivateFile(path, *item.data));
+      *item.file = path;
+      item.data->clear();
+    }
+    return Status::Ok();
+  }
+
+  const KubeConfig& config() const { return config_; }
+
+  // One connection's client. `ssl` is the same object when HTTPS.
+  struct Connection {
+    std::unique_ptr<httplib::ClientImpl> client;
+    httplib::SSLClient* ssl = nullptr;
+  };
+
+  Result<Connection> Connect(std::string_view what, double read_timeout_s) const {
+    Connection c;
+    if (server_.https) {
+      auto ssl = config_.client_certificate_file.empty()
+                     ? std::make_unique<httplib::SSLClient>(server_.host, server_.port)
+                     : std::make_unique<httplib::SSLClient>(server_.host, server_.port,
+                                                            config_.client_certificate_file,
+                                                            config_.client_key_file);
+      if (!ssl->is_valid()) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: cannot load the client certificate {} and key {} (PEM, a matching pair)", what,
+            QuoteForMessage(config_.client_certificate_file),
+            QuoteForMessage(config_.client_key_file)));
+      }
+      if (!config_.ca_file.empty()) ssl->set_ca_cert_path(config_.ca_file);
+      ssl->enable_server_certificate_verification(true);
+      c.ssl = ssl.get();
+      c.client = std::move(ssl);
+    } else {
+      c.client = std::make_unique<httplib::ClientImpl>(server_.host, server_.port);
+    }
+    httplib::ClientImpl& client = *c.client;
+    SetTimeout(config_.timeout_s,
+               [&](time_t s, time_t us) { client.set_connection_timeout(s, us); });
+    SetTimeout(read_timeout_s, [&](time_t s, time_t us) { client.set_read_timeout(s, us); });
+    SetTimeout(config_.timeout_s, [&](time_t s, time_t us) { client.set_write_timeout(s, us); });
+    if (!config_.token.empty()) client.set_bearer_token_auth(config_.token);
+    client.set_default_headers({{"Accept", "application/json"}, {"User-Agent", "tessera"}});
+    client.set_keep_alive(false);
+    return c;
+  }
+
+  // A connection failure: IoError naming the server and the reason.
+  Status ConnectionError(std::string_view what, httplib::Error error, const Connection& c) const {
+    std::string why;
+    switch (error) {
+      case httplib::Error::Connection:
+        why = "cannot connect (connection refused, or no route to the host)";
+        break;
+      case httplib::Error::ConnectionTimeout:
+        why = fmt::format("no connection within {} s", config_.timeout_s);
+        break;
+      case httplib::Error::Read:
+        why = "the connection failed or timed out while reading the reply";
+        break;
+      case httplib::Error::Write:
+        why = "the connection failed while sending the request";
+        break;
+      case httplib::Error::SSLConnection:
+        why = config_.client_certificate_file.empty()
+                  ? "the TLS handshake failed (is it an HTTPS server?)"
+                  : "the TLS handshake failed (is it an HTTPS server? does it accept the client "
+                    "certificate " +
+                        QuoteForMessage(config_.client_certificate_file) + "?)";
+        break;
+      case httplib::Error::SSLLoadingCerts:
+        why = config_.ca_file.empty()
+                  ? "cannot load the system's CA certificates"
+                  : "cannot load the CA certificates of " + QuoteForMessage(config_.ca_file);
+        break;
+      case httplib::Error::SSLServerVerification: {
+        const long verify = c.ssl != nullptr ? c.ssl->get_openssl_verify_result() : 0;
+        const std::string against = config_.ca_file.empty()
+                                        ? "the system's CAs"
+                                        : "the CA of " + QuoteForMessage(config_.ca_file);
+        why = verify != X509_V_OK
+                  ? fmt::format("the server's certificate does not verify against {}: {}", against,
+                                VerifyErrorText(verify))
+                  : fmt::format("the server's certificate does not name the host {}",
+                                QuoteForMessage(server_.host));
+        break;
+      }
+      case httplib::Error::Compression:
+        why = "the reply's compressed body is malformed";
+        break;
+      default:
+        why = "the request failed (" + httplib::to_string(error) + ")";
+        break;
+    }
+    if (server_.https && (error == httplib::Error::Read || error == httplib::Error::Write)) {
+      // TLS 1.3 ends the handshake before the server checks the client's
+      // certificate: a refusal shows only as a broken connection.
+      why += config_.client_certificate_file.empty()
+                 ? " (a server that requires a client certificate ends the connection so)"
+                 : " (a server that refuses the client certificate " +
+                       QuoteForMessage(config_.client_certificate_file) +
+                       " ends the connection so)";
+    }
+    return Status::IoError(fmt::format("{}: {}: {}", what, config_.server, why));
+  }
+
+  Result<Json> Call(const std::string& method, const std::string& path, const Json* body,
+                    const std::string& content_type) const {
+    const std::string what = method + " " + path;
+    TESSERA_ASSIGN_OR_RETURN(Connection c, Connect(what, config_.timeout_s));
+    httplib::Result res = method == "GET"     ? c.client->Get(path)
+                          : method == "POST"  ? c.client->Post(path, body->dump(), content_type)
+                          : method == "PATCH" ? c.client->Patch(path, body->dump(), content_type)
+                                              : c.client->Delete(path);
+    if (!res) return ConnectionError(what, res.error(), c);
+    if (res->status < 200 || res->status > 299) {
+      return HttpError(what, res->status, ServerMessage(res->body));
+    }
+    if (IsBlank(res->body)) return Json();
+    Json json = Json::parse(res->body, nullptr, false);
+    if (json.is_discarded()) {
+      return Status::IoError(fmt::format("{}: HTTP {} reply is not JSON: {}", what, res->status,
+                                         QuoteForMessage(res->body)));
+    }
+    return json;
+  }
+
+  Result<std::string> Watch(const std::string& path, const std::string& resource_version,
+                            int timeout_s, const std::function<bool(const WatchEvent&)>& on_event,
+                            const std::atomic<bool>* stop) const {
+    const std::string what = "watch " + path;
+    if (timeout_s < 1) {
+      return Status::InvalidArgument(
+          fmt::format("{}: timeout_s must be at least 1, got {}", what, timeout_s));
+    }
+    std::string full = path + (path.find('?') == std::string::npos ? "?" : "&") +
+                       "watch=1&allowWatchBookmarks=true";
+    if (!resource_version.empty()) {
+      full += "&resourceVersion=" + EncodeQueryValue(resource_version);
+    }
+    full += "&timeoutSeconds=" + std::to_string(timeout_s);
+
+    TESSERA_ASSIGN_OR_RETURN(Connection c, Connect(what, timeout_s + config_.timeout_s));
+    const auto stopped = [stop] { return stop != nullptr && stop->load(); };
+    if (stopped()) return resource_version;
+
+    int http_status = 0;
+    std::string error_body;  // of a non-2xx reply
+    std::string buffer;      // the start of an event whose line has not ended
+    std::string last_version = resource_version;
+    std::optional<Status> event_error;
+    bool ended_by_caller = false;
+
+    // One line of the stream: an event. False ends the watch.
+    const auto handle_line = [&](std::string_view line) -> bool {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+      if (IsBlank(line)) return true;
+      Json json = Json::parse(line, nullptr, false);
+      if (!json.is_object() || !json.contains("type") || !json["type"].is_string()) {
+        event_error =
+            Status::IoError(fmt::format("{}: a watch event is not a JSON object with a 'type': {}",
+                                        what, QuoteForMessage(line)));
+        return false;
+      }
+      WatchEvent event{json["type"].get<std::string>(),
+                       json.contains("object") ? std::move(json["object"]) : Json()};
+      if (event.type == "ERROR") {
+        int code = 0;
+        if (event.object.is_object() && event.object.contains("code") &&
+            event.object["code"].is_number_integer()) {
+          code = event.object["code"].get<int>();
+        }
+        const std::string message = ServerMessage(event.object.dump());
+        event_error = code >= 100 && code <= 999
+                          ? HttpError(what, code, message + " (an ERROR event)")
+                          : Status::IoError(fmt::format("{}: an ERROR event without a code: {}",
+                                                        what, message));
+        return false;
+      }
+      if (event.object.is_object()) {
+        const auto metadata = event.object.find("metadata");
+        if (metadata != event.object.end() && metadata->is_object()) {
+          const auto version = metadata->find("resourceVersion");
+          if (version != metadata->end() && version->is_string() &&
+              !version->get_ref<const std::string&>().empty()) {
+            last_version = version->get<std::string>();
+          }
+        }
+      }
+      if (!on_event(event)) {
+        ended_by_caller = true;
+        return false;
+      }
+      return true;
+    };
+
+    const auto on_response = [&](const httplib::Response& response) {
+      http_status = response.status;
+      return !stopped();
+    };
+    const auto on_data = [&](const char* data, size_t size) -> bool {
+      if (stopped()) return false;
+      if (http_status < 200 || http_status > 299) {
+        if (error_body.size() < kMaxMessageBytes * 4) error_body.append(data, size);
+        return true;
+      }
+      std::string_view chunk(data, size);
+      // Lines completed by this chunk: the first one joins the buffer.
+      for (size_t newline = chunk.find('\n'); newline != std::string_view::npos;
+           newline = chunk.find('\n')) {
+        bool go_on;
+        if (buffer.empty()) {
+          go_on = handle_line(chunk.substr(0, newline));
+        } else {
+          buffer.append(chunk.substr(0, newline));
+          std::string line = std::move(buffer);
+          buffer.clear();
+          go_on = handle_line(line);
+        }
+        chunk.remove_prefix(newline + 1);
+        if (!go_on) return false;
+      }
+      buffer.append(chunk);
+      if (buffer.size() > kMaxWatchLineBytes) {
+        event_error = Status::IoError(
+            fmt::format("{}: a watch event is longer than {} bytes", what, kMaxWatchLineBytes));
+        return false;
+      }
+      return true;
+    };
+
+    // The watchdog: once `stop` is true, shut the connection down, waking a
+    // read blocked on a silent server. stop() is safe from another thread
+    // while a request is in flight (it only shuts the socket down then);
+    // while connecting it waits for the connection, then shuts it down.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::thread watchdog;
+    if (stop != nullptr) {
+      watchdog = std::thread([&] {
+        std::unique_lock<std::mutex> lock(mu);
+        while (!done) {
+          if (stop->load()) c.client->stop();
+          cv.wait_for(lock, std::chrono::milliseconds(100));
+        }
+      });
+    }
+    const httplib::Result res = c.client->Get(full, httplib::Headers{}, on_response, on_data);
+    if (watchdog.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        done = true;
+      }
+      cv.notify_all();
+      watchdog.join();
+    }
+
+    if (event_error) return *event_error;
+    if (ended_by_caller || stopped()) return last_version;
+    if (http_status != 0 && (http_status < 200 || http_status > 299)) {
+      return HttpError(what, http_status, ServerMessage(error_body));
+    }
+    if (!res) return ConnectionError(what, res.error(), c);
+    if (!buffer.empty()) {  // a last event without its newline
+      const std::string line = std::move(buffer);
+      buffer.clear();
+      handle_line(line);
+      if (event_error) return *event_error;
+    }
+    return last_version;
+  }
+
+ private:
+  KubeConfig config_;
+  ServerUrl server_;
+  std::string temp_dir_;  // of the `*_data` files; empty when none
+};
+
+Result<std::unique_ptr<KubeClient>> KubeClient::Create(KubeConfig config) {
+  Result<ServerUrl> server = ParseServerUrl(config.server);
+  if (!server.ok()) {
+    return Status::InvalidArgument(fmt::format(
+        "Kubernetes API server {}: {}; give http(s)://HOST[:PORT], e.g. https://127.0.0.1:6443",
+        QuoteForMessage(config.server), server.status().message()));
+  }
+  if (!(config.timeout_s > 0) || !std::isfinite(config.timeout_s)) {
+    return Status::InvalidArgument(fmt::format(
+        "Kubernetes client timeout_s must be a finite number > 0, got {}", config.timeout_s));
+  }
+  const bool has_cert =
+      !config.client_certificate_file.empty() || !config.client_certificate_data.empty();
+  const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
+  if (has_cert != has_key) {
+    return Status::InvalidArgument(has_cert
+                                       ? "Kubernetes client: a client certificate without its key"
+                                       : "Kubernetes client: a client key without its certificate");
+  }
+  const std::array<std::pair<const std::string*, const std::string*>, 3> files = {{
+      {&config.ca_file, &config.ca_data},
+      {&config.client_certificate_file, &config.client_certificate_data},
+      {&config.client_key_file, &config.client_key_data},
+  }};
+  static constexpr std::array<const char*, 3> kNames = {"CA file", "client certificate file",
+                                                        "client key file"};
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& [file, data] = files[i];
+    if (data->empty() && !file->empty() && !IsRegularFile(*file)) {
+      return Status::InvalidArgument(
+          fmt::format("Kubernetes client: {} {}: no such file", kNames[i], QuoteForMessage(*file)));
+    }
+  }
+  auto impl = std::make_unique<Impl>(std::move(config), std::move(server).value());
+  TESSERA_RETURN_IF_ERROR(impl->WriteDataFiles());
+  return std::unique_ptr<KubeClient>(new KubeClient(std::move(impl)));
+}
+
+KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KubeClient::~KubeClient() = default;
+
+const KubeConfig& KubeClient::config() const { return impl_->config(); }
+
+Result<Json> KubeClient::Get(const std::string& path) {
+  return impl_->Call("GET", path, nullptr, "");
+}
+
+Result<Json> KubeClient::Post(const std::string& path, const Json& body) {
+  return impl_->Call("POST", path, &body, "application/json");
+}
+
+Result<Json> KubeClient::MergePatch(const std::string& path, const Json& patch) {
+  return impl_->Call("PATCH", path, &patch, "application/merge-patch+json");
+}
+
+Result<Json> KubeClient::Delete(const std::string& path) {
+  return impl_->Call("DELETE", path, nullptr, "");
+}
+
+Result<std::string> KubeClient::Watch(const std::string& path, const std::string& resource_version,
+                                      int timeout_s,
+                                      const std::function<bool(const WatchEvent&)>& on_event,
+                                      const std::atomic<bool>* stop) {
+  return impl_->Watch(path, resource_version, timeout_s, on_event, stop);
+}
+
+// --- kubeconfig -------------------------------------------------------------
+
+namespace {
+
+using NodeId = YamlTree::NodeId;
+
+class KubeconfigReader {
+ public:
+  KubeconfigReader(const YamlTree& tree, std::string path)
+      : tree_(tree), path_(std::move(path)), dir_(fs::path(path_).parent_path()) {}
+
+  Result<KubeConfig> Read(const std::string& wanted_context) {
+    const NodeId root = tree_.root();
+    if (root == YamlTree::kNone || !tree_.IsMap(root)) {
+      return FieldError(path_, root == YamlTree::kNone ? 1 : tree_.line(root), "(document)",
+                        "expected a mapping (a kubeconfig: clusters, contexts, users, "
+                        "current-context)");
+    }
+    // The context.
+    std::string context_name = wanted_context;
+    if (context_name.empty()) {
+      const NodeId current = tree_.Get(root, "current-context");
+      if (current == YamlTree::kNone || !tree_.IsScalar(current) || tree_.scalar(current).empty()) {
+        return FieldError(path_,
+                          current == YamlTree::kNone ? tree_.line(root) : tree_.line(current),
+                          "current-context",
+                          "missing or empty, and no context was named" + Names(root, "contexts"));
+      }
+      context_name = std::string(tree_.scalar(current));
+    }
+    TESSERA_ASSIGN_OR_RETURN(const Entry context, Find(root, "contexts", "context", context_name));
+    if (context.entry == YamlTree::kNone) {
+      const NodeId at =
+          wanted_context.empty() ? tree_.Get(root, "current-context") : tree_.Get(root, "contexts");
+      return FieldError(
+          path_, at == YamlTree::kNone ? tree_.line(root) : tree_.line(at),
+          wanted_context.empty() ? "current-context" : "contexts",
+          "no context named " + QuoteForMessage(context_name) + Names(root, "contexts"));
+    }
+    TESSERA_ASSIGN_OR_RETURN(const std::string cluster_name, RequiredString(context, "cluster"));
+    TESSERA_ASSIGN_OR_RETURN(const std::string user_name, RequiredString(context, "user"));
+
+    KubeConfig config;
+    // The cluster.
+    TESSERA_ASSIGN_OR_RETURN(const Entry cluster, Find(root, "clusters", "cluster", cluster_name));
+    if (cluster.entry == YamlTree::kNone) {
+      return FieldError(path_, tree_.line(tree_.Get(context.body, "cluster")),
+                        context.field + ".cluster",
+                        "no cluster named " + QuoteForMessage(cluster_name) + " in 'clusters'" +
+                            Names(root, "clusters"));
+    }
+    TESSERA_ASSIGN_OR_RETURN(config.server, RequiredString(cluster, "server"));
+    if (Result<ServerUrl> url = ParseServerUrl(config.server); !url.ok()) {
+      return FieldError(path_, tree_.line(tree_.Get(cluster.body, "server")),
+                        cluster.field + ".server",
+                        QuoteForMessage(config.server) + ": " + url.status().message() +
+                            "; give http(s)://HOST[:PORT], e.g. https://127.0.0.1:6443");
+    }
+    if (const NodeId skip = tree_.Get(cluster.body, "insecure-skip-tls-verify");
+        skip != YamlTree::kNone && tree_.IsScalar(skip) && tree_.scalar(skip) == "true") {
+      return FieldError(path_, tree_.line(skip), cluster.field + ".insecure-skip-tls-verify",
+                        "not supported: give the cluster's certificate-authority(-data)");
+    }
+    TESSERA_RETURN_IF_ERROR(
+        FileOrData(cluster, "certificate-authority", &config.ca_file, &config.ca_data));
+
+    // The user.
+    TESSERA_ASSIGN_OR_RETURN(const Entry user, Find(root, "users", "user", user_name));
+    if (user.entry == YamlTree::kNone) {
+      return FieldError(
+          path_, tree_.line(tree_.Get(context.body, "user")), context.field + ".user",
+          "no user named " + QuoteForMessage(user_name) + " in 'users'" + Names(root, "users"));
+    }
+    TESSERA_RETURN_IF_ERROR(FileOrData(user, "client-certificate", &config.client_certificate_file,
+                                       &config.client_certificate_data));
+    TESSERA_RETURN_IF_ERROR(
+        FileOrData(user, "client-key", &config.client_key_file, &config.client_key_data));
+    const bool has_cert =
+        !config.client_certificate_file.empty() || !config.client_certificate_data.empty();
+    const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
+    if (has_cert != has_key) {
+      return FieldError(path_, tree_.line(user.body),
+                        user.field + (has_cert ? ".client-key" : ".client-certificate"),
+                        has_cert ? "missing: a client certificate needs its key (client-key or "
+                                   "client-key-data)"
+                                 : "missing: a client key needs its certificate "
+                                   "(client-certificate or client-certificate-data)");
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> token, OptionalString(user, "token"));
+    if (token) {
+      config.token = *token;
+    } else {
+      for (const char* key : {"tokenFile", "token-file"}) {
+        TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> file, OptionalString(user, key));
+        if (!file) continue;
+        const std::string resolved = Resolve(*file);
+        Result<std::string> text = ReadTextFile(resolved);
+        if (!text.ok()) {
+          return FieldError(path_, tree_.line(tree_.Get(user.body, key)), user.field + "." + key,
+                            "cannot read the token: " + text.status().message());
+        }
+        config.token = std::string(Trim(TrimLineEnds(*text)));
+        if (config.token.empty()) {
+          return FieldError(path_, tree_.line(tree_.Get(user.body, key)), user.field + "." + key,
+                            QuoteForMessage(resolved) + " is empty");
+        }
+        break;
+      }
+    }
+    if (config.token.empty() && !has_cert) {
+      for (const char* plugin : {"exec", "auth-provider"}) {
+        if (const NodeId node = tree_.Get(user.body, plugin); node != YamlTree::kNone) {
+          return FieldError(path_, tree_.line(node), user.field + "." + plugin,
+                            "not supported: give a token, tokenFile or client-certificate and "
+                            "client-key");
+        }
+      }
+    }
+    return config;
+  }
+
+ private:
+  // An entry of a named list: `entry` the list item, `body` its `key`
+  // mapping (e.g. "cluster"), `field` its path ("clusters[2].cluster").
+  struct Entry {
+    NodeId entry = YamlTree::kNone;
+    NodeId body = YamlTree::kNone;
+    std::string field;
+  };
+
+  static std::string_view TrimLineEnds(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
+    return s;
+  }
+
+  std::string Resolve(const std::string& file) const {
+    if (file.empty() || fs::path(file).is_absolute() || dir_.empty()) return file;
+    return (dir_ / file).lexically_normal().string();
+  }
+
+  // ": the file has 'a', 'b'" (or "; the file has none").
+  std::string Names(NodeId root, std::string_view list) const {
+    const NodeId seq = tree_.Get(root, list);
+    std::string names;
+    if (seq != YamlTree::kNone && tree_.IsSequence(seq)) {
+      for (NodeId item : tree_.children(seq)) {
+        const NodeId name = tree_.Get(item, "name");
+        if (name == YamlTree::kNone || !tree_.IsScalar(name)) continue;
+        names += (names.empty() ? "" : ", ") + QuoteForMessage(tree_.scalar(name));
+      }
+    }
+    return names.empty() ? fmt::format(" (the file has no {})", list)
+                         : fmt::format(" (the file has {})", names);
+  }
+
+  // The item of list `list` named `name`; an Entry with entry kNone when
+  // there is none.
+  Result<Entry> Find(NodeId root, std::string_view list, std::string_view key,
+                     const std::string& name) const {
+    const NodeId seq = tree_.Get(root, list);
+    if (seq == YamlTree::kNone || tree_.IsNull(seq)) return Entry{};
+    if (!tree_.IsSequence(seq)) {
+      return FieldError(path_, tree_.line(seq), list, "expected a list of named entries");
+    }
+    const auto items = tree_.children(seq);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const NodeId item = items[i];
+      const std::string field = fmt::format("{}[{}]", list, i);
+      if (!tree_.IsMap(item)) {
+        return FieldError(path_, tree_.line(item), field, "expected a mapping with a name");
+      }
+      const NodeId item_name = tree_.Get(item, "name");
+      if (item_name == YamlTree::kNone || !tree_.IsScalar(item_name) ||
+          tree_.scalar(item_name) != name) {
+        continue;
+      }
+      const NodeId body = tree_.Get(item, key);
+      if (body == YamlTree::kNone || !tree_.IsMap(body)) {
+        return FieldError(path_, body == YamlTree::kNone ? tree_.line(item) : tree_.line(body),
+                          field + "." + std::string(key),
+                          body == YamlTree::kNone ? "missing" : "expected a mapping");
+      }
+      return Entry{item, body, field + "." + std::string(key)};
+    }
+    return Entry{};
+  }
+
+  Result<std::optional<std::string>> OptionalString(const Entry& entry,
+                                                    std::string_view key) const {
+    const NodeId node = tree_.Get(entry.body, key);
+    if (node == YamlTree::kNone || tree_.IsNull(node)) return std::optional<std::string>();
+    if (!tree_.IsScalar(node)) {
+      return FieldError(path_, tree_.line(node), entry.field + "." + std::string(key),
+                        "expected a string");
+    }
+    if (tree_.scalar(node).empty()) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(tree_.scalar(node)));
+  }
+
+  Result<std::string> RequiredString(const Entry& entry, std::string_view key) const {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> value, OptionalString(entry, key));
+    if (!value) {
+      const NodeId node = tree_.Get(entry.body, key);
+      return FieldError(path_, tree_.line(node == YamlTree::kNone ? entry.body : node),
+                        entry.field + "." + std::string(key), "missing");
+    }
+    return *value;
+  }
+
+  // `key` (a file, relative to the kubeconfig's directory) or `key`-data
+  // (base64); the data wins when both are there.
+  Status FileOrData(const Entry& entry, const std::string& key, std::string* file,
+                    std::string* data) const {
+    const std::string data_key = key + "-data";
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> encoded, OptionalString(entry, data_key));
+    if (encoded) {
+      std::string why;
+      std::optional<std::string> decoded = DecodeBase64(*encoded, &why);
+      if (!decoded || decoded->empty()) {
+        return FieldError(path_, tree_.line(tree_.Get(entry.body, data_key)),
+                          entry.field + "." + data_key, decoded ? "empty" : why);
+      }
+      *data = std::move(*decoded);
+      return Status::Ok();
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> name, OptionalString(entry, key));
+    if (!name) return Status::Ok();
+    *file = Resolve(*name);
+    if (!IsRegularFile(*file)) {
+      return FieldError(path_, tree_.line(tree_.Get(entry.body, key)), entry.field + "." + key,
+                        "no such file " + QuoteForMessage(*file));
+    }
+    return Status::Ok();
+  }
+
+  const YamlTree& tree_;
+  std::string path_;
+  fs::path dir_;
+};
+
+}  // namespace
+
+Result<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return Status::IoError("kubeconfig " + text.status().message());
+  TESSERA_ASSIGN_OR_RETURN(const YamlTree tree,
+                           ParseYamlDocument(*text, path, "a kubeconfig file"));
+  return KubeconfigReader(tree, path).Read(context);
+}
+
+}  // namespace tessera
