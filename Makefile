@@ -33,10 +33,15 @@ run: build-cli
 # (tests/dashboard/, DashboardE2E) with the npm packages of
 # $(BUILD_DIR)/nodeenv: both made here, before ctest starts its parallel
 # tests, and only when missing or stale. TESSERA_DOCS_SCREENSHOT=1 makes
-# DashboardE2E rewrite docs/dashboard.png too.
+# DashboardE2E rewrite docs/dashboard.png too. The extender's cluster tests
+# (tessera_k8s_tests) need a real etcd, kube-apiserver and kube-scheduler:
+# scripts/k8s-bins.sh builds them into build/k8s/bin (the default of CMake's
+# TESSERA_K8S_BIN_DIR), and does nothing when they were built from the
+# current tools/k8s-cluster/go.mod and go.sum.
 test: build
 	@./scripts/pyenv.sh $(BUILD_DIR)/pyenv
 	@./scripts/nodeenv.sh $(BUILD_DIR)/nodeenv
+	@./scripts/k8s-bins.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The unit, CLI and hostile-input tests again, built with AddressSanitizer and
@@ -49,7 +54,9 @@ test: build
 # The node agent's tests run here too (LeakSanitizer found NVML's unload
 # leak in them), but AgentCrashTest kills the agent at 4 points instead of
 # 20 (TESSERA_SANITIZED): its 20 took 253 s here against 65 s unsanitized,
-# the same code paths again. DeployValidators (Python) is `make test`'s only.
+# the same code paths again. The cluster tests run here too, on `make
+# test`'s binaries (build/k8s/bin; k8s-bins.sh builds them when missing or
+# stale). DeployValidators (Python) is `make test`'s only.
 # Optimisation -O1 (what AddressSanitizer's documentation suggests) and line
 # tables only (-g1): reports still name file and line. Compiling
 # src/transition/transition.cc sanitized took 52 CPU-s at -O2 -g, 42 at
@@ -63,6 +70,7 @@ build-asan: setup
 	@cmake --build $(ASAN_DIR) -j $(JOBS) -- --no-print-directory
 
 test-asan: build-asan
+	@./scripts/k8s-bins.sh
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
 	    $(if $(ASAN_EXCLUDE),-E '$(ASAN_EXCLUDE)')
