@@ -304,11 +304,14 @@ TEST_F(KubeExtenderTest, MixedProfilesMatchReplayAndDeletionFreesSlots) {
   const auto start = Clock::now();
   Create(list, "Pod");
   std::vector<PodView> pods = Settled(200);
-  std::printf("[ figure ] 200 pods scheduled end to end through kube-scheduler in %.1f s\n",
-              SecondsSince(start));
+  const double seconds = SecondsSince(start);
   ExpectLegalAndDisjoint(pods, A100_80());
   size_t bound = 0;
   for (const PodView& p : pods) bound += !p.node.empty();
+  std::printf(
+      "[ figure ] 200 pods of six profiles on 20 nodes x 8 A100-80GB through kube-scheduler + "
+      "extender in %.1f s: %zu bound; tessera replay accepts %d\n",
+      seconds, bound, replay["accepted"].get<int>());
   EXPECT_EQ(static_cast<int>(bound), replay["accepted"].get<int>());
   EXPECT_EQ(BoundAccepted(pods, list), ReplayAccepted(replay));
   EXPECT_LT(bound, 200u) << "the workload should make GRMU refuse some whole-GPU pods";
@@ -418,6 +421,45 @@ TEST_F(KubeExtenderTest, RestartLosesNothingAndUnknownProfileIsExplained) {
       EXPECT_EQ(p.placement->gpu, before[p.uid].gpu);
       EXPECT_EQ(p.placement->start, before[p.uid].start);
     }
+  }
+
+  // The node agent makes node-00's slices real: the extender's NodePlan of
+  // the node, applied by `tessera agent --no-serving` on a fake 8-GPU
+  // machine, leaves exactly the annotated instances.
+  {
+    httplib::Client http("127.0.0.1", port_);
+    const httplib::Result plan = http.Get("/scheduler/nodes/node-00/plan");
+    ASSERT_TRUE(plan && plan->status == 200) << (plan ? plan->body : "no reply");
+    const fs::path plan_file = Write("node-00.json", plan->body);
+    const std::string agent_dir = (dir_ / "agent").string();
+    ::setenv("TESSERA_FAKE_NVML_STATE", (dir_ / "nvml.json").c_str(), 1);
+    ::setenv("TESSERA_FAKE_NVML_DEVICES", "a100-80gb*8", 1);
+    const std::string standin = TESSERA_STANDIN;
+    const Outcome applied =
+        Tessera("agent --node node-00 --plan " + Quote(plan_file.string()) + " --state-dir " +
+                Quote(agent_dir) + " --nvml " + Quote(TESSERA_FAKE_NVML) +
+                " --once --no-serving --quiet" + " --mps-command " + Quote(standin + " mps -d") +
+                " --mps-control-command " + Quote(standin + " mps-control"));
+    const Outcome listed =
+        Tessera("agent inventory --nvml " + Quote(TESSERA_FAKE_NVML) + " --format json");
+    ::unsetenv("TESSERA_FAKE_NVML_STATE");
+    ::unsetenv("TESSERA_FAKE_NVML_DEVICES");
+    agent::Supervisor supervisor(agent_dir, SystemClock());
+    for (const auto& [name, unit] : supervisor.Scan()) (void)supervisor.Kill(name);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    std::set<std::pair<int, int>> annotated, created;
+    for (const PodView& p : pods) {
+      if (p.node == "node-00") annotated.insert({p.placement->gpu, p.placement->start});
+    }
+    const json inventory = json::parse(listed.out, nullptr, false);
+    ASSERT_TRUE(inventory.is_object()) << listed.out;
+    for (const json& gpu : inventory["gpus"]) {
+      for (const json& gi : gpu["gpu_instances"])
+        created.insert({gpu["index"].get<int>(), gi["start"].get<int>()});
+    }
+    EXPECT_FALSE(annotated.empty());
+    EXPECT_EQ(created, annotated);
   }
 
   // 1g.5gb is an A100-40GB profile: managed, but not on these nodes.

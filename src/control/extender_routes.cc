@@ -1,9 +1,14 @@
 // The scheduler extender's HTTP-free routes (extender_routes.h).
 #include "control/extender_routes.h"
 
+#include <algorithm>
+#include <map>
 #include <utility>
 
 #include "control/api_json.h"
+#include "tessera/gpu_catalog.h"
+#include "tessera/input_limits.h"
+#include "tessera/node_plan.h"
 
 namespace tessera {
 namespace {
@@ -24,14 +29,54 @@ ApiResponse ErrorReply(const ApiError& error, std::string_view route) {
 
 }  // namespace
 
+Result<std::string> NodePlanOfPods(const SchedulerExtender& extender, const std::string& node) {
+  const json state = extender.StateJson();
+  const auto it = std::find_if(state["nodes"].begin(), state["nodes"].end(),
+                               [&](const json& n) { return n["name"] == node; });
+  if (it == state["nodes"].end()) {
+    return Status::NotFound("node " + node + " is not a GPU node of the extender's (label " +
+                            std::string(kGpusLabel) + ")");
+  }
+  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, FindMigGpu(state["gpu"].get<std::string>()));
+  NodePlan plan;
+  plan.node = node;
+  plan.gpus_per_node = (*it)["gpus"].get<int>();
+  plan.gpu = gpu->name;
+  std::map<int, NodeGpu> gpus;
+  for (const json& pod : (*it)["pods"]) {
+    Instance instance;
+    instance.profile = pod["profile"].get<std::string>();
+    instance.start = pod["start"].get<int>();
+    instance.service = pod["name"].get<std::string>();
+    instance.model = instance.service;
+    // What the pod serves is its own: the format's least throughput and
+    // latency stand for "unknown" (the agent runs no server with --no-serving).
+    instance.throughput_rps = limits::kThroughputRps.min;
+    instance.latency_ms = limits::kLatencyMs.min;
+    const int local = pod["gpu"].get<int>();
+    TESSERA_ASSIGN_OR_RETURN(NodeInstance built,
+                             BuildNodeInstance(plan.serving, *gpu, local, instance));
+    NodeGpu& g = gpus[local];
+    g.index = g.cluster_index = local;
+    g.instances.push_back(std::move(built));
+  }
+  for (auto& [index, g] : gpus) {
+    std::sort(g.instances.begin(), g.instances.end(),
+              [](const NodeInstance& a, const NodeInstance& b) { return a.start < b.start; });
+    plan.gpus.push_back(std::move(g));
+  }
+  return FormatNodePlanJson(plan);
+}
+
 bool IsSchedulerRoute(std::string_view route) {
   return route == "/scheduler/filter" || route == "/scheduler/prioritize" ||
-         route == "/scheduler/bind" || route == "/scheduler/state";
+         route == "/scheduler/bind" || route == "/scheduler/state" ||
+         route == "/scheduler/nodes/{node}/plan";
 }
 
 ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view route,
                                  const ApiRequest& request) {
-  const bool state = route == "/scheduler/state";
+  const bool state = route == "/scheduler/state" || route == "/scheduler/nodes/{node}/plan";
   if (request.method != (state ? "GET" : "POST")) {
     return ErrorReply({405, "method_not_allowed",
                        request.method + " is not allowed on " + std::string(route), std::nullopt},
@@ -42,7 +87,15 @@ ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view r
                                     "--kubeconfig (docs/kubernetes.md)"),
                       route);
   }
-  if (state) return Reply(200, extender->StateJson().dump(), route);
+  if (route == "/scheduler/state") return Reply(200, extender->StateJson().dump(), route);
+  if (state) {
+    constexpr std::string_view kPrefix = "/scheduler/nodes/";
+    const std::string node =
+        request.path.substr(kPrefix.size(), request.path.size() - kPrefix.size() - 5);
+    Result<std::string> plan = NodePlanOfPods(*extender, node);
+    if (!plan.ok()) return ErrorReply(ErrorFromStatus(plan.status()), route);
+    return Reply(200, std::move(*plan), route);
+  }
   const json args = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (args.is_discarded()) {
     return ErrorReply(BadRequest("the body is not JSON"), route);

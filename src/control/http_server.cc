@@ -54,7 +54,7 @@ struct RouteMethods {
   std::string_view route;
   std::string_view allow;
 };
-constexpr std::array<RouteMethods, 25> kRoutes = {{
+constexpr std::array<RouteMethods, 26> kRoutes = {{
     {"/", "GET, HEAD"},
     {"/static/{file}", "GET, HEAD"},
     {"/v1/openapi.json", "GET, HEAD"},
@@ -80,6 +80,7 @@ constexpr std::array<RouteMethods, 25> kRoutes = {{
     {"/scheduler/prioritize", "POST"},
     {"/scheduler/bind", "POST"},
     {"/scheduler/state", "GET, HEAD"},
+    {"/scheduler/nodes/{node}/plan", "GET, HEAD"},
 }};
 
 std::vector<std::string_view> Segments(std::string_view path) {
