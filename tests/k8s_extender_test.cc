@@ -287,13 +287,61 @@ std::string WriteMixedTrace(const fs::path& dir, int nodes, int gpus, int pods,
 
 const GpuModel& A100_80() { return **FindMigGpu("A100-80GB"); }
 
-// 200 pods of six profiles on 20 nodes x 8 GPUs, GRMU: every pod bound or
-// refused, legal and disjoint placements, the same acceptance per profile
-// as `tessera replay`; then deleting pods frees their slots for new ones.
+// Where the replay (GRMU without migrations, the same code in-process) puts
+// each VM of a shaped Alibaba-format trace: VM name -> (host, local GPU,
+// start), only the accepted ones; and its GPUs in use at the end.
+struct ReplayOutcome {
+  std::map<std::string, std::tuple<std::string, int, int>> placed;
+  int active_gpus = 0;
+};
+
+ReplayOutcome ReplayInProcess(const std::string& nodes, const std::string& pods,
+                              const GpuModel& gpu, const TraceShaping& shaping) {
+  ReplayOutcome outcome;
+  Result<VmTrace> loaded = LoadAlibabaTrace(nodes, pods, gpu);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (!loaded.ok()) return outcome;
+  Result<VmTrace> trace = ShapeTrace(std::move(*loaded), shaping);
+  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
+  if (!trace.ok()) return outcome;
+  PlacerOptions options;
+  options.defragment = false;
+  std::unique_ptr<OnlinePlacer> grmu = BuiltinPlacers().Create("grmu", options).value();
+  ReplayOptions replay;
+  replay.after_event = [&](const OnlineCluster& cluster) {
+    outcome.active_gpus = cluster.active_gpus();
+    for (const VmRequest& vm : trace->vms) {
+      const VmLocation at = cluster.LocationOf(vm.id);
+      if (at.gpu < 0) continue;
+      const int host = cluster.HostOf(at.gpu);
+      outcome.placed[vm.name] = {trace->hosts[host].name, at.gpu - cluster.FirstGpuOf(host),
+                                 at.start};
+    }
+  };
+  EXPECT_TRUE(tessera::Replay(*trace, *grmu, replay).ok());
+  return outcome;
+}
+
+// The bound pods' (node, GPU, start), by pod name.
+std::map<std::string, std::tuple<std::string, int, int>> BoundPlaces(
+    const std::vector<PodView>& pods) {
+  std::map<std::string, std::tuple<std::string, int, int>> placed;
+  for (const PodView& p : pods) {
+    if (!p.node.empty() && p.placement)
+      placed[p.name] = {p.node, p.placement->gpu, p.placement->start};
+  }
+  return placed;
+}
+
+// 200 pods of six profiles on 20 nodes x 8 GPUs, GRMU: every pod bound,
+// legal and disjoint placements, the same acceptance per profile as
+// `tessera replay` (the Alibaba slice below has refusals to match too);
+// then deleting pods frees their slots for new ones.
 TEST_F(KubeExtenderTest, MixedProfilesMatchReplayAndDeletionFreesSlots) {
-  // A third of the pods want a whole GPU: more than GRMU's heavy basket
-  // (30% of 160 GPUs) holds, so the policy refuses some.
-  const std::string trace = WriteMixedTrace(dir_, 20, 8, 200, {0.2, 0.1, 0.15, 0.1, 0.1, 0.35}, 7);
+  // A fifth of the pods want a whole GPU, within GRMU's heavy basket (30%
+  // of 160 GPUs): the whole sequence fits, and replay accepts all of it.
+  const std::string trace =
+      WriteMixedTrace(dir_, 20, 8, 200, {0.25, 0.15, 0.15, 0.15, 0.1, 0.2}, 7);
   const json list = Manifests(trace);
   const json replay = Replay(trace);
   StartDaemon("A100-80GB");
@@ -312,14 +360,16 @@ TEST_F(KubeExtenderTest, MixedProfilesMatchReplayAndDeletionFreesSlots) {
       "[ figure ] 200 pods of six profiles on 20 nodes x 8 A100-80GB through kube-scheduler + "
       "extender in %.1f s: %zu bound; tessera replay accepts %d\n",
       seconds, bound, replay["accepted"].get<int>());
+  EXPECT_EQ(bound, 200u) << "every pod is bound";
   EXPECT_EQ(static_cast<int>(bound), replay["accepted"].get<int>());
   EXPECT_EQ(BoundAccepted(pods, list), ReplayAccepted(replay));
-  EXPECT_LT(bound, 200u) << "the workload should make GRMU refuse some whole-GPU pods";
-  for (const PodView& p : pods) {
-    if (p.node.empty()) {
-      EXPECT_NE(p.unschedulable.find("tessera:"), std::string::npos) << p.name;
-    }
-  }
+  EXPECT_EQ(ReplayAccepted(replay).size(), 6u) << "the trace asks for all six profiles";
+  TraceShaping never_leave;
+  never_leave.lifetime.mode = Lifetime::Mode::kNone;
+  const ReplayOutcome expected = ReplayInProcess(
+      (dir_ / "nodes.csv").string(), (dir_ / "pods.csv").string(), A100_80(), never_leave);
+  EXPECT_EQ(BoundPlaces(pods), expected.placed)
+      << "kube-scheduler with the extender placed pods elsewhere than the replay";
 
   // Delete 30 bound pods: their slots leave the state, and 30 new 1g.10gb
   // pods are bound beside the others without overlap.
@@ -491,14 +541,14 @@ TEST_F(KubeExtenderTest, AlibabaSliceMatchesReplay) {
     GTEST_SKIP() << "the Alibaba GPU trace is not in " << SharedDataPath("");
   const std::string trace = "--nodes " + Quote(SharedDataPath(nodes_csv)) + " --pods " +
                             Quote(SharedDataPath(pods_csv)) +
-                            " --gpu A100-40GB --hosts 80 --gpus-per-host 1 --max-pods 500 "
+                            " --gpu A100-40GB --hosts 200 --gpus-per-host 1 --max-pods 500 "
                             "--lifetime none";
   const json list = Manifests(trace);
   const json replay = Replay(trace);
   StartDaemon("A100-40GB");
   StartScheduler();
   Create(list, "Node");
-  ASSERT_TRUE(Eventually([&] { return State()["nodes"].size() == 80; }, 30));
+  ASSERT_TRUE(Eventually([&] { return State()["nodes"].size() == 200; }, 30));
   const auto start = Clock::now();
   Create(list, "Pod");
   const std::vector<PodView> pods = Settled(500, 300);
@@ -514,27 +564,21 @@ TEST_F(KubeExtenderTest, AlibabaSliceMatchesReplay) {
   EXPECT_EQ(static_cast<int>(bound), replay["accepted"].get<int>());
   EXPECT_EQ(BoundAccepted(pods, list), ReplayAccepted(replay));
 
-  // The replay's GPUs in use at its end (the same code in-process).
-  Result<VmTrace> loaded = LoadAlibabaTrace(SharedDataPath(nodes_csv), SharedDataPath(pods_csv),
-                                            **FindMigGpu("A100-40GB"));
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  // The replay's placements and GPUs in use at its end (the same code
+  // in-process).
   TraceShaping shaping;
-  shaping.max_hosts = 80;
+  shaping.max_hosts = 200;
   shaping.gpus_per_host = 1;
   shaping.max_vms = 500;
   shaping.lifetime.mode = Lifetime::Mode::kNone;
-  Result<VmTrace> shaped = ShapeTrace(std::move(*loaded), shaping);
-  ASSERT_TRUE(shaped.ok()) << shaped.status().ToString();
-  PlacerOptions options;
-  options.defragment = false;
-  std::unique_ptr<OnlinePlacer> grmu = BuiltinPlacers().Create("grmu", options).value();
-  int replay_active = 0;
-  ReplayOptions replay_options;
-  replay_options.after_event = [&](const OnlineCluster& c) { replay_active = c.active_gpus(); };
-  ASSERT_TRUE(tessera::Replay(*shaped, *grmu, replay_options).ok());
+  const ReplayOutcome expected = ReplayInProcess(
+      SharedDataPath(nodes_csv), SharedDataPath(pods_csv), **FindMigGpu("A100-40GB"), shaping);
+  const int replay_active = expected.active_gpus;
   EXPECT_EQ(static_cast<int>(active.size()), replay_active);
+  EXPECT_EQ(BoundPlaces(pods), expected.placed)
+      << "kube-scheduler with the extender placed pods elsewhere than the replay";
   std::printf(
-      "[ figure ] Alibaba slice, 500 pods on 80 A100-40GB: kube-scheduler + extender bound %zu "
+      "[ figure ] Alibaba slice, 500 pods on 200 A100-40GB: kube-scheduler + extender bound %zu "
       "(%.1f%%) on %zu GPUs in %.1f s; tessera replay accepted %d on %d GPUs\n",
       bound, 100.0 * bound / 500, active.size(), seconds, replay["accepted"].get<int>(),
       replay_active);
