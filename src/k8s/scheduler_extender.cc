@@ -180,7 +180,7 @@ class SchedulerExtender::Impl {
     for (size_t p = 0; p < model_.profiles.size(); ++p) {
       if (!model_.profiles[p].media_extensions) profile_index_[model_.profiles[p].name] = p;
     }
-    Rebuild();
+    Rebuild({});
   }
 
   // ---- Protocol ----
@@ -382,8 +382,7 @@ class SchedulerExtender::Impl {
                             [](const KubeNode& a, const KubeNode& b) { return a.name == b.name; }),
                 nodes.end());
     if (SameNodes(nodes)) return;
-    nodes_ = std::move(nodes);
-    Rebuild();
+    Rebuild(std::move(nodes));
   }
 
   void UpsertNode(KubeNode node) {
@@ -400,17 +399,17 @@ class SchedulerExtender::Impl {
           std::move(node));
     }
     if (SameNodes(nodes)) return;
-    nodes_ = std::move(nodes);
-    Rebuild();
+    Rebuild(std::move(nodes));
   }
 
   void RemoveNode(const std::string& name) {
     std::lock_guard lock(mutex_);
-    const auto it = std::find_if(nodes_.begin(), nodes_.end(),
-                                 [&](const KubeNode& n) { return n.name == name; });
-    if (it == nodes_.end()) return;
-    nodes_.erase(it);
-    Rebuild();
+    std::vector<KubeNode> nodes = nodes_;
+    const auto it =
+        std::find_if(nodes.begin(), nodes.end(), [&](const KubeNode& n) { return n.name == name; });
+    if (it == nodes.end()) return;
+    nodes.erase(it);
+    Rebuild(std::move(nodes));
   }
 
   void SyncBoundPods(const std::vector<PodPlacement>& pods) {
@@ -718,11 +717,11 @@ class SchedulerExtender::Impl {
     return Status::Ok();
   }
 
-  // A new cluster of the current nodes, the policy started afresh, and every
-  // pod that holds a slot on a node still there placed again where it is
-  // (bound pods of a node that left wait for it to return; reservations
+  // A new cluster of `nodes` (sorted by name), the policy started afresh, and
+  // every pod that holds a slot on a node still there placed again where it
+  // is (bound pods of a node that left wait for it to return; reservations
   // there are dropped). Requests are renumbered in their old order.
-  void Rebuild() {
+  void Rebuild(std::vector<KubeNode> nodes) {
     struct Held {
       std::string uid;
       Entry entry;
@@ -733,6 +732,7 @@ class SchedulerExtender::Impl {
     std::sort(held.begin(), held.end(),
               [](const Held& a, const Held& b) { return a.entry.vm < b.entry.vm; });
 
+    nodes_ = std::move(nodes);
     host_of_.clear();
     trace_.hosts.clear();
     for (size_t h = 0; h < nodes_.size(); ++h) {
