@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
@@ -319,7 +320,7 @@ class SchedulerExtender::Impl {
     const std::string who = ns + "/" + name;
 
     PodPlacement placement;
-    int vm = -1;
+    std::uint64_t ticket = 0;
     {
       std::unique_lock lock(mutex_);
       ++counters_.binds;
@@ -356,13 +357,14 @@ class SchedulerExtender::Impl {
       entry->second.state = State::kBinding;
       reserved_.erase(uid);
       placement = PlacementOf(uid, entry->second);
-      vm = entry->second.vm;
+      ticket = entry->second.ticket;
     }
     const Status bound = api_.Bind(placement);
     std::lock_guard lock(mutex_);
     const auto entry = pods_.find(uid);
-    // The watch may have adopted the bound pod already (state kBound).
-    const bool still_ours = entry != pods_.end() && entry->second.vm == vm;
+    // The watch may have adopted the bound pod already (state kBound), and a
+    // node change may have rebuilt the cluster.
+    const bool still_ours = entry != pods_.end() && entry->second.ticket == ticket;
     if (bound.ok() && still_ours) {
       entry->second.state = State::kBound;
       return BindResult("");
@@ -528,6 +530,9 @@ class SchedulerExtender::Impl {
     std::string ns, name;
     State state = State::kReserved;
     double deadline_ms = 0;  // kReserved: freed after this
+    // Tells this hold of the slot from any later one of the pod; unlike
+    // `vm`, it survives Rebuild's renumbering.
+    std::uint64_t ticket = 0;
   };
 
   static const char* StateName(State state) {
@@ -600,8 +605,12 @@ class SchedulerExtender::Impl {
   }
 
   void Reserve(const PodSlice& pod, int vm) {
-    pods_[pod.uid] = {vm, pod.ns, pod.name, State::kReserved,
-                      options_.clock->NowMs() + options_.reservation_ttl_s * 1000};
+    pods_[pod.uid] = {vm,
+                      pod.ns,
+                      pod.name,
+                      State::kReserved,
+                      options_.clock->NowMs() + options_.reservation_ttl_s * 1000,
+                      ++tickets_};
     reserved_.insert(pod.uid);
   }
 
@@ -712,7 +721,7 @@ class SchedulerExtender::Impl {
                                      pod.node + " cannot be taken: " + placed.message());
     }
     placer_->Adopted(vm, *cluster_);
-    pods_[pod.uid] = {vm, pod.ns, pod.name, State::kBound, 0};
+    pods_[pod.uid] = {vm, pod.ns, pod.name, State::kBound, 0, ++tickets_};
     ++counters_.adopted;
     return Status::Ok();
   }
@@ -759,6 +768,7 @@ class SchedulerExtender::Impl {
       Entry& entry = pods_[h.uid];
       entry.state = h.entry.state;
       entry.deadline_ms = h.entry.deadline_ms;
+      entry.ticket = h.entry.ticket;
       if (entry.state == State::kReserved) reserved_.insert(h.uid);
       --counters_.adopted;  // not news from the API server
     }
@@ -784,6 +794,7 @@ class SchedulerExtender::Impl {
   std::unordered_map<std::string, Entry> pods_;  // pods holding a slot, by UID
   std::set<std::string> reserved_;               // the UIDs of pods_ in State::kReserved
   std::map<std::string, PodPlacement> waiting_;  // bound pods of unknown nodes
+  std::uint64_t tickets_ = 0;                    // the last Entry::ticket given
   ExtenderCounters counters_;
 };
 
