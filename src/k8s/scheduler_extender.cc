@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -650,6 +651,16 @@ class SchedulerExtender::Impl {
     placer_->Released(vm, gpu, *cluster_);
   }
 
+  // Gives `uid` back the hold `entry` at `where`, which Release() freed just
+  // before (nothing took the slot since).
+  void Restore(const std::string& uid, const Entry& entry, VmLocation where) {
+    (void)cluster_->Place(entry.vm, where.gpu, where.start);
+    placer_->Adopted(entry.vm, *cluster_);
+    uid_of_vm_[entry.vm] = uid;
+    pods_[uid] = entry;
+    if (entry.state == State::kReserved) reserved_.insert(uid);
+  }
+
   void ExpireReservations() {
     const double now = options_.clock->NowMs();
     std::vector<std::string> expired;
@@ -688,6 +699,9 @@ class SchedulerExtender::Impl {
       return Status::InvalidArgument(who + ": annotated profile '" + pod.profile + "' is not a " +
                                      model_.name + " profile");
     }
+    // The pod's hold elsewhere, given up for the annotated slot (the
+    // annotations are the truth) and taken back if that slot is refused.
+    std::optional<std::pair<Entry, VmLocation>> previous;
     if (const auto entry = pods_.find(pod.uid); entry != pods_.end()) {
       const PodPlacement held = PlacementOf(pod.uid, entry->second);
       if (held.node == pod.node && held.gpu == pod.gpu && held.start == pod.start &&
@@ -696,10 +710,11 @@ class SchedulerExtender::Impl {
         reserved_.erase(pod.uid);
         return Status::Ok();
       }
-      Release(pod.uid);  // the annotations are the truth
+      previous.emplace(entry->second, cluster_->LocationOf(entry->second.vm));
     }
     const auto host = host_of_.find(pod.node);
     if (host == host_of_.end()) {
+      Release(pod.uid);
       waiting_[pod.uid] = pod;
       return Status::Ok();
     }
@@ -709,18 +724,20 @@ class SchedulerExtender::Impl {
                                      " is beyond node " + pod.node + "'s " +
                                      std::to_string(nodes_[host->second].gpus) + " GPUs");
     }
-    waiting_.erase(pod.uid);
+    Release(pod.uid);
     const int vm = NewVm({pod.uid, pod.ns, pod.name, pod.profile, pod.cpu_milli, pod.memory_mib},
                          static_cast<int>(profile->second));
     const int gpu = cluster_->FirstGpuOf(host->second) + pod.gpu;
     if (Status placed = cluster_->Place(vm, gpu, pod.start); !placed.ok()) {
       DropUnplacedVm(vm);
+      if (previous) Restore(pod.uid, previous->first, previous->second);
       ++counters_.adopt_conflicts;
       return Status::InvalidArgument(who + ": annotated slot GPU " + std::to_string(pod.gpu) +
                                      " start " + std::to_string(pod.start) + " on node " +
                                      pod.node + " cannot be taken: " + placed.message());
     }
     placer_->Adopted(vm, *cluster_);
+    waiting_.erase(pod.uid);
     pods_[pod.uid] = {vm, pod.ns, pod.name, State::kBound, 0, ++tickets_};
     ++counters_.adopted;
     return Status::Ok();
@@ -773,7 +790,9 @@ class SchedulerExtender::Impl {
       --counters_.adopted;  // not news from the API server
     }
     for (const PodPlacement& pod : waiting) {
-      if (host_of_.count(pod.node) > 0) (void)AdoptLocked(pod);
+      if (host_of_.count(pod.node) == 0) continue;
+      waiting_.erase(pod.uid);  // its node is here: taken now or refused for good
+      (void)AdoptLocked(pod);
     }
   }
 
