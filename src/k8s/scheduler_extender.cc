@@ -277,6 +277,7 @@ class SchedulerExtender::Impl {
     {
       std::lock_guard lock(mutex_);
       ++counters_.prioritizes;
+      ExpireReservations();
       if (slice.ok() && slice->has_value()) {
         const auto entry = pods_.find((*slice)->uid);
         if (entry != pods_.end()) chosen = NodeOfVm(entry->second.vm);
