@@ -250,7 +250,9 @@ class SchedulerExtender::Impl {
       if (host_of_candidate[i] >= 0 && failed.count(candidates.names[i]) > 0)
         offered_[host_of_candidate[i]] = false;
     }
-    const bool placed = !kept.empty() && placer_->Place(trace_.vms[vm], *cluster_);
+    // The policy sees every pod, even one no node can take, as the replay
+    // shows it every request: MECC counts each arrival in its profile mix.
+    const bool placed = placer_->Place(trace_.vms[vm], *cluster_);
     cluster_->RestrictHosts(nullptr);
     if (!placed) {
       DropUnplacedVm(vm);
