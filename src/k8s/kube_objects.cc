@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -164,12 +165,17 @@ Result<std::optional<PodSlice>> PodSliceFromObject(const json& pod) {
   }
   for (size_t c = 0; containers.is_array() && c < containers.size(); ++c) {
     const json& resources = Member(containers[c], "resources");
-    // Extended resources: the limit is the request; a request alone counts too.
-    const json& limits = Member(resources, "limits");
-    const json& list = limits.is_object() ? limits : Member(resources, "requests");
-    if (!list.is_object()) continue;
-    for (const auto& [name, value] : list.items()) {
-      if (!name.starts_with(kMigResourcePrefix)) continue;
+    // Extended resources, each by its limit (which is its request) or, when
+    // it has none, by its request.
+    std::map<std::string, const json*> asked;
+    for (const char* list_name : {"requests", "limits"}) {
+      const json& list = Member(resources, list_name);
+      if (!list.is_object()) continue;
+      for (auto it = list.begin(); it != list.end(); ++it) {
+        if (it.key().starts_with(kMigResourcePrefix)) asked[it.key()] = &it.value();
+      }
+    }
+    for (const auto& [name, value] : asked) {
       const std::string field =
           who + ": spec.containers[" + std::to_string(c) + "].resources." + name;
       const std::string profile = name.substr(kMigResourcePrefix.size());
@@ -178,7 +184,7 @@ Result<std::optional<PodSlice>> PodSliceFromObject(const json& pod) {
                                        " and " + profile + "); a pod gets one slice");
       }
       slice.profile = profile;
-      const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+      const std::string text = value->is_string() ? value->get<std::string>() : value->dump();
       TESSERA_ASSIGN_OR_RETURN(const double amount, ParseKubeQuantity(text, field));
       count += amount;
     }
