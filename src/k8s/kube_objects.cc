@@ -130,10 +130,11 @@ Result<std::optional<KubeNode>> KubeNodeFromObject(const json& node) {
   TESSERA_ASSIGN_OR_RETURN(result.name, OptionalString(metadata, "name", "Node.metadata.name"));
   if (result.name.empty()) return Status::InvalidArgument("Node.metadata.name: missing");
   const std::string label_field = "Node " + result.name + ": label " + std::string(kGpusLabel);
-  TESSERA_ASSIGN_OR_RETURN(
-      const std::string gpus,
-      OptionalString(Member(metadata, "labels"), std::string(kGpusLabel).c_str(), label_field));
-  if (gpus.empty()) return std::optional<KubeNode>();
+  const json& labels = Member(metadata, "labels");
+  const std::string label_key(kGpusLabel);
+  if (Member(labels, label_key.c_str()).is_null()) return std::optional<KubeNode>();
+  TESSERA_ASSIGN_OR_RETURN(const std::string gpus,
+                           OptionalString(labels, label_key.c_str(), label_field));
   TESSERA_ASSIGN_OR_RETURN(result.gpus, ParseWholeValue(gpus, limits::kGpusPerHost, label_field));
   // Allocatable, else capacity; a node that states neither limits nothing.
   const json& status = Member(node, "status");
