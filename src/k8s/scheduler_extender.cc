@@ -731,7 +731,16 @@ class SchedulerExtender::Impl {
     const int vm = NewVm({pod.uid, pod.ns, pod.name, pod.profile, pod.cpu_milli, pod.memory_mib},
                          static_cast<int>(profile->second));
     const int gpu = cluster_->FirstGpuOf(host->second) + pod.gpu;
-    if (Status placed = cluster_->Place(vm, gpu, pod.start); !placed.ok()) {
+    Status placed = cluster_->Place(vm, gpu, pod.start);
+    if (!placed.ok() && !cluster_->HostFits(host->second, trace_.vms[vm])) {
+      // The node's CPU or RAM no longer covers the pods bound there (its
+      // allocatable shrank): the pod runs there all the same and keeps its
+      // slot; its CPU and RAM are left to kube-scheduler's accounting.
+      trace_.vms[vm].cpu_milli = 0;
+      trace_.vms[vm].memory_mib = 0;
+      placed = cluster_->Place(vm, gpu, pod.start);
+    }
+    if (!placed.ok()) {
       DropUnplacedVm(vm);
       if (previous) Restore(pod.uid, previous->first, previous->second);
       ++counters_.adopt_conflicts;
