@@ -169,11 +169,18 @@ class ClusterWatch::Impl {
       return true;
     }
     const std::string uid = UidOf(event.object);
-    std::optional<PodPlacement> pod;
-    if (event.type != "DELETED") pod = ReadPod(event.object);
-    if (!pod) {
+    if (event.type == "DELETED") {
       extender_.Forget(uid);
-    } else if (Status adopted = extender_.Adopt(*pod); !adopted.ok()) {
+      return true;
+    }
+    // Unreadable annotations leave the pod's slot as it is: only a deletion,
+    // a finish or a readable move changes it.
+    Result<std::optional<PodPlacement>> pod = PlacementFromPod(event.object);
+    if (!pod.ok()) {
+      log_("kubernetes: ignoring an update of " + pod.status().message());
+    } else if (!pod->has_value()) {
+      extender_.Forget(uid);
+    } else if (Status adopted = extender_.Adopt(**pod); !adopted.ok()) {
       log_("kubernetes: " + adopted.message());
     }
     return true;
