@@ -14,6 +14,9 @@ packages=(
   python3-venv
   # The dashboard's browser test: Chromium, driven from Node.js (scripts/nodeenv.sh).
   chromium nodejs
+  # The Kubernetes tests' certificates (tests/k8s_cluster.cc); their control plane is
+  # built with the machine's Go by scripts/k8s-bins.sh.
+  openssl
 )
 # npm: Debian's package, unless Node.js came with its own (NodeSource's does,
 # and conflicts with Debian's npm).
