@@ -193,7 +193,8 @@ class SchedulerExtender {
   // Every pod holding a slot (reserved, binding or bound), by node, GPU and
   // start.
   std::vector<PodPlacement> Placements() const;
-  // {"gpu", "policy", "synced", "counters", "nodes": [{"name", "gpus",
+  // {"gpu", "policy", "synced", "waiting_for_node", "trace_requests" (the
+  // policy's requests held in memory), "counters", "nodes": [{"name", "gpus",
   // "pods": [{"uid", "namespace", "name", "gpu", "start", "profile",
   // "state"}]}]}, for GET /scheduler/state.
   nlohmann::json StateJson() const;

@@ -172,6 +172,9 @@ Status ExtenderOptions::Validate() const {
   return Status::Ok();
 }
 
+// Requests in the trace before CompactIfSparse may rebuild it (about 10 MB).
+constexpr size_t kCompactAfter = 100'000;
+
 class SchedulerExtender::Impl {
  public:
   Impl(ExtenderOptions options, const GpuModel& model, KubeApi& api)
@@ -204,6 +207,7 @@ class SchedulerExtender::Impl {
                           "tessera: still reading nodes and pods from the API server");
     }
     ExpireReservations();
+    CompactIfSparse();
     const PodSlice& request = **slice;
     if (const auto entry = pods_.find(request.uid);
         entry != pods_.end() && entry->second.state != State::kReserved) {
@@ -491,6 +495,7 @@ class SchedulerExtender::Impl {
             {"policy", options_.policy},
             {"synced", synced_},
             {"waiting_for_node", waiting_.size()},
+            {"trace_requests", trace_.vms.size()},
             {"counters",
              {{"filters", c.filters},
               {"prioritizes", c.prioritizes},
@@ -583,6 +588,17 @@ class SchedulerExtender::Impl {
       if (cluster_->StartFor(trace_.vms[vm], first + g) >= 0) return true;
     }
     return false;
+  }
+
+  // Every filtered pod adds a request to the trace, and released ones stay
+  // (the policies index them). Once the trace holds at least
+  // kCompactAfter requests and over four per pod holding a slot, a rebuild
+  // on the same nodes renumbers the live ones, so memory follows the
+  // cluster's pods rather than its history (the policy restarts from the
+  // placements, as after a node change).
+  void CompactIfSparse() {
+    if (trace_.vms.size() < kCompactAfter || trace_.vms.size() <= 4 * pods_.size()) return;
+    Rebuild(nodes_);
   }
 
   // Appends a request for `pod` to the trace (arriving now).

@@ -871,6 +871,24 @@ TEST_F(SchedulerExtenderTest, ForgetFreesTheSlot) {
   EXPECT_EQ(extender->Placements().size(), 1u);
 }
 
+// Pods that come and go leave requests in the policy's trace; past 100,000
+// of them, over four per live pod, a rebuild drops the dead ones and keeps
+// every live placement.
+TEST_F(SchedulerExtenderTest, ChurnDoesNotGrowTheTraceWithoutBound) {
+  auto extender = Make("grmu", {Node("node-a", 2), Node("node-b", 2)});
+  ASSERT_EQ(Schedule(*extender, Pod("kept", "kept", "3g.40gb"), {"node-a", "node-b"}), "node-a");
+  for (int i = 0; i < 100'010; ++i) {
+    const std::string uid = "churn-" + std::to_string(i);
+    ASSERT_TRUE(extender->Filter(Args(Pod(uid, uid, "1g.10gb"), {"node-a", "node-b"})).ok());
+    extender->Forget(uid);
+  }
+  const json state = extender->StateJson();
+  EXPECT_LT(state["trace_requests"].get<int>(), 100'000);
+  ASSERT_EQ(extender->Placements().size(), 1u);
+  EXPECT_EQ(extender->Placements()[0].uid, "kept");
+  EXPECT_TRUE(extender->CheckInvariants().ok());
+}
+
 TEST_F(SchedulerExtenderTest, SyncBoundPodsForgetsBoundPodsMissingFromTheListButKeepsReservations) {
   auto extender = Make("ff", {Node("node-a", 1), Node("node-b", 1), Node("node-c", 1)});
   ASSERT_EQ(Schedule(*extender, Pod("u1", "a", "1g.10gb"), {"node-a"}), "node-a");
