@@ -39,7 +39,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using Clock = std::chrono::steady_clock;
 
 constexpr char kToken[] = "test-token-123";
 
@@ -48,10 +47,6 @@ std::string StatusBody(int code, const std::string& reason, const std::string& m
               {"status", "Failure"}, {"message", message}, {"reason", reason},
               {"code", code}}
       .dump();
-}
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // An httplib::Server (or SSLServer) on 127.0.0.1, any port, serving on its
@@ -333,9 +328,7 @@ TEST(KubeClientTest, ConnectionRefusedNamesTheServer) {
 
   std::unique_ptr<KubeClient> client = NewClient(url);
   ASSERT_NE(client, nullptr);
-  const auto start = Clock::now();
   Result<Json> got = client->Get("/api/v1/pods");
-  EXPECT_LT(SecondsSince(start), 2.0);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kIoError);
   EXPECT_THAT(got.status().message(), StartsWith("GET /api/v1/pods: " + url + ": cannot connect"));
@@ -457,12 +450,12 @@ TEST(KubeClientTest, WatchEndsWhenOnEventReturnsFalse) {
   ASSERT_NE(client, nullptr);
 
   int calls = 0;
-  const auto start = Clock::now();
   Result<std::string> version = client->Watch("/api/v1/pods", "20", 30, [&](const WatchEvent& e) {
     ++calls;
     return e.object["metadata"]["name"] != "b";
   });
-  EXPECT_LT(SecondsSince(start), 2.0);
+  // The server still holds the stream open: the callback ended the watch.
+  EXPECT_FALSE(api.released());
   ASSERT_TRUE(version.ok()) << version.status().ToString();
   EXPECT_EQ(*version, "22");
   EXPECT_EQ(calls, 2);
@@ -483,7 +476,6 @@ TEST(KubeClientTest, WatchEndsPromptlyOnStopWhileTheServerIsSilent) {
     stop = true;
   });
   int calls = 0;
-  const auto start = Clock::now();
   Result<std::string> version = client->Watch(
       "/api/v1/pods", "40", 60,
       [&](const WatchEvent&) {
@@ -491,13 +483,14 @@ TEST(KubeClientTest, WatchEndsPromptlyOnStopWhileTheServerIsSilent) {
         return true;
       },
       &stop);
-  const double elapsed = SecondsSince(start);
+  // Ended by `stop`, while the silent server still held the stream open.
+  const bool stopped_when_returned = stop.load();
+  EXPECT_FALSE(api.released());
   stopper.join();
   ASSERT_TRUE(version.ok()) << version.status().ToString();
   EXPECT_EQ(*version, "40");
   EXPECT_EQ(calls, 0);
-  EXPECT_GE(elapsed, 0.25);
-  EXPECT_LT(elapsed, 1.5);
+  EXPECT_TRUE(stopped_when_returned);
 
   // Already stopped: no request at all.
   Result<std::string> again = client->Watch(
