@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "tessera/clock.h"
+#include "tessera/gpu_catalog.h"
 #include "tessera/online_placer.h"
 #include "tessera/status.h"
 
@@ -193,6 +194,15 @@ class SchedulerExtender {
   // Every pod holding a slot (reserved, binding or bound), by node, GPU and
   // start.
   std::vector<PodPlacement> Placements() const;
+  // One node and the pods holding a slot on it (by GPU and start), read from
+  // that node's GPUs alone; nullopt when it is not a node of the extender's.
+  struct NodeSlices {
+    KubeNode node;
+    std::vector<PodPlacement> pods;
+  };
+  std::optional<NodeSlices> NodeState(const std::string& name) const;
+  // The catalog model of every node's GPUs.
+  const GpuModel& gpu() const;
   // {"gpu", "policy", "synced", "waiting_for_node", "trace_requests" (the
   // policy's requests held in memory), "counters", "nodes": [{"name", "gpus",
   // "pods": [{"uid", "namespace", "name", "gpu", "start", "profile",

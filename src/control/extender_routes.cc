@@ -1,8 +1,6 @@
 // The scheduler extender's HTTP-free routes (extender_routes.h).
 #include "control/extender_routes.h"
 
-#include <algorithm>
-#include <map>
 #include <utility>
 
 #include "control/api_json.h"
@@ -30,40 +28,31 @@ ApiResponse ErrorReply(const ApiError& error, std::string_view route) {
 }  // namespace
 
 Result<std::string> NodePlanOfPods(const SchedulerExtender& extender, const std::string& node) {
-  const json state = extender.StateJson();
-  const auto it = std::find_if(state["nodes"].begin(), state["nodes"].end(),
-                               [&](const json& n) { return n["name"] == node; });
-  if (it == state["nodes"].end()) {
+  const std::optional<SchedulerExtender::NodeSlices> slices = extender.NodeState(node);
+  if (!slices) {
     return Status::NotFound("node " + node + " is not a GPU node of the extender's (label " +
                             std::string(kGpusLabel) + ")");
   }
-  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, FindMigGpu(state["gpu"].get<std::string>()));
   NodePlan plan;
   plan.node = node;
-  plan.gpus_per_node = (*it)["gpus"].get<int>();
-  plan.gpu = gpu->name;
-  std::map<int, NodeGpu> gpus;
-  for (const json& pod : (*it)["pods"]) {
+  plan.gpus_per_node = slices->node.gpus;
+  plan.gpu = extender.gpu().name;
+  for (const PodPlacement& pod : slices->pods) {  // by GPU, then start
     Instance instance;
-    instance.profile = pod["profile"].get<std::string>();
-    instance.start = pod["start"].get<int>();
-    instance.service = pod["name"].get<std::string>();
+    instance.profile = pod.profile;
+    instance.start = pod.start;
+    instance.service = pod.name;
     instance.model = instance.service;
     // What the pod serves is its own: the format's least throughput and
     // latency stand for "unknown" (the agent runs no server with --no-serving).
     instance.throughput_rps = limits::kThroughputRps.min;
     instance.latency_ms = limits::kLatencyMs.min;
-    const int local = pod["gpu"].get<int>();
     TESSERA_ASSIGN_OR_RETURN(NodeInstance built,
-                             BuildNodeInstance(plan.serving, *gpu, local, instance));
-    NodeGpu& g = gpus[local];
-    g.index = g.cluster_index = local;
-    g.instances.push_back(std::move(built));
-  }
-  for (auto& [index, g] : gpus) {
-    std::sort(g.instances.begin(), g.instances.end(),
-              [](const NodeInstance& a, const NodeInstance& b) { return a.start < b.start; });
-    plan.gpus.push_back(std::move(g));
+                             BuildNodeInstance(plan.serving, extender.gpu(), pod.gpu, instance));
+    if (plan.gpus.empty() || plan.gpus.back().index != pod.gpu) {
+      plan.gpus.push_back({pod.gpu, pod.gpu, {}});
+    }
+    plan.gpus.back().instances.push_back(std::move(built));
   }
   return FormatNodePlanJson(plan);
 }

@@ -457,6 +457,27 @@ class SchedulerExtender::Impl {
     return synced_;
   }
 
+  std::optional<SchedulerExtender::NodeSlices> NodeState(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    const auto host = host_of_.find(name);
+    if (host == host_of_.end()) return std::nullopt;
+    SchedulerExtender::NodeSlices slices{nodes_[host->second], {}};
+    const int first = cluster_->FirstGpuOf(host->second);
+    for (int g = first; g < first + slices.node.gpus; ++g) {
+      for (int vm : cluster_->VmsOn(g)) {
+        const std::string& uid = uid_of_vm_[vm];
+        slices.pods.push_back(PlacementOf(uid, pods_.at(uid)));
+      }
+    }
+    std::sort(slices.pods.begin(), slices.pods.end(),
+              [](const PodPlacement& a, const PodPlacement& b) {
+                return std::tie(a.gpu, a.start) < std::tie(b.gpu, b.start);
+              });
+    return slices;
+  }
+
+  const GpuModel& gpu() const { return model_; }
+
   std::vector<PodPlacement> Placements() const {
     std::lock_guard lock(mutex_);
     std::vector<PodPlacement> placements;
@@ -874,6 +895,11 @@ void SchedulerExtender::Forget(const std::string& uid) { impl_->Forget(uid); }
 void SchedulerExtender::MarkSynced() { impl_->MarkSynced(); }
 bool SchedulerExtender::synced() const { return impl_->synced(); }
 std::vector<PodPlacement> SchedulerExtender::Placements() const { return impl_->Placements(); }
+std::optional<SchedulerExtender::NodeSlices> SchedulerExtender::NodeState(
+    const std::string& name) const {
+  return impl_->NodeState(name);
+}
+const GpuModel& SchedulerExtender::gpu() const { return impl_->gpu(); }
 json SchedulerExtender::StateJson() const { return impl_->StateJson(); }
 ExtenderCounters SchedulerExtender::counters() const { return impl_->counters(); }
 Status SchedulerExtender::CheckInvariants() const { return impl_->CheckInvariants(); }
