@@ -165,13 +165,15 @@ class SchedulerExtender {
   static Result<std::unique_ptr<SchedulerExtender>> Create(ExtenderOptions options, KubeApi& api);
   ~SchedulerExtender();
 
-  // ---- The protocol: the answer's JSON text (written directly: over
-  // thousands of nodes a JSON tree costs more than the decision).
-  // InvalidArgument (HTTP 400) names the bad field of a malformed body; the
-  // answers themselves carry the scheduling outcome.
-  Result<std::string> Filter(const nlohmann::json& args);
-  Result<std::string> Prioritize(const nlohmann::json& args);
-  Result<std::string> Bind(const nlohmann::json& args);
+  // ---- The protocol: each verb takes the request body as kube-scheduler
+  // sent it and returns the answer's JSON text. Neither side builds a JSON
+  // tree of the node names: over thousands of nodes that would cost more
+  // than the decision. InvalidArgument (HTTP 400) names the syntax error or
+  // the bad field of a malformed body; the answers themselves carry the
+  // scheduling outcome.
+  Result<std::string> Filter(std::string_view body);
+  Result<std::string> Prioritize(std::string_view body);
+  Result<std::string> Bind(std::string_view body);
 
   // ---- Cluster state, fed by ClusterWatch.
   // Replaces the node set (a list); nodes that left lose their pods.

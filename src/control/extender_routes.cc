@@ -11,8 +11,6 @@
 namespace tessera {
 namespace {
 
-using nlohmann::json;
-
 ApiResponse Reply(int status, std::string body, std::string_view route) {
   ApiResponse response;
   response.status = status;
@@ -85,13 +83,10 @@ ApiResponse HandleSchedulerRoute(SchedulerExtender* extender, std::string_view r
     if (!plan.ok()) return ErrorReply(ErrorFromStatus(plan.status()), route);
     return Reply(200, std::move(*plan), route);
   }
-  const json args = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (args.is_discarded()) {
-    return ErrorReply(BadRequest("the body is not JSON"), route);
-  }
-  Result<std::string> answer = route == "/scheduler/filter"       ? extender->Filter(args)
-                               : route == "/scheduler/prioritize" ? extender->Prioritize(args)
-                                                                  : extender->Bind(args);
+  Result<std::string> answer = route == "/scheduler/filter" ? extender->Filter(request.body)
+                               : route == "/scheduler/prioritize"
+                                   ? extender->Prioritize(request.body)
+                                   : extender->Bind(request.body);
   if (!answer.ok()) return ErrorReply(BadRequest(answer.status().message()), route);
   return Reply(200, std::move(*answer), route);
 }

@@ -5,7 +5,6 @@
 #include "tessera/scheduler_extender.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -14,78 +13,24 @@
 #include <unordered_map>
 #include <utility>
 
+#include "k8s/extender_args.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/online_cluster.h"
 #include "tessera/vm_trace.h"
+#include "util/json_structure.h"
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
 
-// The candidate nodes of ExtenderArgs: NodeNames, or Nodes.items (kept so
-// that the answer returns the node objects it keeps).
-struct Candidates {
-  bool by_name = true;
-  std::vector<std::string> names;
-  std::vector<json> objects;  // by_name == false: one per name
-  json list;                  // the NodeList, less its items
-};
-
-Result<Candidates> CandidatesOf(const json& args) {
-  Candidates candidates;
-  const auto names = args.find("NodeNames");
-  const auto nodes = args.find("Nodes");
-  if (names != args.end() && !names->is_null()) {
-    if (!names->is_array()) return Status::InvalidArgument("NodeNames: must be an array");
-    for (const json& name : *names) {
-      if (!name.is_string()) return Status::InvalidArgument("NodeNames: must hold strings");
-      candidates.names.push_back(name.get<std::string>());
-    }
-    return candidates;
-  }
-  if (nodes == args.end() || nodes->is_null()) {
-    return Status::InvalidArgument("NodeNames: missing (and no Nodes)");
-  }
-  if (!nodes->is_object()) return Status::InvalidArgument("Nodes: must be a NodeList object");
-  candidates.by_name = false;
-  candidates.list = *nodes;
-  candidates.list.erase("items");
-  const auto items = nodes->find("items");
-  if (items == nodes->end() || items->is_null()) return candidates;
-  if (!items->is_array()) return Status::InvalidArgument("Nodes.items: must be an array");
-  for (size_t i = 0; i < items->size(); ++i) {
-    const json& node = (*items)[i];
-    const json* name = nullptr;
-    if (node.is_object() && node.contains("metadata") && node["metadata"].is_object()) {
-      const auto it = node["metadata"].find("name");
-      if (it != node["metadata"].end() && it->is_string()) name = &*it;
-    }
-    if (name == nullptr) {
-      return Status::InvalidArgument("Nodes.items[" + std::to_string(i) +
-                                     "].metadata.name: missing");
-    }
-    candidates.names.push_back(name->get<std::string>());
-    candidates.objects.push_back(node);
-  }
-  return candidates;
-}
-
-Result<json> PodOf(const json& args) {
-  if (!args.is_object()) return Status::InvalidArgument("the body must be an ExtenderArgs object");
-  const auto pod = args.find("Pod");
-  if (pod == args.end() || !pod->is_object()) {
-    return Status::InvalidArgument("Pod: missing or not an object");
-  }
-  return *pod;
-}
-
 // Appends `text` as a JSON string: as it is when it holds only characters
 // that need no escaping (node names do), else through the JSON library
 // (invalid UTF-8 replaced).
 void AppendJsonString(std::string& out, std::string_view text) {
   const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_';
   });
   if (plain) {
     out += '"';
@@ -110,7 +55,7 @@ void AppendReasons(std::string& out, const std::map<std::string, std::string>& r
 // The JSON text of an ExtenderFilterResult keeping `kept` (indices into the
 // candidates), written directly: with thousands of nodes a JSON tree of the
 // answer costs more than the decision.
-std::string FilterResult(const Candidates& candidates, const std::vector<size_t>& kept,
+std::string FilterResult(const ExtenderArgs& candidates, const std::vector<size_t>& kept,
                          const std::map<std::string, std::string>& failed,
                          const std::map<std::string, std::string>& unresolvable,
                          const std::string& error = "") {
@@ -141,13 +86,13 @@ std::string FilterResult(const Candidates& candidates, const std::vector<size_t>
   return out;
 }
 
-std::vector<size_t> AllOf(const Candidates& candidates) {
+std::vector<size_t> AllOf(const ExtenderArgs& candidates) {
   std::vector<size_t> all(candidates.names.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   return all;
 }
 
-std::map<std::string, std::string> EveryNode(const Candidates& candidates,
+std::map<std::string, std::string> EveryNode(const ExtenderArgs& candidates,
                                              const std::string& reason) {
   std::map<std::string, std::string> reasons;
   for (const std::string& name : candidates.names) reasons[name] = reason;
@@ -190,10 +135,13 @@ class SchedulerExtender::Impl {
 
   // ---- Protocol ----
 
-  Result<std::string> Filter(const json& args) {
-    TESSERA_ASSIGN_OR_RETURN(const json pod, PodOf(args));
-    TESSERA_ASSIGN_OR_RETURN(const Candidates candidates, CandidatesOf(args));
-    Result<std::optional<PodSlice>> slice = PodSliceFromObject(pod);
+  Result<std::string> Filter(std::string_view body) {
+    TESSERA_ASSIGN_OR_RETURN(const ExtenderArgs candidates, ReadExtenderArgs(body));
+    return Filter(candidates);
+  }
+
+  Result<std::string> Filter(const ExtenderArgs& candidates) {
+    Result<std::optional<PodSlice>> slice = PodSliceFromObject(candidates.pod);
     std::lock_guard lock(mutex_);
     ++counters_.filters;
     if (!slice.ok()) {
@@ -275,10 +223,9 @@ class SchedulerExtender::Impl {
     return FilterResult(candidates, kept, failed, unresolvable);
   }
 
-  Result<std::string> Prioritize(const json& args) {
-    TESSERA_ASSIGN_OR_RETURN(const json pod, PodOf(args));
-    TESSERA_ASSIGN_OR_RETURN(const Candidates candidates, CandidatesOf(args));
-    Result<std::optional<PodSlice>> slice = PodSliceFromObject(pod);
+  Result<std::string> Prioritize(std::string_view body) {
+    TESSERA_ASSIGN_OR_RETURN(const ExtenderArgs candidates, ReadExtenderArgs(body));
+    Result<std::optional<PodSlice>> slice = PodSliceFromObject(candidates.pod);
     std::string chosen;
     {
       std::lock_guard lock(mutex_);
@@ -292,7 +239,7 @@ class SchedulerExtender::Impl {
     if (chosen.empty() && slice.ok() && slice->has_value()) {
       // No reservation (expired, or the extender restarted after the
       // filter): the filter's placement again, on these candidates.
-      TESSERA_ASSIGN_OR_RETURN(const std::string filtered, Filter(args));
+      TESSERA_ASSIGN_OR_RETURN(const std::string filtered, Filter(candidates));
       (void)filtered;
       std::lock_guard lock(mutex_);
       const auto entry = pods_.find((*slice)->uid);
@@ -311,7 +258,11 @@ class SchedulerExtender::Impl {
     return list + "]";
   }
 
-  Result<std::string> Bind(const json& args) {
+  Result<std::string> Bind(std::string_view body) {
+    if (const std::string problem = CheckJsonStructure(body); !problem.empty()) {
+      return Status::InvalidArgument(problem);
+    }
+    const json args = json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (!args.is_object()) {
       return Status::InvalidArgument("the body must be an ExtenderBindingArgs object");
     }
@@ -877,11 +828,11 @@ Result<std::unique_ptr<SchedulerExtender>> SchedulerExtender::Create(ExtenderOpt
 SchedulerExtender::SchedulerExtender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SchedulerExtender::~SchedulerExtender() = default;
 
-Result<std::string> SchedulerExtender::Filter(const json& args) { return impl_->Filter(args); }
-Result<std::string> SchedulerExtender::Prioritize(const json& args) {
-  return impl_->Prioritize(args);
+Result<std::string> SchedulerExtender::Filter(std::string_view body) { return impl_->Filter(body); }
+Result<std::string> SchedulerExtender::Prioritize(std::string_view body) {
+  return impl_->Prioritize(body);
 }
-Result<std::string> SchedulerExtender::Bind(const json& args) { return impl_->Bind(args); }
+Result<std::string> SchedulerExtender::Bind(std::string_view body) { return impl_->Bind(body); }
 void SchedulerExtender::SyncNodes(std::vector<KubeNode> nodes) {
   impl_->SyncNodes(std::move(nodes));
 }

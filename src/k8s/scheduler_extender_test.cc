@@ -101,16 +101,18 @@ Result<json> AsJson(const Result<std::string>& text) {
   return parsed;
 }
 
-json Args(const json& pod, const std::vector<std::string>& nodes) {
-  return {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", nodes}};
+// Request bodies, as kube-scheduler writes them.
+std::string Args(const json& pod, const std::vector<std::string>& nodes) {
+  return json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", nodes}}.dump();
 }
 
-json BindArgs(const json& pod, const std::string& node) {
+std::string BindArgs(const json& pod, const std::string& node) {
   const json& metadata = pod.at("metadata");
-  return {{"PodName", metadata.at("name")},
-          {"PodNamespace", metadata.at("namespace")},
-          {"PodUID", metadata.at("uid")},
-          {"Node", node}};
+  return json{{"PodName", metadata.at("name")},
+              {"PodNamespace", metadata.at("namespace")},
+              {"PodUID", metadata.at("uid")},
+              {"Node", node}}
+      .dump();
 }
 
 std::vector<std::string> KeptNames(const json& filtered) {
@@ -438,7 +440,7 @@ TEST_F(SchedulerExtenderTest, TheNodeListFormAnswersTheKeptNodeObjects) {
                              {"status", {{"allocatable", {{"cpu", "96"}}}}}});
   }
   const Result<json> filtered =
-      AsJson(extender->Filter({{"Pod", Pod("u2", "half", "3g.40gb")}, {"Nodes", list}}));
+      AsJson(extender->Filter(json{{"Pod", Pod("u2", "half", "3g.40gb")}, {"Nodes", list}}.dump()));
   ASSERT_TRUE(filtered.ok()) << filtered.status().ToString();
   EXPECT_TRUE(filtered->at("NodeNames").is_null()) << *filtered;
   const json& nodes = filtered->at("Nodes");
@@ -459,13 +461,25 @@ TEST_F(SchedulerExtenderTest, MalformedBodiesAreInvalidArguments) {
   json nameless_node = json::parse(R"({"Nodes": {"items": [{"metadata": 1}]}})");
   nameless_node["Pod"] = pod;
   for (const json& args : {json::array(), no_pod, no_nodes, names_not_array, nameless_node}) {
-    EXPECT_EQ(AsJson(extender->Filter(args)).status().code(), StatusCode::kInvalidArgument) << args;
-    EXPECT_EQ(AsJson(extender->Prioritize(args)).status().code(), StatusCode::kInvalidArgument)
+    EXPECT_EQ(AsJson(extender->Filter(args.dump())).status().code(), StatusCode::kInvalidArgument)
+        << args;
+    EXPECT_EQ(AsJson(extender->Prioritize(args.dump())).status().code(),
+              StatusCode::kInvalidArgument)
         << args;
   }
-  json bind = BindArgs(pod, "node-a");
+  json bind = json::parse(BindArgs(pod, "node-a"));
   bind.erase("PodUID");
-  EXPECT_EQ(AsJson(extender->Bind(bind)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AsJson(extender->Bind(bind.dump())).status().code(), StatusCode::kInvalidArgument);
+  // Not JSON, or JSON nested deeper than any body of Tessera's.
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  for (const std::string& text : {std::string("{\"Pod\": "), deep}) {
+    const Status filtered = extender->Filter(text).status();
+    EXPECT_EQ(filtered.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(filtered.message().starts_with("invalid JSON") ||
+                filtered.message().find("nested deeper") != std::string::npos)
+        << filtered.ToString();
+    EXPECT_EQ(extender->Bind(text).status().code(), StatusCode::kInvalidArgument);
+  }
   EXPECT_TRUE(extender->Placements().empty());
 }
 
@@ -625,9 +639,9 @@ TEST_F(SchedulerExtenderTest, BindWithoutAReservationOrRoomAnswersWhy) {
             std::string::npos)
       << *bound;
   // Another UID under the same name.
-  json renamed = BindArgs(pod, "node-b");
+  json renamed = json::parse(BindArgs(pod, "node-b"));
   renamed["PodUID"] = "u9";
-  bound = AsJson(extender->Bind(renamed));
+  bound = AsJson(extender->Bind(renamed.dump()));
   ASSERT_TRUE(bound.ok());
   EXPECT_NE(bound->at("Error").get<std::string>().find("another UID"), std::string::npos);
   EXPECT_EQ(extender->counters().bind_failures, 3);
@@ -1226,12 +1240,12 @@ TEST(SchedulerExtenderFuzz, MutatedBodiesGetAWellFormedAnswerOrInvalidArgument) 
   }
   enum Verb { kFilter, kPrioritize, kBind };
   const std::vector<std::pair<Verb, json>> seeds = {
-      {kFilter, Args(a, {"node-0", "node-1", "node-2"})},
+      {kFilter, json::parse(Args(a, {"node-0", "node-1", "node-2"}))},
       {kFilter, {{"Pod", b}, {"Nodes", list}, {"NodeNames", nullptr}}},
-      {kFilter, Args(web, {"node-0", "cpu-0"})},
-      {kPrioritize, Args(a, {"node-0", "node-1"})},
-      {kBind, BindArgs(a, "node-0")},
-      {kBind, BindArgs(c, "node-1")}};
+      {kFilter, json::parse(Args(web, {"node-0", "cpu-0"}))},
+      {kPrioritize, json::parse(Args(a, {"node-0", "node-1"}))},
+      {kBind, json::parse(BindArgs(a, "node-0"))},
+      {kBind, json::parse(BindArgs(c, "node-1"))}};
 
   std::mt19937 rng(20260611);
   std::map<std::string, int> outcomes;
@@ -1244,31 +1258,28 @@ TEST(SchedulerExtenderFuzz, MutatedBodiesGetAWellFormedAnswerOrInvalidArgument) 
       const std::string text =
           round == 0 ? seed.dump(1) : testing::Mutate(seed.dump(1), rng, testing::JsonMutations());
       const json args = json::parse(text, nullptr, false);
-      if (args.is_discarded()) {
-        ++outcomes["unparsable"];
-        continue;
-      }
       Result<json> answer = Status::Internal("not called");
       std::string fault;
       switch (verb) {
         case kFilter:
-          answer = AsJson(extender->Filter(args));
-          if (answer.ok()) fault = FilterFault(args, *answer);
+          answer = AsJson(extender->Filter(text));
+          if (answer.ok() && !args.is_discarded()) fault = FilterFault(args, *answer);
           break;
         case kPrioritize:
-          answer = AsJson(extender->Prioritize(args));
-          if (answer.ok()) fault = PrioritizeFault(args, *answer);
+          answer = AsJson(extender->Prioritize(text));
+          if (answer.ok() && !args.is_discarded()) fault = PrioritizeFault(args, *answer);
           break;
         case kBind:
-          answer = AsJson(extender->Bind(args));
+          answer = AsJson(extender->Bind(text));
           if (answer.ok()) fault = BindFault(*answer);
           break;
       }
+      if (answer.ok() && args.is_discarded()) fault = "answered a body that is not JSON";
       if (!answer.ok()) {
         ASSERT_EQ(answer.status().code(), StatusCode::kInvalidArgument)
             << answer.status().ToString() << "\n--- body:\n"
             << text;
-        ++outcomes["invalid"];
+        ++outcomes[args.is_discarded() ? "unparsable" : "invalid"];
         continue;
       }
       ASSERT_EQ(fault, "") << answer->dump() << "\n--- body:\n" << text;
@@ -1281,6 +1292,7 @@ TEST(SchedulerExtenderFuzz, MutatedBodiesGetAWellFormedAnswerOrInvalidArgument) 
   // The mutants reach the success paths and the errors alike.
   EXPECT_GT(outcomes["answered"], 1000) << outcomes["answered"];
   EXPECT_GT(outcomes["invalid"], 300) << outcomes["invalid"];
+  EXPECT_GT(outcomes["unparsable"], 300) << outcomes["unparsable"];
   EXPECT_GT(outcomes["bound"], 100) << outcomes["bound"];
 }
 
