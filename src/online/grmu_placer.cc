@@ -18,14 +18,79 @@
 //    index down, each source moves into the lowest-index partner its instance
 //    fits, and the emptied source returns to the pool.
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <set>
+#include <cstdint>
 #include <vector>
 
 #include "online/placers.h"
 
 namespace tessera {
 namespace {
+
+// A set of GPU global indices, iterated in ascending order: one bit per GPU
+// of the cluster. The baskets' first-fit scans run over tens of thousands of
+// GPUs per request (the Kubernetes extender's clusters), and moving a GPU
+// between baskets is O(1), so rebuilding the baskets for every adopted pod
+// stays linear.
+class GpuSet {
+ public:
+  class Iterator {
+   public:
+    Iterator(const GpuSet* set, int gpu) : set_(set), gpu_(gpu) {}
+    int operator*() const { return gpu_; }
+    Iterator& operator++() {
+      gpu_ = set_->NextFrom(gpu_ + 1);
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return gpu_ != other.gpu_; }
+
+   private:
+    const GpuSet* set_;
+    int gpu_;
+  };
+
+  void Resize(int gpus) {
+    words_.assign((gpus + 63) / 64, 0);
+    end_ = gpus;
+    size_ = 0;
+  }
+  Iterator begin() const { return {this, NextFrom(0)}; }
+  Iterator end() const { return {this, end_}; }
+  bool empty() const { return size_ == 0; }
+  int size() const { return size_; }
+  int front() const { return NextFrom(0); }  // REQUIRES: !empty()
+  bool contains(int gpu) const { return (words_[gpu / 64] >> (gpu % 64)) & 1; }
+  void insert(int gpu) {
+    if (contains(gpu)) return;
+    words_[gpu / 64] |= std::uint64_t{1} << (gpu % 64);
+    ++size_;
+  }
+  // 1 when `gpu` was in the set.
+  int erase(int gpu) {
+    if (!contains(gpu)) return 0;
+    words_[gpu / 64] &= ~(std::uint64_t{1} << (gpu % 64));
+    --size_;
+    return 1;
+  }
+
+ private:
+  // The first member >= gpu, or end_.
+  int NextFrom(int gpu) const {
+    if (gpu >= end_) return end_;
+    size_t word = gpu / 64;
+    std::uint64_t bits = words_[word] & (~std::uint64_t{0} << (gpu % 64));
+    while (bits == 0) {
+      if (++word == words_.size()) return end_;
+      bits = words_[word];
+    }
+    return static_cast<int>(word * 64) + std::countr_zero(bits);
+  }
+
+  std::vector<std::uint64_t> words_;
+  int end_ = 0;  // the number of GPUs
+  int size_ = 0;
+};
 
 class GrmuPlacer : public OnlinePlacer {
  public:
@@ -37,10 +102,11 @@ class GrmuPlacer : public OnlinePlacer {
     const int gpus = cluster.num_gpus();
     heavy_capacity_ = static_cast<int>(std::lround(options_.heavy_share * gpus));
     light_capacity_ = gpus - heavy_capacity_;
+    for (GpuSet* set : {&pool_, &heavy_, &light_}) set->Resize(gpus);
     for (int g = 0; g < gpus; ++g) pool_.insert(g);
     // Algorithm 2: each basket starts with one empty GPU from the pool.
-    if (heavy_capacity_ > 0) MoveFromPool(*pool_.begin(), heavy_);
-    if (light_capacity_ > 0 && !pool_.empty()) MoveFromPool(*pool_.begin(), light_);
+    if (heavy_capacity_ > 0) MoveFromPool(pool_.front(), heavy_);
+    if (light_capacity_ > 0 && !pool_.empty()) MoveFromPool(pool_.front(), light_);
     const GpuModel& model = cluster.gpu_model();
     for (size_t p = 0; p < model.profiles.size(); ++p) {
       if (model.profiles[p].memory_slices == model.memory_slices) full_profiles_.push_back(p);
@@ -64,7 +130,7 @@ class GrmuPlacer : public OnlinePlacer {
   // the VM is there).
   void Adopted(int vm, const OnlineCluster& cluster) override {
     const int gpu = cluster.LocationOf(vm).gpu;
-    if (pool_.count(gpu) > 0) MoveFromPool(gpu, IsHeavy(cluster.vm(vm)) ? heavy_ : light_);
+    if (pool_.contains(gpu)) MoveFromPool(gpu, IsHeavy(cluster.vm(vm)) ? heavy_ : light_);
   }
 
   double MaintenanceIntervalS() const override { return options_.consolidate_every_s; }
@@ -77,7 +143,7 @@ class GrmuPlacer : public OnlinePlacer {
            full_profiles_.end();
   }
 
-  void MoveFromPool(int gpu, std::set<int>& basket) {
+  void MoveFromPool(int gpu, GpuSet& basket) {
     pool_.erase(gpu);
     basket.insert(gpu);
   }
@@ -85,7 +151,7 @@ class GrmuPlacer : public OnlinePlacer {
   // Algorithm 3: first fit in the VM's basket, else a new GPU from the pool
   // while the basket is under its cap.
   bool PlaceInBasket(const VmRequest& vm, OnlineCluster& cluster) {
-    std::set<int>& basket = IsHeavy(vm) ? heavy_ : light_;
+    GpuSet& basket = IsHeavy(vm) ? heavy_ : light_;
     const int capacity = IsHeavy(vm) ? heavy_capacity_ : light_capacity_;
     for (int gpu : basket) {
       const int start = cluster.StartFor(vm, gpu);
@@ -185,7 +251,7 @@ class GrmuPlacer : public OnlinePlacer {
   int heavy_capacity_ = 0;
   int light_capacity_ = 0;
   std::vector<int> full_profiles_;
-  std::set<int> pool_, heavy_, light_;  // GPU global indices, ascending
+  GpuSet pool_, heavy_, light_;
 };
 
 }  // namespace
