@@ -106,6 +106,9 @@ echo "== Kubernetes scheduler extender: one pod's filter + prioritize over 5,000
 echo "   by name (nodeCacheCapable), JSON text in and out as tessera serve handles them, half the"
 echo "   GPUs holding a 3g.40gb and a 1g.10gb; 400 pods per policy, each timed (median of 5 runs)"
 wall_and_counters '^BM_ExtenderFilterPrioritize' '%12.2f' p50_ms '%10.2f' p99_ms '%10.2f'
+echo "   its request body alone (5,000 names), read by the one-pass reader (/0) and through a whole"
+echo "   JSON tree (/1), side by side"
+wall_and_counters '^BM_ExtenderArgsRead' '%12.3f' body_kb '%10.1f'
 
 run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift
