@@ -11,6 +11,7 @@
 
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
+#include "tessera/time_limit.h"
 
 namespace tessera {
 namespace {
@@ -129,14 +130,16 @@ class GpuletPlanner final : public Planner {
     return Status::Ok();
   }
 
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     TESSERA_RETURN_IF_ERROR(Check(problem));
+    const Deadline deadline = PlanDeadline(context);
     const GpuletTables& tables = *problem.mps()->gpulet;
     const std::vector<Service>& services = problem.scenario().services;
 
     // Step 2: allocation.
     std::vector<Gpulet> gpulets;
     for (int i = 0; i < static_cast<int>(services.size()); ++i) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while sizing gpulets");
       const GpuletModelTables* model = tables.Find(services[i].model);
       const double budget = problem.BudgetMs(i);
       const double rate = services[i].rate_rps;
@@ -163,6 +166,7 @@ class GpuletPlanner final : public Planner {
     };
     std::vector<Gpu> gpus;
     for (int g = 0; g < static_cast<int>(gpulets.size()); ++g) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while placing gpulets");
       const Gpulet& gpulet = gpulets[g];
       int best = -1;
       int best_left = std::numeric_limits<int>::max();

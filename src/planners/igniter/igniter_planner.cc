@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "tessera/gslice_tuning.h"
+#include "tessera/time_limit.h"
 
 namespace tessera {
 namespace {
@@ -63,10 +65,12 @@ void SplitOversized(const Problem& problem, int service, Prepared& out) {
   if (rest > 0) out.workloads.push_back({service, rest, bound.batch, bound.resource_pct});
 }
 
-Prepared Prepare(const Problem& problem) {
+// nullopt if `deadline` passes first.
+std::optional<Prepared> Prepare(const Problem& problem, const Deadline& deadline) {
   Prepared out;
   const MpsHardware& hw = problem.mps()->coefficients.hardware;
   for (size_t i = 0; i < problem.scenario().services.size(); ++i) {
+    if (deadline.Passed()) return std::nullopt;
     const int s = static_cast<int>(i);
     const double rate = problem.scenario().services[i].rate_rps;
     const ResourceLowerBound bound =
@@ -157,15 +161,17 @@ class Allocator {
   std::vector<Prediction> predicted_;
 };
 
-// Algorithm 1: every workload onto the GPU where Algorithm 2 adds the least.
-std::vector<std::vector<Slot>> PlaceWithInterference(const Problem& problem,
-                                                     const std::vector<Workload>& workloads) {
+// Algorithm 1: every workload onto the GPU where Algorithm 2 adds the least;
+// nullopt if `deadline` passes first.
+std::optional<std::vector<std::vector<Slot>>> PlaceWithInterference(
+    const Problem& problem, const std::vector<Workload>& workloads, const Deadline& deadline) {
   std::vector<std::vector<Slot>> gpus;
   std::vector<double> totals;
   Allocator allocator(problem, workloads);
   std::vector<Slot> trial;
   std::vector<Slot> best_trial;
   for (int w : DescendingLowerBound(workloads)) {
+    if (deadline.Passed()) return std::nullopt;
     const double lower = workloads[w].lower_pct;
     int best = -1;
     double least_added = 101;  // the artifact's start value: above any real addition
@@ -198,11 +204,14 @@ class IgniterPlanner : public Planner {
  public:
   Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "igniter"; }
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
-    Prepared p = Prepare(problem);
-    const auto gpus = PlaceWithInterference(problem, p.workloads);
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Deadline deadline = PlanDeadline(context);
+    std::optional<Prepared> p = Prepare(problem, deadline);
+    if (!p) return TimeLimitPassed(context, "while computing lower bounds");
+    const auto gpus = PlaceWithInterference(problem, p->workloads, deadline);
+    if (!gpus) return TimeLimitPassed(context, "while placing workloads");
     PlanResult result;
-    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    result.mps_gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };
@@ -211,12 +220,15 @@ class FfdPlusPlanner : public Planner {
  public:
   Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "ffd+"; }
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
-    Prepared p = Prepare(problem);
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Deadline deadline = PlanDeadline(context);
+    std::optional<Prepared> p = Prepare(problem, deadline);
+    if (!p) return TimeLimitPassed(context, "while computing lower bounds");
     std::vector<std::vector<Slot>> gpus;
     std::vector<double> totals;
-    for (int w : DescendingLowerBound(p.workloads)) {
-      const double lower = p.workloads[w].lower_pct;
+    for (int w : DescendingLowerBound(p->workloads)) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while placing workloads");
+      const double lower = p->workloads[w].lower_pct;
       size_t j = 0;
       while (j < gpus.size() && totals[j] + lower > 100) ++j;
       if (j == gpus.size()) {
@@ -227,7 +239,7 @@ class FfdPlusPlanner : public Planner {
       totals[j] += lower;
     }
     PlanResult result;
-    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    result.mps_gpus = ToShares(gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };
@@ -279,15 +291,20 @@ class GslicePlusPlanner : public Planner {
  public:
   Sharing Mode() const override { return Sharing::kMps; }
   std::string_view Name() const override { return "gslice+"; }
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
-    Prepared p = Prepare(problem);
-    std::vector<std::vector<Slot>> gpus = PlaceWithInterference(problem, p.workloads);
-    for (std::vector<Slot>& gpu : gpus) {
-      for (Slot& s : gpu) s.resource_pct = p.workloads[s.workload].lower_pct;
-      for (int round = 0; round < kGslicePlusRounds; ++round) TuneOnce(problem, p.workloads, gpu);
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Deadline deadline = PlanDeadline(context);
+    std::optional<Prepared> p = Prepare(problem, deadline);
+    if (!p) return TimeLimitPassed(context, "while computing lower bounds");
+    std::optional<std::vector<std::vector<Slot>>> gpus =
+        PlaceWithInterference(problem, p->workloads, deadline);
+    if (!gpus) return TimeLimitPassed(context, "while placing workloads");
+    for (std::vector<Slot>& gpu : *gpus) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while tuning shares");
+      for (Slot& s : gpu) s.resource_pct = p->workloads[s.workload].lower_pct;
+      for (int round = 0; round < kGslicePlusRounds; ++round) TuneOnce(problem, p->workloads, gpu);
     }
     PlanResult result;
-    result.mps_gpus = ToShares(gpus, p.workloads, std::move(p.dedicated));
+    result.mps_gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };

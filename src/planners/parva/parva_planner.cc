@@ -1,12 +1,16 @@
 #include "planners/parva/parva_planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "tessera/mig_layout.h"
+#include "tessera/time_limit.h"
 
 namespace tessera {
 namespace {
@@ -153,33 +157,46 @@ class Configurator {
 struct GpuState {
   MigSlots slots;
   std::vector<PlacedSegment> segments;
+  int state = 0;  // its entry in Allocator's states
 };
 
-// Algorithm 2's ALLOCATION: best fit over the whole pool of GPUs.
+// Algorithm 2's ALLOCATION: best fit over the whole pool of GPUs. Whether a
+// segment fits a GPU depends only on what the GPU holds, and a pool has few
+// distinct contents, so GPUs are indexed by content: each distinct content
+// (a state) knows its free compute slices and the start each profile would
+// take, and holds its GPUs in index order. Best fit then visits states, not
+// GPUs: the fullest state with room gives its lowest GPU, and ties between
+// states go to the lowest GPU, as a scan of every GPU would choose.
 class Allocator {
  public:
-  explicit Allocator(const GpuModel& gpu) : gpu_(gpu), start_order_(StartOrder(gpu)) {}
+  explicit Allocator(const GpuModel& gpu)
+      : gpu_(gpu), start_order_(StartOrder(gpu)), by_free_(gpu.compute_slices + 1) {}
 
   void Place(const Segment& seg) {
     const int profile = seg.triplet.profile;
     int chosen = -1, chosen_start = -1;
-    for (size_t i = 0; i < gpus_.size(); ++i) {
-      const MigSlots& slots = gpus_[i].slots;
-      if (slots.free_compute_slices() < gpu_.profiles[profile].compute_slices) continue;
-      if (chosen >= 0 && slots.free_compute_slices() >= gpus_[chosen].slots.free_compute_slices())
-        continue;
-      const int start = FirstStart(slots, profile);
-      if (start < 0) continue;
-      chosen = static_cast<int>(i);
-      chosen_start = start;
+    for (int free = gpu_.profiles[profile].compute_slices;
+         free <= gpu_.compute_slices && chosen < 0; ++free) {
+      for (int state : by_free_[free]) {
+        const State& s = states_[state];
+        if (s.gpus.empty() || s.first_start[profile] < 0) continue;
+        const int lowest = *s.gpus.begin();
+        if (chosen < 0 || lowest < chosen) {
+          chosen = lowest;
+          chosen_start = s.first_start[profile];
+        }
+      }
     }
     if (chosen < 0) {
-      gpus_.push_back({MigSlots(gpu_), {}});
-      chosen = static_cast<int>(gpus_.size()) - 1;
-      chosen_start = FirstStart(gpus_.back().slots, profile);
+      chosen = static_cast<int>(gpus_.size());
+      gpus_.push_back({MigSlots(gpu_), {}, StateOf(MigSlots(gpu_))});
+      states_[gpus_.back().state].gpus.insert(chosen);
+      chosen_start = states_[gpus_.back().state].first_start[profile];
     }
-    gpus_[chosen].slots.Place(profile, chosen_start);
-    gpus_[chosen].segments.push_back({seg.service, seg.triplet, chosen_start});
+    GpuState& g = gpus_[chosen];
+    g.slots.Place(profile, chosen_start);
+    g.segments.push_back({seg.service, seg.triplet, chosen_start});
+    Move(chosen);
   }
 
   void Remove(int gpu_index, const PlacedSegment& seg) {
@@ -189,11 +206,17 @@ class Allocator {
       return s.start == seg.start && s.triplet.profile == seg.triplet.profile;
     });
     g.segments.erase(it);
+    Move(gpu_index);
   }
 
   std::vector<GpuState>& gpus() { return gpus_; }
 
  private:
+  struct State {
+    std::vector<int> first_start;  // per profile: FirstStart, -1 if it does not fit
+    std::set<int> gpus;            // the GPUs in this state
+  };
+
   int FirstStart(const MigSlots& slots, int profile) const {
     for (int s : start_order_[profile]) {
       if (slots.CanPlace(profile, s)) return s;
@@ -201,9 +224,40 @@ class Allocator {
     return -1;
   }
 
+  // The state of a GPU holding `slots`, created on first sight.
+  int StateOf(const MigSlots& slots) {
+    std::vector<Placement> key = slots.placements();
+    std::sort(key.begin(), key.end(), [](const Placement& a, const Placement& b) {
+      return a.start != b.start ? a.start < b.start : a.profile < b.profile;
+    });
+    std::vector<int> flat;
+    for (const Placement& p : key) flat.insert(flat.end(), {p.profile, p.start});
+    auto [it, inserted] = state_of_.try_emplace(std::move(flat), static_cast<int>(states_.size()));
+    if (inserted) {
+      State s;
+      for (size_t p = 0; p < gpu_.profiles.size(); ++p) {
+        s.first_start.push_back(FirstStart(slots, static_cast<int>(p)));
+      }
+      states_.push_back(std::move(s));
+      by_free_[slots.free_compute_slices()].push_back(it->second);
+    }
+    return it->second;
+  }
+
+  // Re-files GPU `index` under the state of what it now holds.
+  void Move(int index) {
+    GpuState& g = gpus_[index];
+    states_[g.state].gpus.erase(index);
+    g.state = StateOf(g.slots);
+    states_[g.state].gpus.insert(index);
+  }
+
   const GpuModel& gpu_;
   std::vector<std::vector<int>> start_order_;
   std::vector<GpuState> gpus_;
+  std::vector<State> states_;
+  std::map<std::vector<int>, int> state_of_;  // sorted (profile, start) pairs -> state
+  std::vector<std::vector<int>> by_free_;     // free compute slices -> states
 };
 
 class ParvaPlanner : public Planner {
@@ -213,40 +267,59 @@ class ParvaPlanner : public Planner {
 
   std::string_view Name() const override { return name_; }
 
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Deadline deadline = PlanDeadline(context);
     const Configurator configurator(problem, options_.use_mps);
     std::vector<Configuration> configs;
     std::vector<Segment> queue;
     for (size_t i = 0; i < problem.services().size(); ++i) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while configuring segments");
       configs.push_back(configurator.Configure(static_cast<int>(i)));
       queue.insert(queue.end(), configs.back().segments.begin(), configs.back().segments.end());
     }
     Allocator allocator(problem.gpu());
-    Relocate(problem.gpu(), queue, allocator);
-    if (options_.optimize) Optimize(problem.gpu(), configs, allocator);
+    if (!Relocate(problem.gpu(), queue, allocator, deadline)) {
+      return TimeLimitPassed(context, "while placing segments");
+    }
+    if (options_.optimize && !Optimize(problem.gpu(), configs, allocator, deadline) &&
+        context.progress) {
+      context.progress(fmt::format(
+          "{}: the time limit ({:g} s) passed during the allocation optimization: the GPUs it "
+          "had not reached keep their segments; a longer --time-limit gives a better plan",
+          name_, context.time_limit_s));
+    }
     PlanResult result;
     for (GpuState& g : allocator.gpus()) result.gpus.push_back(std::move(g.segments));
     return result;
   }
 
  private:
-  // SEGMENTRELOCATION: the queues by size, the largest first.
-  static void Relocate(const GpuModel& gpu, std::vector<Segment> queue, Allocator& allocator) {
+  // SEGMENTRELOCATION: the queues by size, the largest first; false if
+  // `deadline` passes first.
+  static bool Relocate(const GpuModel& gpu, std::vector<Segment> queue, Allocator& allocator,
+                       const Deadline& deadline) {
     std::stable_sort(queue.begin(), queue.end(), [&](const Segment& a, const Segment& b) {
       return SmallerProfile(gpu, b.triplet.profile, a.triplet.profile);
     });
-    for (const Segment& seg : queue) allocator.Place(seg);
+    for (const Segment& seg : queue) {
+      if (deadline.Passed()) return false;
+      allocator.Place(seg);
+    }
+    return true;
   }
 
-  // ALLOCATIONOPTIMIZATION.
-  void Optimize(const GpuModel& gpu, const std::vector<Configuration>& configs,
-                Allocator& allocator) const {
+  // ALLOCATIONOPTIMIZATION; false if `deadline` passes first (the GPUs not
+  // yet visited are left as they are, and the plan still covers every
+  // service: each removed segment is re-served before the next is removed).
+  bool Optimize(const GpuModel& gpu, const std::vector<Configuration>& configs,
+                Allocator& allocator, const Deadline& deadline) const {
     const int threshold =
         options_.optimize_threshold > 0 ? options_.optimize_threshold : 4 * gpu.compute_slices / 7;
     std::vector<double> freed(configs.size(), 0.0);
     for (int i = static_cast<int>(allocator.gpus().size()) - 1; i >= 0; --i) {
       const GpuState& g = allocator.gpus()[i];
       if (g.segments.empty() || g.slots.used_compute_slices() > threshold) continue;
+      if (deadline.Passed()) return false;
       const std::vector<PlacedSegment> removed = g.segments;
       for (const PlacedSegment& seg : removed) {
         allocator.Remove(i, seg);
@@ -257,6 +330,7 @@ class ParvaPlanner : public Planner {
         }
       }
     }
+    return true;
   }
 
   // SMALLSEGMENTS: 1g and 2g segments covering `freed`; the removed segment

@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 
+#include "tessera/time_limit.h"
+
 namespace tessera {
 namespace {
 
@@ -105,12 +107,14 @@ class StaticPlanner : public Planner {
 
   std::string_view Name() const override { return name_; }
 
-  Result<PlanResult> Plan(const Problem& problem, const PlanContext&) const override {
+  Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
+    const Deadline deadline = PlanDeadline(context);
     const GpuModel& gpu = problem.gpu();
     TESSERA_ASSIGN_OR_RETURN(std::vector<Placement> cut, StaticCut(gpu, partition_));
     PlanResult plan;
     InstanceStream stream(cut, partition_ == StaticPartition::kSingles, plan);
     for (size_t i = 0; i < problem.services().size(); ++i) {
+      if (deadline.Passed()) return TimeLimitPassed(context, "while placing services");
       const ServiceSpec& spec = problem.services()[i];
       const int index = static_cast<int>(i);
       const std::map<int, Triplet> best = BestSingleProcess(spec, cut);
