@@ -142,8 +142,7 @@ ScoredConfig ConfigSpace::Assemble(int layout, std::span<const int> allowed, int
   for (size_t j = 0; j < allowed.size(); ++j) need[j] = coverage.Need(allowed[j]);
   // What instance `i` adds to the score serving allowed[j].
   auto gain = [&](size_t j, int i) {
-    const double u = Utility(allowed[j], placements[i].profile);
-    return need[j] * (std::min(added[j] + u, need[j]) - std::min(added[j], need[j]));
+    return InstanceGain(need[j], added[j], Utility(allowed[j], placements[i].profile));
   };
   auto assign = [&](size_t j, int i) {
     out.score += gain(j, i);

@@ -34,6 +34,7 @@
 #ifndef TESSERA_PLANNERS_MIGSERVING_CONFIG_SPACE_H_
 #define TESSERA_PLANNERS_MIGSERVING_CONFIG_SPACE_H_
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -82,6 +83,15 @@ class Coverage {
   int unsatisfied_ = 0;
 };
 
+// What one more instance of `utility` adds to a configuration's score for a
+// service that needs `need` and has `added` utility from it already: the
+// service's need times the part of the utility it still needs. Every
+// configuration is scored through this, so that gains computed apart add up
+// to exactly the scores ConfigSpace gives.
+inline double InstanceGain(double need, double added, double utility) {
+  return need * (std::min(added + utility, need) - std::min(added, need));
+}
+
 // A configuration and its score.
 struct ScoredConfig {
   GpuConfig config;
@@ -117,6 +127,9 @@ class ConfigSpace {
   // on no instance of the layout.
   ScoredConfig BestWith(int layout, int service, std::span<const int> allowed,
                         const Coverage& coverage) const;
+  // The placements of `layout` in the order configurations are built:
+  // largest first, then by start.
+  const std::vector<int>& FillOrder(int layout) const { return fill_order_[layout]; }
   // The configuration's segments, in placement order.
   std::vector<PlacedSegment> Segments(const GpuConfig& config) const;
 

@@ -1,31 +1,13 @@
 #include "planners/migserving/greedy.h"
 
+#include <algorithm>
+
 namespace tessera::migserving {
 namespace {
 
 bool AlmostSatisfied(const ConfigSpace& space, const Coverage& coverage, int service) {
   const double need = coverage.Need(service);
   return need > 0 && need < space.WholeGpuUtility(service);
-}
-
-// The best configuration mixing at most two services of `open`; nullopt at
-// the deadline.
-std::optional<ScoredConfig> BestPairConfig(const ConfigSpace& space, const std::vector<int>& open,
-                                           const Coverage& coverage, const Deadline& deadline) {
-  ScoredConfig best;
-  const size_t n = open.size();
-  for (int layout = 0; layout < static_cast<int>(space.layouts().size()); ++layout) {
-    for (size_t a = 0; a < n; ++a) {
-      if (deadline.Passed()) return std::nullopt;
-      for (size_t b = n == 1 ? a : a + 1; b < n; ++b) {
-        const int pair[] = {open[a], open[b]};
-        ScoredConfig config =
-            space.Best(layout, std::span<const int>(pair, a == b ? 1 : 2), coverage);
-        if (config.score > best.score) best = std::move(config);
-      }
-    }
-  }
-  return best;
 }
 
 // Gives every unsatisfied service, in index order, the best configurations
@@ -52,17 +34,218 @@ Result<int> FillAlone(const ConfigSpace& space, Coverage& coverage, Deployment& 
 
 }  // namespace
 
-std::optional<ScoredConfig> BestGreedyConfig(const ConfigSpace& space, const Coverage& coverage,
-                                             const Deadline& deadline) {
-  const std::vector<int> open = coverage.Unsatisfied();
-  std::optional<ScoredConfig> best = BestPairConfig(space, open, coverage, deadline);
-  if (!best) return std::nullopt;
-  for (int service : open) {
-    if (!AlmostSatisfied(space, coverage, service)) continue;
+GreedySearch::GreedySearch(const ConfigSpace& space, const Coverage& coverage)
+    : space_(space),
+      coverage_(coverage),
+      open_(coverage.Unsatisfied()),
+      rows_(space.num_services()),
+      dirty_(space.num_services(), true),
+      fresh_(space.num_profiles()),
+      filed_(static_cast<size_t>(space.num_services()) * space.num_profiles(), 0.0) {
+  for (int s : open_) FileGains(s);
+}
+
+void GreedySearch::FileGains(int service) {
+  const double need = coverage_.Need(service);
+  for (int p = 0; p < space_.num_profiles(); ++p) {
+    const double gain = InstanceGain(need, 0.0, space_.Utility(service, p));
+    if (!(gain > 0)) continue;
+    fresh_[p].insert({gain, service});
+    filed_[static_cast<size_t>(service) * space_.num_profiles() + p] = gain;
+  }
+}
+
+void GreedySearch::UnfileGains(int service) {
+  for (int p = 0; p < space_.num_profiles(); ++p) {
+    double& gain = filed_[static_cast<size_t>(service) * space_.num_profiles() + p];
+    if (gain > 0) fresh_[p].erase({gain, service});
+    gain = 0;
+  }
+}
+
+namespace {
+
+// Whether `a` goes before `b` in a row: more score, then the earlier layout,
+// then the earlier partner.
+bool Before(double a_score, int a_layout, int a_partner, double b_score, int b_layout,
+            int b_partner) {
+  if (a_score != b_score) return a_score > b_score;
+  if (a_layout != b_layout) return a_layout < b_layout;
+  return a_partner < b_partner;
+}
+
+}  // namespace
+
+GreedySearch::PairBest GreedySearch::ScorePair(int a, int b) const {
+  PairBest best{0, 0, b};
+  const int pair[] = {a, b};
+  for (int layout = 0; layout < static_cast<int>(space_.layouts().size()); ++layout) {
+    const double score = space_.Best(layout, pair, coverage_).score;
+    if (layout == 0 || score > best.score) best = {score, layout, b};
+  }
+  return best;
+}
+
+void GreedySearch::RescoreRow(int a) {
+  PairBest row;
+  for (auto b = std::upper_bound(open_.begin(), open_.end(), a); b != open_.end(); ++b) {
+    const PairBest candidate = ScorePair(a, *b);
+    if (row.partner < 0 || Before(candidate.score, candidate.layout, candidate.partner, row.score,
+                                  row.layout, row.partner)) {
+      row = candidate;
+    }
+  }
+  rows_[a] = row;
+  dirty_[a] = false;
+}
+
+void GreedySearch::Added(const GpuConfig& config) {
+  for (int s : config.services) {
+    if (s != kIdle && std::find(changed_.begin(), changed_.end(), s) == changed_.end()) {
+      changed_.push_back(s);
+    }
+  }
+}
+
+bool GreedySearch::Refresh(const Deadline& deadline) {
+  if (!changed_.empty()) {
+    std::vector<int> still;  // served, and still unsatisfied
+    for (int s : changed_) {
+      UnfileGains(s);
+      if (coverage_.Satisfied(s)) {
+        open_.erase(std::lower_bound(open_.begin(), open_.end(), s));
+      } else {
+        FileGains(s);
+        still.push_back(s);
+        dirty_[s] = true;
+      }
+    }
+    auto changed = [&](int s) {
+      return std::find(changed_.begin(), changed_.end(), s) != changed_.end();
+    };
+    for (int a : open_) {
+      if (dirty_[a]) continue;
+      PairBest& row = rows_[a];
+      if (row.partner >= 0 && changed(row.partner)) {
+        // Its best partner was served: still best only if it scores no less.
+        const PairBest now =
+            coverage_.Satisfied(row.partner) ? PairBest{} : ScorePair(a, row.partner);
+        if (now.partner < 0 || now.score < row.score ||
+            (now.score == row.score && now.layout > row.layout)) {
+          dirty_[a] = true;
+          continue;
+        }
+        row = now;
+      }
+      for (int x : still) {
+        if (x <= a || x == row.partner) continue;
+        const PairBest now = ScorePair(a, x);
+        if (row.partner < 0 ||
+            Before(now.score, now.layout, now.partner, row.score, row.layout, row.partner)) {
+          row = now;
+        }
+      }
+    }
+    changed_.clear();
+  }
+  for (int a : open_) {
+    if (!dirty_[a]) continue;
+    if (deadline.Passed()) return false;
+    RescoreRow(a);
+  }
+  return true;
+}
+
+ScoredConfig GreedySearch::Widened(int layout, int first) const {
+  const Layout& placements = space_.layouts()[layout];
+  ScoredConfig out{{layout, std::vector<int>(placements.size(), kIdle)}, 0};
+  struct Taken {
+    int service;
+    double need;
+    double added;
+  };
+  std::vector<Taken> taken;
+  taken.reserve(placements.size());
+  const double need_first = coverage_.Need(first);
+  int skip = -1;
+  double skip_gain = 0;
+  for (int i : space_.FillOrder(layout)) {
+    const double g = InstanceGain(need_first, 0.0, space_.Utility(first, placements[i].profile));
+    if (g > 0 && (skip < 0 || g > skip_gain)) {
+      skip = i;
+      skip_gain = g;
+    }
+  }
+  if (skip < 0) return {out.config, 0};
+  out.score += skip_gain;
+  taken.push_back({first, need_first, 0.0 + space_.Utility(first, placements[skip].profile)});
+  out.config.services[skip] = first;
+  for (int i : space_.FillOrder(layout)) {
+    if (i == skip) continue;
+    const int profile = placements[i].profile;
+    double best = 0;
+    int chosen = -1;
+    Taken* chosen_taken = nullptr;
+    for (const auto& [gain, service] : fresh_[profile]) {
+      const bool is_taken = std::any_of(taken.begin(), taken.end(),
+                                        [&](const Taken& t) { return t.service == service; });
+      if (is_taken) continue;
+      best = gain;
+      chosen = service;
+      break;
+    }
+    for (Taken& t : taken) {
+      const double g = InstanceGain(t.need, t.added, space_.Utility(t.service, profile));
+      if (g > best || (g == best && g > 0 && t.service < chosen)) {
+        best = g;
+        chosen = t.service;
+        chosen_taken = &t;
+      }
+    }
+    if (chosen < 0) continue;
+    out.score += best;
+    const double u = space_.Utility(chosen, profile);
+    if (chosen_taken) {
+      chosen_taken->added += u;
+    } else {
+      taken.push_back({chosen, coverage_.Need(chosen), 0.0 + u});
+    }
+    out.config.services[i] = chosen;
+  }
+  return out;
+}
+
+std::optional<ScoredConfig> GreedySearch::Best(const Deadline& deadline) {
+  if (!Refresh(deadline)) return std::nullopt;
+  ScoredConfig best;
+  const int layouts = static_cast<int>(space_.layouts().size());
+  if (open_.size() == 1) {
+    const int alone[] = {open_.front()};
+    for (int layout = 0; layout < layouts; ++layout) {
+      ScoredConfig config = space_.Best(layout, alone, coverage_);
+      if (config.score > best.score) best = std::move(config);
+    }
+  } else {
+    int first = -1;  // the row holding the best pair
+    for (int a : open_) {
+      const PairBest& row = rows_[a];
+      if (row.partner < 0 || !(row.score > 0)) continue;
+      if (first < 0 || row.score > rows_[first].score ||
+          (row.score == rows_[first].score && row.layout < rows_[first].layout)) {
+        first = a;
+      }
+    }
+    if (first >= 0) {
+      const int pair[] = {first, rows_[first].partner};
+      best = space_.Best(rows_[first].layout, pair, coverage_);
+    }
+  }
+  for (int service : open_) {
+    if (!AlmostSatisfied(space_, coverage_, service)) continue;
     if (deadline.Passed()) return std::nullopt;
-    for (int layout = 0; layout < static_cast<int>(space.layouts().size()); ++layout) {
-      ScoredConfig widened = space.BestWith(layout, service, open, coverage);
-      if (widened.score > best->score) best = std::move(widened);
+    for (int layout = 0; layout < layouts; ++layout) {
+      ScoredConfig widened = Widened(layout, service);
+      if (widened.score > best.score) best = std::move(widened);
     }
   }
   return best;
@@ -71,8 +254,9 @@ std::optional<ScoredConfig> BestGreedyConfig(const ConfigSpace& space, const Cov
 Result<GreedyOutcome> GreedyFill(const ConfigSpace& space, Coverage& coverage,
                                  Deployment& deployment, const Deadline& deadline) {
   GreedyOutcome outcome;
+  GreedySearch search(space, coverage);
   while (!coverage.AllSatisfied()) {
-    std::optional<ScoredConfig> best = BestGreedyConfig(space, coverage, deadline);
+    std::optional<ScoredConfig> best = search.Best(deadline);
     if (!best) {
       TESSERA_ASSIGN_OR_RETURN(outcome.alone, FillAlone(space, coverage, deployment));
       return outcome;
@@ -81,6 +265,7 @@ Result<GreedyOutcome> GreedyFill(const ConfigSpace& space, Coverage& coverage,
       return Status::Internal("migserving: no GPU configuration helps the unsatisfied services");
     }
     coverage.Add(best->config);
+    search.Added(best->config);
     deployment.push_back(std::move(best->config));
   }
   return outcome;

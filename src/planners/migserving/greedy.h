@@ -9,11 +9,23 @@
 // fill a GPU. Ties go to the first candidate found: layouts in ConfigSpace
 // order, then service pairs in index order, then the widened families.
 //
+// GreedySearch finds that candidate without re-scoring every one after each
+// move: a pair's best configuration depends only on the two services' needs,
+// so each service keeps its best partner, and a move re-scores only the
+// pairs of the services it served; the widened families are built from, for
+// each instance size, the unsatisfied services ordered by what a first
+// instance of that size gives them, instead of a scan of every service per
+// instance. The choices, ties included, are those of scoring every candidate
+// afresh (migserving_test.cc checks both ways agree move by move).
+//
 // Internal to the migserving planners.
 #ifndef TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 #define TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 
+#include <functional>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "planners/migserving/config_space.h"
 #include "tessera/clock.h"
@@ -21,12 +33,59 @@
 
 namespace tessera::migserving {
 
-// The highest-scoring candidate configuration under `coverage` (score 0 when
-// every service is satisfied); nullopt if `deadline` passes first (it is
-// read once per layout and service of the pair search, so that even 10,000
-// services stop within milliseconds of it).
-std::optional<ScoredConfig> BestGreedyConfig(const ConfigSpace& space, const Coverage& coverage,
-                                             const Deadline& deadline);
+// The fast algorithm's candidates under a coverage that only grows.
+// Thread-safety: one search, one thread.
+class GreedySearch {
+ public:
+  // REQUIRES: `space` and `coverage` outlive the search, and `coverage`
+  // changes only by the configurations passed to Added.
+  GreedySearch(const ConfigSpace& space, const Coverage& coverage);
+
+  // The highest-scoring candidate configuration under the coverage (score 0
+  // when every service is satisfied); nullopt if `deadline` passes first
+  // (it is read once per service re-scored, so that even 10,000 services
+  // stop within milliseconds of it). After nullopt the search is spent.
+  std::optional<ScoredConfig> Best(const Deadline& deadline);
+
+  // Call after adding `config` to the coverage.
+  void Added(const GpuConfig& config);
+
+ private:
+  // A service's best pair: the partner (a later unsatisfied service) and
+  // layout whose configuration scores most (ties: the earlier layout, then
+  // the earlier partner); partner -1 = none yet.
+  struct PairBest {
+    double score = 0;
+    int layout = 0;
+    int partner = -1;
+  };
+  // Open services by what a first instance of one profile gives them:
+  // highest gain first, ties by index.
+  struct ByGain {
+    bool operator()(const std::pair<double, int>& a, const std::pair<double, int>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+
+  // The best configuration of any layout for the pair (a, b), a < b.
+  PairBest ScorePair(int a, int b) const;
+  void RescoreRow(int a);
+  // Brings rows, open services and gains up to date with the moves added.
+  bool Refresh(const Deadline& deadline);
+  void FileGains(int service);
+  void UnfileGains(int service);
+  // ConfigSpace::BestWith(layout, first, open services) built from the gains.
+  ScoredConfig Widened(int layout, int first) const;
+
+  const ConfigSpace& space_;
+  const Coverage& coverage_;
+  std::vector<int> open_;       // unsatisfied services, ascending
+  std::vector<PairBest> rows_;  // per service, over partners after it
+  std::vector<bool> dirty_;     // rows to re-score in full
+  std::vector<int> changed_;    // services served by moves not yet refreshed
+  std::vector<std::set<std::pair<double, int>, ByGain>> fresh_;  // per profile
+  std::vector<double> filed_;  // [service x profile]: the gain filed, 0 = none
+};
 
 // How GreedyFill ended.
 struct GreedyOutcome {
