@@ -1,6 +1,7 @@
 #include "planners/migserving/config_space.h"
 
 #include <algorithm>
+#include <array>
 
 namespace tessera::migserving {
 
@@ -134,27 +135,33 @@ double ConfigSpace::Score(const GpuConfig& config, const Coverage& coverage) con
   return score;
 }
 
-ScoredConfig ConfigSpace::Assemble(int layout, std::span<const int> allowed, int first,
-                                   const Coverage& coverage) const {
+double ConfigSpace::Fill(int layout, std::span<const int> allowed, std::span<const double> needs,
+                         int first, int* services) const {
   const Layout& placements = layouts_[layout];
-  ScoredConfig out{{layout, std::vector<int>(placements.size(), kIdle)}, 0};
-  std::vector<double> need(allowed.size()), added(allowed.size(), 0.0);
-  for (size_t j = 0; j < allowed.size(); ++j) need[j] = coverage.Need(allowed[j]);
+  constexpr size_t kInline = 8;  // pairs and small sets need no allocation
+  std::array<double, kInline> inline_added{};
+  std::vector<double> heap_added;
+  double* added = inline_added.data();
+  if (allowed.size() > kInline) {
+    heap_added.assign(allowed.size(), 0.0);
+    added = heap_added.data();
+  }
+  double score = 0;
   // What instance `i` adds to the score serving allowed[j].
   auto gain = [&](size_t j, int i) {
-    return InstanceGain(need[j], added[j], Utility(allowed[j], placements[i].profile));
+    return InstanceGain(needs[j], added[j], Utility(allowed[j], placements[i].profile));
   };
   auto assign = [&](size_t j, int i) {
-    out.score += gain(j, i);
+    score += gain(j, i);
     added[j] += Utility(allowed[j], placements[i].profile);
-    out.config.services[i] = allowed[j];
+    if (services) services[i] = allowed[j];
   };
   int skip = -1;
   if (first >= 0) {
     for (int i : fill_order_[layout]) {
       if (gain(first, i) > 0 && (skip < 0 || gain(first, i) > gain(first, skip))) skip = i;
     }
-    if (skip < 0) return {out.config, 0};
+    if (skip < 0) return 0;
     assign(first, skip);
   }
   for (int i : fill_order_[layout]) {
@@ -170,7 +177,21 @@ ScoredConfig ConfigSpace::Assemble(int layout, std::span<const int> allowed, int
     }
     if (chosen >= 0) assign(chosen, i);
   }
+  return score;
+}
+
+ScoredConfig ConfigSpace::Assemble(int layout, std::span<const int> allowed, int first,
+                                   const Coverage& coverage) const {
+  ScoredConfig out{{layout, std::vector<int>(layouts_[layout].size(), kIdle)}, 0};
+  std::vector<double> needs(allowed.size());
+  for (size_t j = 0; j < allowed.size(); ++j) needs[j] = coverage.Need(allowed[j]);
+  out.score = Fill(layout, allowed, needs, first, out.config.services.data());
   return out;
+}
+
+double ConfigSpace::BestScore(int layout, std::span<const int> allowed,
+                              std::span<const double> needs) const {
+  return Fill(layout, allowed, needs, -1, nullptr);
 }
 
 ScoredConfig ConfigSpace::Best(int layout, std::span<const int> allowed,

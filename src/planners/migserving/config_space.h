@@ -122,6 +122,10 @@ class ConfigSpace {
   double Score(const GpuConfig& config, const Coverage& coverage) const;
   // The configuration of `layout` built for the services of `allowed`.
   ScoredConfig Best(int layout, std::span<const int> allowed, const Coverage& coverage) const;
+  // Best(layout, allowed, coverage).score, given needs[j] =
+  // coverage.Need(allowed[j]): the same number, without building the
+  // configuration.
+  double BestScore(int layout, std::span<const int> allowed, std::span<const double> needs) const;
   // The same with `service` (one of `allowed`) given the instance it gains
   // most from first, so that it serves at least one; score 0 if it can run
   // on no instance of the layout.
@@ -139,6 +143,10 @@ class ConfigSpace {
   // index into `allowed`, or -1) its best instance before the others.
   ScoredConfig Assemble(int layout, std::span<const int> allowed, int first,
                         const Coverage& coverage) const;
+  // Assemble's work given the needs: returns the score, and writes each
+  // placement's service (or leaves it) to `services` unless null.
+  double Fill(int layout, std::span<const int> allowed, std::span<const double> needs, int first,
+              int* services) const;
 
   const GpuModel* gpu_ = nullptr;
   std::vector<double> rates_;

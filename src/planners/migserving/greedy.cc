@@ -65,13 +65,13 @@ void GreedySearch::UnfileGains(int service) {
 
 namespace {
 
-// Whether `a` goes before `b` in a row: more score, then the earlier layout,
-// then the earlier partner.
-bool Before(double a_score, int a_layout, int a_partner, double b_score, int b_layout,
-            int b_partner) {
-  if (a_score != b_score) return a_score > b_score;
-  if (a_layout != b_layout) return a_layout < b_layout;
-  return a_partner < b_partner;
+// Whether pair `a` ranks before pair `b` of the same service: more score,
+// then the earlier layout, then the earlier partner.
+template <typename Pair>
+bool Before(const Pair& a, const Pair& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.layout != b.layout) return a.layout < b.layout;
+  return a.partner < b.partner;
 }
 
 }  // namespace
@@ -79,23 +79,29 @@ bool Before(double a_score, int a_layout, int a_partner, double b_score, int b_l
 GreedySearch::PairBest GreedySearch::ScorePair(int a, int b) const {
   PairBest best{0, 0, b};
   const int pair[] = {a, b};
+  const double needs[] = {coverage_.Need(a), coverage_.Need(b)};
   for (int layout = 0; layout < static_cast<int>(space_.layouts().size()); ++layout) {
-    const double score = space_.Best(layout, pair, coverage_).score;
+    const double score = space_.BestScore(layout, pair, needs);
     if (layout == 0 || score > best.score) best = {score, layout, b};
   }
   return best;
 }
 
+void GreedySearch::Offer(std::vector<PairBest>& row, const PairBest& pair, bool scanning) {
+  // A row being scanned takes any pair while it has room; afterwards a pair
+  // ranking after the last one kept stays out, for a partner left out may
+  // rank before it.
+  if ((!scanning || row.size() == kRowLength) && !Before(pair, row.back())) return;
+  row.insert(std::upper_bound(row.begin(), row.end(), pair, Before<PairBest>), pair);
+  if (row.size() > kRowLength) row.pop_back();
+}
+
 void GreedySearch::RescoreRow(int a) {
-  PairBest row;
+  std::vector<PairBest>& row = rows_[a];
+  row.clear();
   for (auto b = std::upper_bound(open_.begin(), open_.end(), a); b != open_.end(); ++b) {
-    const PairBest candidate = ScorePair(a, *b);
-    if (row.partner < 0 || Before(candidate.score, candidate.layout, candidate.partner, row.score,
-                                  row.layout, row.partner)) {
-      row = candidate;
-    }
+    Offer(row, ScorePair(a, *b), true);
   }
-  rows_[a] = row;
   dirty_[a] = false;
 }
 
@@ -120,30 +126,22 @@ bool GreedySearch::Refresh(const Deadline& deadline) {
         dirty_[s] = true;
       }
     }
-    auto changed = [&](int s) {
-      return std::find(changed_.begin(), changed_.end(), s) != changed_.end();
-    };
     for (int a : open_) {
       if (dirty_[a]) continue;
-      PairBest& row = rows_[a];
-      if (row.partner >= 0 && changed(row.partner)) {
-        // Its best partner was served: still best only if it scores no less.
-        const PairBest now =
-            coverage_.Satisfied(row.partner) ? PairBest{} : ScorePair(a, row.partner);
-        if (now.partner < 0 || now.score < row.score ||
-            (now.score == row.score && now.layout > row.layout)) {
-          dirty_[a] = true;
-          continue;
-        }
-        row = now;
+      // Pairs with a served partner go; those still unsatisfied are scored
+      // again and come back where they now rank, if they rank before the
+      // last pair kept; with no pair kept, every partner is scored again.
+      std::vector<PairBest>& row = rows_[a];
+      const size_t kept = row.size();
+      std::erase_if(row, [&](const PairBest& p) {
+        return std::find(changed_.begin(), changed_.end(), p.partner) != changed_.end();
+      });
+      if (row.empty()) {
+        dirty_[a] = kept > 0;
+        continue;
       }
       for (int x : still) {
-        if (x <= a || x == row.partner) continue;
-        const PairBest now = ScorePair(a, x);
-        if (row.partner < 0 ||
-            Before(now.score, now.layout, now.partner, row.score, row.layout, row.partner)) {
-          row = now;
-        }
+        if (x > a) Offer(row, ScorePair(a, x), false);
       }
     }
     changed_.clear();
@@ -226,18 +224,18 @@ std::optional<ScoredConfig> GreedySearch::Best(const Deadline& deadline) {
       if (config.score > best.score) best = std::move(config);
     }
   } else {
-    int first = -1;  // the row holding the best pair
+    int first = -1;  // the service whose best pair is the best of all
     for (int a : open_) {
-      const PairBest& row = rows_[a];
-      if (row.partner < 0 || !(row.score > 0)) continue;
-      if (first < 0 || row.score > rows_[first].score ||
-          (row.score == rows_[first].score && row.layout < rows_[first].layout)) {
+      if (rows_[a].empty() || !(rows_[a].front().score > 0)) continue;
+      const PairBest& pair = rows_[a].front();
+      if (first < 0 || pair.score > rows_[first].front().score ||
+          (pair.score == rows_[first].front().score && pair.layout < rows_[first].front().layout)) {
         first = a;
       }
     }
     if (first >= 0) {
-      const int pair[] = {first, rows_[first].partner};
-      best = space_.Best(rows_[first].layout, pair, coverage_);
+      const int pair[] = {first, rows_[first].front().partner};
+      best = space_.Best(rows_[first].front().layout, pair, coverage_);
     }
   }
   for (int service : open_) {

@@ -11,12 +11,12 @@
 //
 // GreedySearch finds that candidate without re-scoring every one after each
 // move: a pair's best configuration depends only on the two services' needs,
-// so each service keeps its best partner, and a move re-scores only the
-// pairs of the services it served; the widened families are built from, for
-// each instance size, the unsatisfied services ordered by what a first
-// instance of that size gives them, instead of a scan of every service per
-// instance. The choices, ties included, are those of scoring every candidate
-// afresh (migserving_test.cc checks both ways agree move by move).
+// so each service keeps its kRowLength best partners, and a move re-scores
+// only the pairs of the services it served (a service's partners are all
+// scored again only once the move have taken every one it kept); the widened families are built
+// from, for each instance size, the unsatisfied services ordered by what a first instance of that
+// size gives them, instead of a scan of every service per instance. The choices, ties included, are
+// those of scoring every candidate afresh (migserving_test.cc checks both ways agree move by move).
 //
 // Internal to the migserving planners.
 #ifndef TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
@@ -51,14 +51,15 @@ class GreedySearch {
   void Added(const GpuConfig& config);
 
  private:
-  // A service's best pair: the partner (a later unsatisfied service) and
-  // layout whose configuration scores most (ties: the earlier layout, then
-  // the earlier partner); partner -1 = none yet.
+  // A pair of a service and a later unsatisfied one (the partner), and the
+  // layout whose configuration for it scores most (ties: the earlier
+  // layout). Pairs rank by score, then layout, then partner.
   struct PairBest {
     double score = 0;
     int layout = 0;
     int partner = -1;
   };
+  static constexpr size_t kRowLength = 16;
   // Open services by what a first instance of one profile gives them:
   // highest gain first, ties by index.
   struct ByGain {
@@ -70,6 +71,9 @@ class GreedySearch {
   // The best configuration of any layout for the pair (a, b), a < b.
   PairBest ScorePair(int a, int b) const;
   void RescoreRow(int a);
+  // Adds `pair` to `row` where it ranks, if it ranks before the last pair
+  // kept or (`scanning` every partner) the row has room.
+  static void Offer(std::vector<PairBest>& row, const PairBest& pair, bool scanning);
   // Brings rows, open services and gains up to date with the moves added.
   bool Refresh(const Deadline& deadline);
   void FileGains(int service);
@@ -79,10 +83,12 @@ class GreedySearch {
 
   const ConfigSpace& space_;
   const Coverage& coverage_;
-  std::vector<int> open_;       // unsatisfied services, ascending
-  std::vector<PairBest> rows_;  // per service, over partners after it
-  std::vector<bool> dirty_;     // rows to re-score in full
-  std::vector<int> changed_;    // services served by moves not yet refreshed
+  std::vector<int> open_;  // unsatisfied services, ascending
+  // Per service, its best pairs, best first: at most kRowLength, and every
+  // partner left out ranks after the last one kept.
+  std::vector<std::vector<PairBest>> rows_;
+  std::vector<bool> dirty_;   // rows to re-score in full
+  std::vector<int> changed_;  // services served by moves not yet refreshed
   std::vector<std::set<std::pair<double, int>, ByGain>> fresh_;  // per profile
   std::vector<double> filed_;  // [service x profile]: the gain filed, 0 = none
 };

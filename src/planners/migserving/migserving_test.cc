@@ -164,6 +164,12 @@ std::vector<std::pair<Problem, int>> SearchProblems() {
     Result<Scenario> s = GenerateWorkload(o);
     out.emplace_back(*Problem::Build(*s, testing::A100(), table, LatencyRule{}), 1 + k % 2);
   }
+  // Services a GPU serves three or four of: partners change at every move.
+  WorkloadGenOptions o;
+  o.services = 60;
+  o.rates = NormalRates{300, 100};
+  o.seed = 5;
+  out.emplace_back(*Problem::Build(*GenerateWorkload(o), testing::A100(), table, LatencyRule{}), 1);
   return out;
 }
 
