@@ -17,14 +17,22 @@ Result<int> FillAlone(const ConfigSpace& space, Coverage& coverage, Deployment& 
   for (const int service : open) {
     const int alone[] = {service};
     while (!coverage.Satisfied(service)) {
-      ScoredConfig best;
+      // Scored without building each configuration: this runs after the
+      // deadline, on every service the fast algorithm did not reach.
+      const double needs[] = {coverage.Need(service)};
+      double best_score = 0;
+      int best_layout = -1;
       for (int layout = 0; layout < static_cast<int>(space.layouts().size()); ++layout) {
-        ScoredConfig config = space.Best(layout, alone, coverage);
-        if (config.score > best.score) best = std::move(config);
+        const double score = space.BestScore(layout, alone, needs);
+        if (score > best_score) {
+          best_score = score;
+          best_layout = layout;
+        }
       }
-      if (best.score <= 0) {
+      if (best_layout < 0) {
         return Status::Internal("migserving: no GPU configuration helps an unsatisfied service");
       }
+      ScoredConfig best = space.Best(best_layout, alone, coverage);
       coverage.Add(best.config);
       deployment.push_back(std::move(best.config));
     }
