@@ -1,6 +1,6 @@
 // Benchmarks of the heuristic planners at scale (issue 22), on workloads of
-// `tessera gen --services N` (its default rates, normal 100 +- 30 req/s, SLO
-// 100 ms, every builtin model, seed 1) on the embedded A100-80GB profiles:
+// `tessera gen --services N --rates normal:300,100` (SLO 100 ms, every
+// builtin model, seed 1) on the embedded A100-80GB profiles:
 //  * plan_ms of MIG-serving's fast algorithm on 300 and 1,000 services and
 //    of ParvaGPU on 11,000, with the GPUs planned as a counter;
 //  * how closely every heuristic MIG planner keeps a time limit on 3,000 and
@@ -21,7 +21,8 @@
 namespace tessera {
 namespace {
 
-// The problem of `tessera gen --services N`, built once per size.
+// The problem of `tessera gen --services N --rates normal:300,100`, built
+// once per size.
 const Result<Problem>& Generated(int services) {
   static std::map<int, Result<Problem>> problems;
   auto it = problems.find(services);
@@ -30,6 +31,7 @@ const Result<Problem>& Generated(int services) {
   static const ProfileTable profiles = DefaultProfiles(gpu);
   WorkloadGenOptions options;
   options.services = services;
+  options.rates = NormalRates{300, 100};
   Result<Problem> problem = Status::Internal("unset");
   if (Result<Scenario> scenario = GenerateWorkload(options); scenario.ok()) {
     problem = Problem::Build(*scenario, gpu, profiles, LatencyRule{});
@@ -39,7 +41,7 @@ const Result<Problem>& Generated(int services) {
   return problems.emplace(services, std::move(problem)).first->second;
 }
 
-// Plans `tessera gen --services <Arg>` with `planner`, no time limit.
+// Plans the workload of <Arg> services with `planner`, no time limit.
 void BM_HeuristicPlan(benchmark::State& state, const char* planner_name) {
   const Result<Problem>& problem = Generated(static_cast<int>(state.range(0)));
   if (!problem.ok()) {
@@ -70,7 +72,7 @@ BENCHMARK_CAPTURE(BM_HeuristicPlan, parva, "parva")
     ->Arg(11000)
     ->Unit(benchmark::kMillisecond);
 
-// Plans `tessera gen --services <Arg 0>` with `planner` under a time limit
+// Plans the workload of <Arg 0> services with `planner` under a time limit
 // of <Arg 1> ms, timed on the wall clock.
 void BM_HeuristicTimeLimit(benchmark::State& state, const char* planner_name) {
   const Result<Problem>& problem = Generated(static_cast<int>(state.range(0)));

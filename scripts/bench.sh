@@ -77,6 +77,17 @@ echo "   overrun = wall / limit - 1"
 wall_and_counters '^BM_MigServingGa' '%12.1f' limit_ms '%10.0f' overrun '%10.4f'
 
 echo
+echo "== heuristic planners at scale (tessera gen --services N --rates normal:300,100): plan_ms and"
+echo "   GPUs of migserving-greedy on 300 and 1,000 services and parva on 11,000 (median of 5);"
+echo "   scripts/bench_heuristics.sh sets them beside another build"
+wall_and_counters '^BM_HeuristicPlan' '%12.1f' gpus '%10.0f'
+echo
+echo "== time limits: each heuristic MIG planner under a 1 s limit on 3,000 and 10,000 of those"
+echo "   services; overrun = wall / limit - 1 (negative: done first), planned = 1 for a plan, 0 for"
+echo "   the error that says to raise --time-limit (median of 5)"
+wall_and_counters '^BM_HeuristicTimeLimit' '%12.1f' limit_ms '%10.0f' overrun '%10.4f' planned '%10.0f'
+
+echo
 echo "== MPS planners: iGniter's placement of 10 to 1,000 random workloads on V100s (the paper"
 echo "   reports 4.61 s for 1,000), FFD+ and GSLICE+ on 1,000: plan_ms, GPUs, Theorem 1 bound"
 wall_and_counters '^BM_(Igniter|FfdPlus|GslicePlus)Place' '%12.3f' gpus '%10.0f' bound '%10.0f'
