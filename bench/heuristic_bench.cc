@@ -41,13 +41,18 @@ const Result<Problem>& Generated(int services) {
   return problems.emplace(services, std::move(problem)).first->second;
 }
 
+// The problem of <Arg 0> services, or null with the benchmark skipped.
+const Problem* ProblemOrSkip(benchmark::State& state) {
+  const Result<Problem>& problem = Generated(static_cast<int>(state.range(0)));
+  if (problem.ok()) return &*problem;
+  state.SkipWithError(problem.status().message().c_str());
+  return nullptr;
+}
+
 // Plans the workload of <Arg> services with `planner`, no time limit.
 void BM_HeuristicPlan(benchmark::State& state, const char* planner_name) {
-  const Result<Problem>& problem = Generated(static_cast<int>(state.range(0)));
-  if (!problem.ok()) {
-    state.SkipWithError(problem.status().message().c_str());
-    return;
-  }
+  const Problem* problem = ProblemOrSkip(state);
+  if (!problem) return;
   std::unique_ptr<Planner> planner = BuiltinPlanners().Create(planner_name).value();
   Result<PlanResult> result = Status::Internal("not run");
   for (auto _ : state) {
@@ -75,11 +80,8 @@ BENCHMARK_CAPTURE(BM_HeuristicPlan, parva, "parva")
 // Plans the workload of <Arg 0> services with `planner` under a time limit
 // of <Arg 1> ms, timed on the wall clock.
 void BM_HeuristicTimeLimit(benchmark::State& state, const char* planner_name) {
-  const Result<Problem>& problem = Generated(static_cast<int>(state.range(0)));
-  if (!problem.ok()) {
-    state.SkipWithError(problem.status().message().c_str());
-    return;
-  }
+  const Problem* problem = ProblemOrSkip(state);
+  if (!problem) return;
   std::unique_ptr<Planner> planner = BuiltinPlanners().Create(planner_name).value();
   const double limit_ms = static_cast<double>(state.range(1));
   double wall_ms = 0;
