@@ -135,11 +135,13 @@ CLI::Validator NonNegative() {
 void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
   command
       .add_option("--time-limit", flags.time_limit_s,
-                  "Wall-clock time a searching planner may take, " + DescribeRange(kTimeLimit) +
+                  "Wall-clock time a planner may take, " + DescribeRange(kTimeLimit) +
                       ", e.g. 10, 30s or 2m (exact: returns the best plan found, its proven "
                       "bound and gap; migserving-ga: the best plan its rounds found; "
                       "migserving-greedy: the services its fast algorithm has not reached get "
-                      "GPUs of their own); default: the planner's own (10 s for exact and "
+                      "GPUs of their own; parva: the GPUs its allocation optimization has not "
+                      "reached keep their segments; any planner with no plan covering every "
+                      "service yet: an error); default: the planner's own (10 s for exact and "
                       "migserving-ga, none for the others)")
       ->transform(DurationFlag(kTimeLimit));
   command

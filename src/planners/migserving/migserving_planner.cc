@@ -35,6 +35,9 @@ class ProgressLine {
   double last_ms_;
 };
 
+// The share of the time limit the fast algorithm may take.
+constexpr double kFastAlgorithmShare = 0.9;
+
 class MigServingPlanner : public Planner {
  public:
   MigServingPlanner(const MigServingOptions& options, std::string name)
@@ -50,11 +53,14 @@ class MigServingPlanner : public Planner {
                            : options_.genetic       ? options_.default_time_limit_s
                                                     : 0;
     const Deadline deadline(clock, limit_s);
+    // The fast algorithm stops at 90% of the limit: the rest is for serving
+    // the services it has not reached, trimming and describing the plan.
+    const Deadline greedy_deadline(clock, kFastAlgorithmShare * limit_s);
     const ConfigSpace space = ConfigSpace::Build(problem, options_.max_procs);
     Coverage coverage(space);
     Deployment deployment;
     TESSERA_ASSIGN_OR_RETURN(const migserving::GreedyOutcome greedy,
-                             migserving::GreedyFill(space, coverage, deployment, deadline));
+                             migserving::GreedyFill(space, coverage, deployment, greedy_deadline));
     if (greedy.alone > 0 && context.progress) {
       context.progress(fmt::format(
           "{}: the time limit ({:g} s) passed during the fast algorithm: {} of {} services are "

@@ -13,10 +13,11 @@
 // busy compute slices.
 //
 // Time: PlanContext::time_limit_s bounds both phases (the GA's default, 10 s,
-// when it is 0; the fast algorithm alone has no limit then). When it passes
-// during the fast algorithm, the services it has not covered yet get GPUs
-// of their own (linear time, see GreedyFill), the plan stays valid, a
-// progress line says so, and the GA has no time left to improve it.
+// when it is 0; the fast algorithm alone has no limit then). The fast
+// algorithm stops at 90% of it: the services it has not covered by then get
+// GPUs of their own (linear time, see GreedyFill, in the last 10%), the plan
+// stays valid, a progress line says so, and the GA has no time left to
+// improve it.
 #ifndef TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
 #define TESSERA_PLANNERS_MIGSERVING_MIGSERVING_PLANNER_H_
 
