@@ -405,5 +405,33 @@ TEST(IgniterLimits, MpsProblemsTooLargeToPlanAreInputErrors) {
   }
 }
 
+// Every iGniter planner honours its time limit (issue 22): on a clock that
+// advances 1 ms per reading, a 1 ms limit passes at the first reading, when
+// no plan covers every service yet, so each says to raise --time-limit; a
+// limit never reached gives the plan of no limit.
+TEST(MpsPlanners, StopAtTheTimeLimitWithAClearError) {
+  Result<MpsCoefficients> c = ParseMpsCoefficientsJson(kSmall, "c.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<Problem> p = Problem::BuildMps(
+      Workloads({{"alexnet", 100, 300}, {"alexnet", 50, 120}, {"alexnet", 200, 900}}),
+      {*FindGpu("v100-16gb"), 3.06, 0}, *c, LatencyRule{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  for (auto make : {NewIgniterPlanner, NewFfdPlusPlanner, NewGslicePlusPlanner}) {
+    const std::unique_ptr<Planner> planner = make();
+    FakeClock clock(0, 1);
+    Result<PlanResult> stopped =
+        planner->Plan(*p, PlanContext{.time_limit_s = 0.001, .clock = &clock});
+    ASSERT_FALSE(stopped.ok()) << planner->Name();
+    EXPECT_EQ(stopped.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(stopped.status().message().find("raise --time-limit"), std::string::npos)
+        << stopped.status().ToString();
+    FakeClock slow(0, 1);
+    Result<PlanResult> full = planner->Plan(*p, PlanContext{.time_limit_s = 1e6, .clock = &slow});
+    Result<PlanResult> unlimited = planner->Plan(*p, PlanContext{});
+    ASSERT_TRUE(full.ok() && unlimited.ok()) << planner->Name();
+    EXPECT_EQ(Summarise(*full), Summarise(*unlimited)) << planner->Name();
+  }
+}
+
 }  // namespace
 }  // namespace tessera
