@@ -185,21 +185,33 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
 
 namespace {
 
-// The rule of the flags: --compat, --latency-factor, --capacity-rule and
-// --router over the default.
-Result<LatencyRule> RuleFrom(const InputFlags& flags) {
+// The rule the planning commands start from: for MIG planners the pooled
+// capacity rule behind the jsq router (docs/capacity-rules.md); for MPS
+// planners, which count whole throughputs (Problem::BuildMps), the
+// library's default.
+LatencyRule DefaultRule(bool mps) {
   LatencyRule rule;
+  if (mps) return rule;
+  rule.pooled = true;
+  rule.router = Router::kShortestQueue;
+  return rule;
+}
+
+// The rule of the flags: --compat, --latency-factor, --capacity-rule,
+// --router and --rate-margin over the default.
+Result<LatencyRule> RuleFrom(const InputFlags& flags, bool mps) {
+  LatencyRule rule = DefaultRule(mps);
   if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
   if (flags.latency_factor) rule.factor = *flags.latency_factor;
   TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
   if (!flags.capacity_rule.empty()) {
     TESSERA_RETURN_IF_ERROR(rule.SetCapacity(flags.capacity_rule).WithContext("--capacity-rule"));
     // The pooled rule is made for the router that pools.
-    if (rule.Pools()) rule.router = Router::kShortestQueue;
+    if (rule.pooled) rule.router = Router::kShortestQueue;
   }
   if (!flags.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(rule.router, ParseRouter(flags.router));
-    if (rule.Pools() && rule.router != Router::kShortestQueue) {
+    if (rule.pooled && rule.router != Router::kShortestQueue) {
       if (!flags.capacity_rule.empty()) {
         return Status::InvalidArgument(
             "--router: --capacity-rule pooled needs --router jsq (processes behind a random "
@@ -216,8 +228,8 @@ Result<LatencyRule> RuleFrom(const InputFlags& flags) {
 
 // A plan is checked under the rule it was made under; a rule flag that says
 // otherwise is a contradiction, not an override.
-Result<LatencyRule> RuleOf(const InputFlags& flags, const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(flags));
+Result<LatencyRule> RuleOf(const InputFlags& flags, bool mps, const LatencyRule* recorded) {
+  TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(flags, mps));
   if (recorded == nullptr) return from_flags;
   const bool given = flags.latency_factor || !flags.compat.empty() ||
                      !flags.capacity_rule.empty() || !flags.router.empty() ||
@@ -383,7 +395,7 @@ Result<Problem> LoadProblem(const InputFlags& flags, bool mps, const LatencyRule
 
 Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
                             const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, recorded));
+  TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, mps, recorded));
   return mps ? LoadMpsProblem(flags, scenario, rule) : LoadMigProblem(flags, scenario, rule);
 }
 

@@ -66,7 +66,7 @@ LatencyRule RandomRule(std::mt19937_64& rng) {
   rule.factor = factors[rng() % 3];
   EXPECT_TRUE(rule.SetCapacity(capacities[rng() % 5]).ok());
   // The pooled rule holds behind the router that pools only.
-  rule.router = rng() % 2 && !rule.Pools() ? Router::kWeighted : Router::kShortestQueue;
+  rule.router = rng() % 2 && !rule.pooled ? Router::kWeighted : Router::kShortestQueue;
   rule.rate_margin = rng() % 2 ? 0.0 : 0.05;
   return rule;
 }

@@ -30,6 +30,14 @@ constexpr double kSimulatedS = 15;
 
 const GpuModel& A100() { return **FindGpu("a100-80gb"); }
 
+// What `tessera plan` plans MIG problems under by default.
+LatencyRule PooledRule() {
+  LatencyRule rule;
+  EXPECT_TRUE(rule.SetCapacity("pooled").ok());
+  rule.router = Router::kShortestQueue;
+  return rule;
+}
+
 struct Outcome {
   int gpus = 0;
   double lowest_compliance = 0;
@@ -84,16 +92,14 @@ TEST(PooledRuleConformance, ParvaRowsNeedTheArtifactsGpusAndMeetEverySlo) {
   for (int row = 1; row <= 6; ++row) {
     Result<Scenario> scenario = ImportParvaSloRow(testing::SharedDataPath(kSlo), row);
     ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
-    const Outcome out = PlanAndSimulate(*scenario, *profiles, LatencyRule{});
+    const Outcome out = PlanAndSimulate(*scenario, *profiles, PooledRule());
     EXPECT_EQ(out.gpus, expected[row - 1]) << "row " << row;
     EXPECT_GE(out.lowest_compliance, kComplianceTarget) << "row " << row << " " << out.lowest;
   }
 }
 
 TEST(PooledRuleConformance, GeneratedScenariosMeetEverySloOnNoMoreGpusThanPerProcess) {
-  LatencyRule per_process;
-  ASSERT_TRUE(per_process.SetCapacity("queueing").ok());
-  per_process.router = Router::kWeighted;
+  const LatencyRule per_process;  // queueing, weighted: the rule before the pooled one
   const ProfileTable profiles = DefaultProfiles(A100());
   for (std::uint64_t seed : {3, 7, 11}) {
     WorkloadGenOptions options;
@@ -103,7 +109,7 @@ TEST(PooledRuleConformance, GeneratedScenariosMeetEverySloOnNoMoreGpusThanPerPro
     options.seed = seed;
     Result<Scenario> scenario = GenerateWorkload(options);
     ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
-    const Outcome pooled = PlanAndSimulate(*scenario, profiles, LatencyRule{});
+    const Outcome pooled = PlanAndSimulate(*scenario, profiles, PooledRule());
     const Outcome today = PlanAndSimulate(*scenario, profiles, per_process);
     EXPECT_GE(pooled.lowest_compliance, kComplianceTarget)
         << "seed " << seed << " " << pooled.lowest;

@@ -49,7 +49,7 @@ struct LatencyRule {
   bool truncate_slo = false;
   // Largest number of MPS processes per segment; 0 = no limit. Default: 0.
   int max_procs = 0;
-  // Queueing-aware capacity (the SLO-safe default): a segment counts only the share of its
+  // Queueing-aware capacity: a segment counts only the share of its
   // throughput at which its processes' queues still meet the SLO at
   // `headroom_quantile` (UsableShare). false = the papers' bare rule: the
   // whole throughput counts. Default: true.
@@ -62,11 +62,8 @@ struct LatencyRule {
   // service's processes form one pool behind the join-shortest-queue router,
   // so the share a process counts grows with the service's rate
   // (PooledUtilisation), and a process counts at most its batch over its
-  // latency. Requires router kShortestQueue and burst_on_share 1. false:
-  // each process is sized alone (the per-process queueing rule). Without
-  // queueing_headroom (the bare rule) it has no effect (Pools). Default:
-  // true (capacity "pooled").
-  bool pooled = true;
+  // latency. Requires router kShortestQueue and burst_on_share 1.
+  bool pooled = false;
   // The pooled rule's batch-latency variability: a lognormal factor of mean
   // 1 and this coefficient of variation. A batch's `headroom_quantile`
   // latency must fit the batch budget, and the SLO less it is the waiting
@@ -77,16 +74,13 @@ struct LatencyRule {
   // limits::kRateMargin. Default: 0.
   double rate_margin = 0;
   // How the serving side routes requests among a service's processes.
-  // Default: kShortestQueue, the router the default pooled rule needs.
-  Router router = Router::kShortestQueue;
+  Router router = Router::kWeighted;
 
   // InvalidArgument unless 0 < factor <= 1, max_procs >= 0, 0 <
   // headroom_quantile < 1, 0 < burst_on_share <= 1, batch_cv and
   // rate_margin within their limits, and a pooled rule routes by
   // kShortestQueue with burst_on_share 1.
   Status Validate() const;
-  // True iff the pooled rule applies: pooled and queueing_headroom.
-  bool Pools() const { return pooled && queueing_headroom; }
   // The latency budget (ms) of a batch for a service with `slo_ms`.
   double BudgetMs(double slo_ms) const;
   // The factor over a batch's profiled latency that its `headroom_quantile`
@@ -122,8 +116,7 @@ struct LatencyRule {
   // "queueing", "bursty:SHARE" or "bare".
   std::string CapacityName() const;
   // Sets queueing_headroom, burst_on_share, pooled and batch_cv from
-  // CapacityName's text ("bare" leaves pooled as it is); InvalidArgument
-  // naming the accepted forms otherwise.
+  // CapacityName's text; InvalidArgument naming the accepted forms otherwise.
   // It leaves the router as it is (Validate checks the pair).
   Status SetCapacity(std::string_view text);
 

@@ -29,10 +29,6 @@ Deployment SmallDeployment() {
   Deployment d;
   d.gpu = "a100-80gb";
   d.planner = "parva";
-  // The rule the example was written under (the default before the pooled
-  // rule), so the golden file's rule stays the per-process one.
-  EXPECT_TRUE(d.rule.SetCapacity("queueing").ok());
-  d.rule.router = Router::kWeighted;
   d.gpus = {
       {0,
        0,

@@ -41,14 +41,14 @@ Status LatencyRule::Validate() const {
   if (!limits::kRateMargin.Contains(rate_margin)) {
     return Status::InvalidArgument("rate margin " + OutOfRange(limits::kRateMargin, rate_margin));
   }
-  if (Pools() && router != Router::kShortestQueue) {
+  if (pooled && router != Router::kShortestQueue) {
     return Status::InvalidArgument(
         "capacity pooled needs router jsq: a service's processes form one pool only when the "
         "router joins the queue that empties first; with router weighted use capacity queueing");
   }
-  if (Pools() && burst_on_share != 1) {
+  if (pooled && (!queueing_headroom || burst_on_share != 1)) {
     return Status::InvalidArgument(
-        "capacity pooled plans for Poisson arrivals; for on/off bursts use bursty:SHARE");
+        "capacity pooled plans Poisson arrivals with headroom: not with bare or bursty:SHARE");
   }
   if (max_procs < 0) {
     return Status::InvalidArgument("max procs must be >= 0 (0 = no limit), got " +
@@ -76,7 +76,7 @@ double NormalQuantile(double p) {
 }  // namespace
 
 double LatencyRule::BatchLatencyFactor() const {
-  if (!Pools() || batch_cv == 0) return 1;
+  if (!pooled || batch_cv == 0) return 1;
   const double sigma2 = std::log1p(batch_cv * batch_cv);
   return std::exp(NormalQuantile(headroom_quantile) * std::sqrt(sigma2) - sigma2 / 2);
 }
@@ -92,7 +92,6 @@ LatencyRule ParvaArtifactRule() {
   rule.truncate_slo = true;
   rule.max_procs = 5;
   rule.queueing_headroom = false;
-  rule.router = Router::kWeighted;
   return rule;
 }
 
@@ -118,7 +117,7 @@ double PooledUtilisation(double in_flight, double wait_budget, int batch, double
 double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
                                 double rate_rps) const {
   if (!queueing_headroom) return 1;
-  if (Pools()) {
+  if (pooled) {
     const double in_flight = (1 + rate_margin) * rate_rps * latency_ms / 1000;
     if (!(in_flight > 0) || !(latency_ms > 0)) return 0;
     const double wait_budget = (slo_ms - latency_ms * BatchLatencyFactor()) / latency_ms;
@@ -133,7 +132,7 @@ double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
 
 double LatencyRule::UsableRps(int batch, int procs, double throughput_rps,
                               double latency_ms) const {
-  if (!Pools() || !(latency_ms > 0)) return throughput_rps;
+  if (!pooled || !(latency_ms > 0)) return throughput_rps;
   return std::min(throughput_rps, procs * 1000.0 * std::max(1, batch) / latency_ms);
 }
 
@@ -155,8 +154,7 @@ Status LatencyRule::SetCapacity(std::string_view text) {
   constexpr std::string_view kPooled = "pooled:";
   if (text == "bare" || text == "queueing" || text == "pooled") {
     queueing_headroom = text != "bare";
-    // Bare leaves `pooled` as it is: without headroom it has no effect.
-    if (queueing_headroom) pooled = text == "pooled";
+    pooled = text == "pooled";
     batch_cv = 0.05;
     burst_on_share = 1;
     return Status::Ok();

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -227,12 +226,9 @@ TEST(LatencyRuleHeadroom, TripletsCountTheirUsableCapacity) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   for (const ServiceSpec& spec : p->services()) {
     for (const Triplet& t : spec.feasible) {
-      // The default pooled rule: the usable rate (at most batch / latency
-      // per process) times the pool's share at the service's rate.
-      const double usable = std::min(t.throughput_rps, t.procs * 1000.0 * t.batch / t.latency_ms);
       EXPECT_NEAR(t.capacity_rps,
-                  usable * LatencyRule{}.UsableShare(t.batch, t.latency_ms, spec.service.slo_ms,
-                                                     spec.service.rate_rps),
+                  t.throughput_rps *
+                      LatencyRule{}.UsableShare(t.batch, t.latency_ms, spec.service.slo_ms, 0),
                   1e-9 * t.throughput_rps);
       EXPECT_GT(t.capacity_rps, 0);
       EXPECT_LT(t.capacity_rps, t.throughput_rps);
