@@ -64,8 +64,14 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                      ->check(Within(limits::kLatencyFactor));
   command.add_option("--router", flags.router,
                      "How the serving side routes a service's requests among its processes, "
-                     "recorded in the plan: weighted (default: at random by SLO-safe capacity) "
-                     "or jsq (join-shortest-queue)");
+                     "recorded in the plan: jsq (default: join-shortest-queue, to the process "
+                     "whose queue empties first) or weighted (at random by SLO-safe capacity; "
+                     "without --capacity-rule it plans under queueing)");
+  command
+      .add_option("--rate-margin", flags.rate_margin,
+                  "Rates are estimates: plan for (1 + M) x every service's rate, " +
+                      limits::kRateMargin.Describe() + " (default 0)")
+      ->check(Within(limits::kRateMargin));
   command
       .add_option("--replicate", flags.replicate,
                   "Serve K copies of every service, named <name>#k (ParvaGPU's scalability "
@@ -80,12 +86,16 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                   "integer SLO, at most 5 processes, bare capacity)")
       ->check(CLI::IsMember({"parva-artifact"}))
       ->excludes(factor);
-  command.add_option("--capacity-rule", flags.capacity_rule,
-                     "MIG planners: queueing (default): a segment counts only the share of its "
-                     "throughput at which its queue still meets the SLO at p99.5 under Poisson "
-                     "arrivals; bursty:SHARE: the same for on/off bursts that are on SHARE of "
-                     "the time; bare: its whole throughput, as the papers do (--compat "
-                     "parva-artifact implies bare)");
+  command.add_option(
+      "--capacity-rule", flags.capacity_rule,
+      "MIG planners: pooled (default): a service's processes form one pool behind the jsq "
+      "router, which may run closer to its capacity the more requests it serves "
+      "per batch time (pooled:CV: batch latencies vary with coefficient CV, "
+      "default 0.05; docs/capacity-rules.md); queueing: a segment counts only the "
+      "share of its throughput at which its own queue still meets the SLO at "
+      "p99.5 under Poisson arrivals; bursty:SHARE: the same for on/off bursts "
+      "that are on SHARE of the time; bare: its whole throughput, as the papers "
+      "do (--compat parva-artifact implies bare)");
   command.add_option("--coeffs", flags.coefficients,
                      "MPS planners (igniter, ffd+, gslice+, gpulet): the GPU's iGniter "
                      "coefficients (JSON), to plan whole GPUs shared through MPS; e.g. "
@@ -177,35 +187,61 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
 
 namespace {
 
-// The rule of the flags: --compat, --latency-factor, --capacity-rule and
-// --router over the default.
-Result<LatencyRule> RuleFrom(const InputFlags& flags) {
+// The rule the planning commands start from: for MIG planners the pooled
+// capacity rule behind the jsq router (docs/capacity-rules.md); for MPS
+// planners, which count whole throughputs (Problem::BuildMps), the
+// library's default.
+LatencyRule DefaultRule(bool mps) {
   LatencyRule rule;
+  if (mps) return rule;
+  rule.pooled = true;
+  rule.router = Router::kShortestQueue;
+  return rule;
+}
+
+// The rule of the flags: --compat, --latency-factor, --capacity-rule,
+// --router and --rate-margin over the default.
+Result<LatencyRule> RuleFrom(const InputFlags& flags, bool mps) {
+  LatencyRule rule = DefaultRule(mps);
   if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
   if (flags.latency_factor) rule.factor = *flags.latency_factor;
   TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
   if (!flags.capacity_rule.empty()) {
     TESSERA_RETURN_IF_ERROR(rule.SetCapacity(flags.capacity_rule).WithContext("--capacity-rule"));
+    // The pooled rule is made for the router that pools.
+    if (rule.pooled) rule.router = Router::kShortestQueue;
   }
   if (!flags.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(rule.router, ParseRouter(flags.router));
+    if (rule.pooled && rule.router != Router::kShortestQueue) {
+      if (!flags.capacity_rule.empty()) {
+        return Status::InvalidArgument(
+            "--router: --capacity-rule pooled needs --router jsq (processes behind a random "
+            "router queue alone); give --capacity-rule queueing with --router weighted");
+      }
+      // The default pooled rule does not hold for a random router.
+      TESSERA_RETURN_IF_ERROR(rule.SetCapacity("queueing"));
+    }
   }
+  if (flags.rate_margin) rule.rate_margin = *flags.rate_margin;
+  TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--rate-margin"));
   return rule;
 }
 
 // A plan is checked under the rule it was made under; a rule flag that says
 // otherwise is a contradiction, not an override.
-Result<LatencyRule> RuleOf(const InputFlags& flags, const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(flags));
+Result<LatencyRule> RuleOf(const InputFlags& flags, bool mps, const LatencyRule* recorded) {
+  TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(flags, mps));
   if (recorded == nullptr) return from_flags;
   const bool given = flags.latency_factor || !flags.compat.empty() ||
-                     !flags.capacity_rule.empty() || !flags.router.empty();
+                     !flags.capacity_rule.empty() || !flags.router.empty() ||
+                     flags.rate_margin.has_value();
   if (given && !(from_flags == *recorded)) {
     return Status::InvalidArgument(
         "the plan records the rule it was made under (" + DescribeRule(*recorded) +
         "); the rule flags give " + DescribeRule(from_flags) +
-        ": drop --latency-factor, --compat, --capacity-rule and --router to check it under its "
-        "own rule");
+        ": drop --latency-factor, --compat, --capacity-rule, --router and --rate-margin to check "
+        "it under its own rule");
   }
   return *recorded;
 }
@@ -339,6 +375,7 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
       {"--profiles", !flags.profiles.empty(), false},
       {"--compat", !flags.compat.empty(), false},
       {"--capacity-rule", !flags.capacity_rule.empty(), false},
+      {"--rate-margin", flags.rate_margin.has_value(), false},
       {"--coeffs", !flags.coefficients.empty(), true},
       {"--gpulet-tables", !flags.gpulet_tables.empty(), true},
       {"--price", flags.price_per_hour.has_value(), true},
@@ -360,7 +397,7 @@ Result<Problem> LoadProblem(const InputFlags& flags, bool mps, const LatencyRule
 
 Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
                             const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, recorded));
+  TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, mps, recorded));
   return mps ? LoadMpsProblem(flags, scenario, rule) : LoadMigProblem(flags, scenario, rule);
 }
 

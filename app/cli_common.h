@@ -52,10 +52,11 @@ struct InputFlags {
   std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
   std::string router;                    // --router weighted|jsq
+  std::optional<double> rate_margin;     // --rate-margin M: plan for (1 + M) x every rate
   // MIG planners only.
   std::string profiles;       // --profiles PATH (default: embedded synthesized profiles)
   std::string compat;         // --compat parva-artifact
-  std::string capacity_rule;  // --capacity-rule queueing|bursty:SHARE|bare
+  std::string capacity_rule;  // --capacity-rule pooled[:CV]|queueing|bursty:SHARE|bare
   // MPS planners only.
   std::string coefficients;              // --coeffs FILE
   std::string gpulet_tables;             // --gpulet-tables FILE

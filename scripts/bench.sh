@@ -141,6 +141,51 @@ for planner in parva exact; do
       --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --planner $planner --format json)"
   fi
 done
+# "GPUS LOWEST%": the default planner's plan of `tessera plan "$@"` and the
+# lowest share of any service's requests within its SLO in 60 s of --verify.
+gpus_and_compliance() {
+  local work; work=$(mktemp -d)
+  "$build/tessera" plan "$@" --verify --format json -o "$work/plan.json" 2>"$work/verify.txt" || true
+  python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['metrics']['gpus'], end=' ')" \
+    "$work/plan.json" 2>/dev/null || printf -- '- '
+  awk '/in SLO %/ { f = 1; next } f && NF == 7 { print $7 } f && NF < 7 { exit }' "$work/verify.txt" |
+    sort -n | head -1 | awk '{ printf "%s%%\n", $1 }'
+  rm -rf "$work"
+}
+
+# Capacity rules side by side: before = the per-process queueing rule behind
+# the weighted router; after = the pooled rule behind jsq (the default).
+before=(--capacity-rule queueing --router weighted)
+P=../shared/data/parvagpu
+if [ -d "$P/prof_data" ]; then
+  echo
+  echo "== capacity rules on ParvaGPU's A100 data, default planner: GPUs and the lowest compliance of"
+  echo "   any service in 60 s of --verify (Poisson, the plan's own rule and router), per-process"
+  echo "   queueing + weighted (before) and pooled + jsq (the default); ParvaGPU's artifact: 2 3 5 7 13 16"
+  printf '%-14s %18s %18s\n' scenario before after
+  for row in 1 2 3 4 5 6; do
+    args=(--profiles "$P/prof_data" --parva-slo "$P/SLO" --row "$row")
+    printf '%-14s %18s %18s\n' "row $row" "$(gpus_and_compliance "${args[@]}" "${before[@]}")" \
+      "$(gpus_and_compliance "${args[@]}")"
+  done
+  args=(--profiles "$P/prof_data" --parva-slo "$P/SLO" --row 5 --replicate 10)
+  printf '%-14s %18s %18s\n' "S5 x 10" "$(gpus_and_compliance "${args[@]}" "${before[@]}")" \
+    "$(gpus_and_compliance "${args[@]}")"
+fi
+echo
+echo "== capacity rules on 30 generated scenarios (tessera gen --services 10 --rates lognormal:6.5,1"
+echo "   --slo-ms 100..200 --seed 1..30, embedded profiles), default planner: total GPUs and the lowest"
+echo "   compliance of any service in any scenario (60 s of --verify), before and after"
+work=$(mktemp -d)
+totals=$(for seed in $(seq 30); do
+  "$build/tessera" gen --services 10 --rates lognormal:6.5,1 --slo-ms $((100 + 25 * (seed % 5))) \
+    --seed "$seed" -o "$work/s.yaml"
+  echo "$(gpus_and_compliance --scenario "$work/s.yaml" "${before[@]}") $(gpus_and_compliance --scenario "$work/s.yaml")"
+done | tr -d '%' | awk '{ b += $1; a += $3; if (NR == 1 || $2 < mb) mb = $2; if (NR == 1 || $4 < ma) ma = $4 }
+  END { printf "before: %d GPUs, lowest %.2f%%;  after: %d GPUs, lowest %.2f%%;  ratio %.3f\n", b, mb, a, ma, a / b }')
+echo "$totals"
+rm -rf "$work"
+
 D=../shared/data/alibaba-gpu-2023/csv
 if [ -d "$D" ]; then
   echo

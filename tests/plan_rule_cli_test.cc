@@ -142,5 +142,34 @@ TEST_F(PlanRuleCliTest, FlagsThatDoNotApplyExitTwoNamingTheFlag) {
   EXPECT_NE(compare.err.find("--price does not apply"), std::string::npos) << compare.err;
 }
 
+// The default rule is pooled behind jsq; --router weighted alone plans under
+// the per-process queueing rule; pooled with a random router, and a rate
+// margin out of range, are errors naming the flag; the margin is recorded.
+TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
+  const auto rule_of = [&](const std::string& flags) {
+    const fs::path json = dir_ / "p.json";
+    Outcome o = Tessera("plan --scenario " + S6() + " --planner parva --format json -o " +
+                        json.string() + " " + flags);
+    EXPECT_EQ(o.exit_code, 0) << flags << "\n" << o.err;
+    return nlohmann::json::parse(testing::ReadAll(json))["latency_rule"];
+  };
+  const nlohmann::json pooled = rule_of("");
+  EXPECT_EQ(pooled["capacity"], "pooled");
+  EXPECT_EQ(pooled["router"], "jsq");
+  EXPECT_FALSE(pooled.contains("rate_margin"));
+  const nlohmann::json weighted = rule_of("--router weighted");
+  EXPECT_EQ(weighted["capacity"], "queueing");
+  EXPECT_EQ(weighted["router"], "weighted");
+  EXPECT_DOUBLE_EQ(rule_of("--rate-margin 0.05")["rate_margin"].get<double>(), 0.05);
+  EXPECT_EQ(rule_of("--capacity-rule pooled:0")["capacity"], "pooled:0");
+
+  Outcome random = Tessera("plan --scenario " + S6() + " --capacity-rule pooled --router weighted");
+  EXPECT_EQ(random.exit_code, 2) << random.err;
+  EXPECT_NE(random.err.find("--router"), std::string::npos) << random.err;
+  Outcome margin = Tessera("plan --scenario " + S6() + " --rate-margin 2");
+  EXPECT_EQ(margin.exit_code, 2) << margin.err;
+  EXPECT_NE(margin.err.find("--rate-margin"), std::string::npos) << margin.err;
+}
+
 }  // namespace
 }  // namespace tessera

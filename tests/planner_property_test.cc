@@ -62,10 +62,12 @@ Scenario RandomScenario(std::mt19937_64& rng, const GpuModel& gpu, const Profile
 LatencyRule RandomRule(std::mt19937_64& rng) {
   LatencyRule rule;
   const double factors[] = {0.4, 0.5, 0.6};
-  const char* capacities[] = {"queueing", "bare", "bursty:0.5"};
+  const char* capacities[] = {"queueing", "bare", "bursty:0.5", "pooled", "pooled:0"};
   rule.factor = factors[rng() % 3];
-  EXPECT_TRUE(rule.SetCapacity(capacities[rng() % 3]).ok());
-  rule.router = rng() % 2 ? Router::kWeighted : Router::kShortestQueue;
+  EXPECT_TRUE(rule.SetCapacity(capacities[rng() % 5]).ok());
+  // The pooled rule holds behind the router that pools only.
+  rule.router = rng() % 2 && !rule.pooled ? Router::kWeighted : Router::kShortestQueue;
+  rule.rate_margin = rng() % 2 ? 0.0 : 0.05;
   return rule;
 }
 

@@ -67,6 +67,11 @@ inline constexpr InputRange kMaxCount{1, 1e6, false, true};
 inline constexpr InputRange kReplicate{1, 10'000, false, true};
 // --latency-factor: the share of the SLO a batch may take.
 inline constexpr InputRange kLatencyFactor{0, 1, true};
+// --rate-margin: plan for (1 + m) x every rate.
+inline constexpr InputRange kRateMargin{0, 1};
+// The pooled capacity rule's batch-latency coefficient of variation
+// (--capacity-rule pooled:CV).
+inline constexpr InputRange kBatchCv{0, 0.5};
 
 // ---- Profiles: Tessera CSV, ParvaGPU prof_data, deployment JSON ----------
 

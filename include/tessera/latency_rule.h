@@ -6,8 +6,8 @@
 // records it, and the validator and the serving simulator read it back, so a
 // plan made under rule X is checked and simulated under X.
 //
-// Text forms (flags and JSON): capacity "queueing" | "bursty:SHARE" | "bare";
-// router "weighted" | "jsq".
+// Text forms (flags and JSON): capacity "pooled" | "pooled:CV" | "queueing" |
+// "bursty:SHARE" | "bare"; router "weighted" | "jsq".
 //
 // Thread-safety: values and pure functions.
 #ifndef TESSERA_LATENCY_RULE_H_
@@ -25,7 +25,10 @@ enum class Router {
   // At random, weighted by each process's SLO-safe capacity (its throughput
   // times UsableShare): what planners count it for.
   kWeighted,
-  // To the process whose queue would empty first (join-shortest-queue).
+  // To the process whose queue would empty first (join-shortest-queue),
+  // counting each process's drain time (queued requests over its rate, plus
+  // what is left of its running batch), so processes of different sizes
+  // share one pool.
   kShortestQueue,
 };
 
@@ -46,45 +49,97 @@ struct LatencyRule {
   bool truncate_slo = false;
   // Largest number of MPS processes per segment; 0 = no limit. Default: 0.
   int max_procs = 0;
-  // Queueing-aware capacity (the SLO-safe default): a segment counts only the
-  // share of its throughput at which its processes' queues still meet the
-  // SLO at `headroom_quantile` (UsableShare). false = the papers' bare rule:
-  // the whole throughput counts. Default: true.
+  // Queueing-aware capacity: a segment counts only the share of its
+  // throughput at which its processes' queues still meet the SLO at
+  // `headroom_quantile` (UsableShare). false = the papers' bare rule: the
+  // whole throughput counts. Default: true.
   bool queueing_headroom = true;
   double headroom_quantile = 0.995;  // in (0, 1)
   // Arrivals the headroom is sized for: Poisson when 1; an on/off burst that
   // is "on" this share of the time (at rate / share) when < 1. Default: 1.
   double burst_on_share = 1;
+  // Pooled capacity (with queueing_headroom; docs/capacity-rules.md): a
+  // service's processes form one pool behind the join-shortest-queue router,
+  // so the share a process counts grows with the service's rate
+  // (PooledUtilisation), and a process counts at most its batch over its
+  // latency. Requires router kShortestQueue and burst_on_share 1.
+  bool pooled = false;
+  // The pooled rule's batch-latency variability: a lognormal factor of mean
+  // 1 and this coefficient of variation. A batch's `headroom_quantile`
+  // latency must fit the batch budget, and the SLO less it is the waiting
+  // budget. Within limits::kBatchCv. Default: 0.05.
+  double batch_cv = 0.05;
+  // Rates are estimates: plan for (1 + rate_margin) x every service's rate
+  // (a segment counts its capacity over 1 + rate_margin). Within
+  // limits::kRateMargin. Default: 0.
+  double rate_margin = 0;
   // How the serving side routes requests among a service's processes.
   Router router = Router::kWeighted;
 
   // InvalidArgument unless 0 < factor <= 1, max_procs >= 0, 0 <
-  // headroom_quantile < 1 and 0 < burst_on_share <= 1.
+  // headroom_quantile < 1, 0 < burst_on_share <= 1, batch_cv and
+  // rate_margin within their limits, and a pooled rule routes by
+  // kShortestQueue with burst_on_share 1.
   Status Validate() const;
   // The latency budget (ms) of a batch for a service with `slo_ms`.
   double BudgetMs(double slo_ms) const;
-  // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`.
+  // The factor over a batch's profiled latency that its `headroom_quantile`
+  // latency reaches: exp(z sigma - sigma^2 / 2), sigma^2 = ln(1 + cv^2), z
+  // the standard normal quantile, under the pooled rule; 1 otherwise.
+  double BatchLatencyFactor() const;
+  // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`:
+  // latency x BatchLatencyFactor < BudgetMs.
   bool Allows(double latency_ms, int procs, double slo_ms) const;
-  // The share of a process's throughput (batches of `batch` taking
-  // `latency_ms`) that may be loaded while its requests' `headroom_quantile`
-  // latency stays within `slo_ms`; 1 without queueing_headroom. Model
-  // (docs/serving-simulator.md): requests arrive Poisson at the peak rate
-  // and are served B at a time; the request-level M/D/1 tail
-  // P(wait > t) ~ exp(-theta t), with lambda (e^(theta L / B) - 1) = theta,
-  // plus the request's own batch and a batch's worth of granularity,
-  // L (2 B - 1) / B, must fit the SLO. Solved in closed form:
-  // share = on_share x x / (e^x - 1), x = ln(1 / (1 - q)) (L / B) / slack,
-  // slack = SLO - L (2 B - 1) / B; 0 when slack <= 0.
-  double UsableShare(int batch, double latency_ms, double slo_ms) const;
+  // The share of a process's usable rate (UsableRps) that may be loaded
+  // while its requests' `headroom_quantile` latency stays within `slo_ms`,
+  // for a service of `rate_rps`; 1 without queueing_headroom.
+  //  * queueing (per process; docs/serving-simulator.md): requests arrive
+  //    Poisson at the peak rate and are served B at a time; the
+  //    request-level M/D/1 tail P(wait > t) ~ exp(-theta t), with
+  //    lambda (e^(theta L / B) - 1) = theta, plus the request's own batch and
+  //    a batch's worth of granularity, L (2 B - 1) / B, must fit the SLO.
+  //    Closed form: share = on_share x x / (e^x - 1), x = ln(1 / (1 - q))
+  //    (L / B) / slack, slack = SLO - L (2 B - 1) / B; 0 when slack <= 0.
+  //  * pooled: PooledUtilisation(K, th, B, q) with K = (1 + rate_margin)
+  //    rate_rps L / 1000 and th = (SLO - L BatchLatencyFactor) / L.
+  double UsableShare(int batch, double latency_ms, double slo_ms, double rate_rps) const;
+  // What a process (or segment) of profiled `throughput_rps` may serve at
+  // most: under the pooled rule, no more than `procs` x 1000 batch /
+  // latency_ms (profiles may overstate it); its throughput otherwise.
+  double UsableRps(int batch, int procs, double throughput_rps, double latency_ms) const;
+  // What a segment counts towards its service's rate (Triplet::capacity_rps):
+  // UsableRps x UsableShare / (1 + rate_margin).
+  double CountedRps(int batch, int procs, double throughput_rps, double latency_ms, double slo_ms,
+                    double rate_rps) const;
 
-  // The capacity rule as text: "queueing", "bursty:SHARE" or "bare".
+  // The capacity rule as text: "pooled" (batch_cv 0.05), "pooled:CV",
+  // "queueing", "bursty:SHARE" or "bare".
   std::string CapacityName() const;
-  // Sets queueing_headroom and burst_on_share from CapacityName's text;
-  // InvalidArgument naming the accepted forms otherwise.
+  // Sets queueing_headroom, burst_on_share, pooled and batch_cv from
+  // CapacityName's text; InvalidArgument naming the accepted forms otherwise.
+  // It leaves the router as it is (Validate checks the pair).
   Status SetCapacity(std::string_view text);
 
   friend bool operator==(const LatencyRule&, const LatencyRule&) = default;
 };
+
+// The pooled capacity rule's utilisation bound (docs/capacity-rules.md): the
+// largest share rho of a pool's usable rate that its requests may load while
+// the share of them waiting longer than `wait_budget` batch times stays
+// under 1 - quantile. `in_flight` (K) is the requests arriving per batch
+// time, `batch` (B) a process's batch. Model: the pool serves like one
+// queue whose batches start every B rho / K batch times on average (n = K /
+// (B rho) processes, staggered); a request waits for the next start
+// (granularity g = B rho / K) and for the backlog ahead of it, whose tail is
+// the request-level M/D/1 one, P(wait > t) ~ exp(-theta t) with
+// K (e^(theta rho / K) - 1) = theta in batch times. With z = ln(1 / (1 -
+// quantile)) rho / (K (wait_budget - g)), rho is the largest in (0, 1] with
+// rho <= z / (e^z - 1); 0 when no rho leaves g below the budget. A pool of
+// one process (K = B rho, g = 1) is close to LatencyRule's per-process
+// queueing share, which also counts a request's place in its batch.
+// Monotone non-decreasing in in_flight and wait_budget; in [0, 1).
+// REQUIRES: in_flight > 0, batch >= 1, 0 < quantile < 1.
+double PooledUtilisation(double in_flight, double wait_budget, int batch, double quantile);
 
 // One line for people: "latency < 0.5 x SLO, capacity queueing (p99.5),
 // router weighted".

@@ -46,8 +46,8 @@ struct Triplet {
   double throughput_rps = 0;  // whole segment, as profiled
   double latency_ms = 0;      // per batch
   int pool = 0;               // which GPU model of Problem::pool() it runs on
-  // What the segment counts towards its service's rate under the rule:
-  // throughput_rps x LatencyRule::UsableShare. Planners cover rates with it.
+  // What the segment counts towards its service's rate under the rule
+  // (LatencyRule::CountedRps). Planners cover rates with it.
   double capacity_rps = 0;
 };
 

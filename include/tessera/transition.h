@@ -93,8 +93,9 @@ struct Transition {
 
 // What a transition counts an instance for: its throughput_rps times the
 // SLO-safe share of its configuration (service, model, profile, batch,
-// procs): LatencyRule::UsableShare of the plan holding that configuration,
-// at the instance's batch and latency and its service's SLO there (B's
+// procs): LatencyRule::CountedRps over the throughput, under the plan
+// holding that configuration, at the instance's batch, procs and latency
+// and its service's SLO and rate there (B's
 // figures when B has the configuration, else A's; the whole throughput when
 // neither has it, or for a plan under the bare capacity rule). Planners and
 // the validator count segments the same way, so a service at its floor is

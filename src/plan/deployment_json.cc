@@ -37,6 +37,7 @@ constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", 
 constexpr std::array<std::string_view, 3> kTopOptionalKeys = {"sharing", "latency_rule", "pool"};
 constexpr std::array<std::string_view, 6> kRuleKeys = {"factor",   "truncate_slo",      "max_procs",
                                                        "capacity", "headroom_quantile", "router"};
+constexpr std::array<std::string_view, 1> kRuleOptionalKeys = {"rate_margin"};
 constexpr std::array<std::string_view, 4> kPoolKeys = {"gpu", "price_per_hour", "max_count",
                                                        "used"};
 constexpr std::array<std::string_view, 2> kGpuKeys = {"index", "node"};
@@ -116,6 +117,7 @@ OrderedJson RuleJson(const LatencyRule& rule) {
   j["capacity"] = rule.CapacityName();
   j["headroom_quantile"] = Number(rule.headroom_quantile);
   j["router"] = RouterName(rule.router);
+  if (rule.rate_margin > 0) j["rate_margin"] = Number(rule.rate_margin);
   return j;
 }
 
@@ -245,7 +247,7 @@ Result<GpuAssignment> DeploymentReader::ParseGpu(const Json& j, const std::strin
 }
 
 Result<LatencyRule> DeploymentReader::ParseRule(const Json& j, const std::string& path) const {
-  TESSERA_RETURN_IF_ERROR(Keys(j, path, kRuleKeys));
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kRuleKeys, kRuleOptionalKeys));
   LatencyRule rule;
   TESSERA_ASSIGN_OR_RETURN(rule.factor, Number(j, path, "factor"));
   TESSERA_ASSIGN_OR_RETURN(rule.truncate_slo, Bool(j, path, "truncate_slo"));
@@ -258,6 +260,9 @@ Result<LatencyRule> DeploymentReader::ParseRule(const Json& j, const std::string
   Result<Router> parsed = ParseRouter(router);
   if (!parsed.ok()) return Error(JoinJsonPath(path, "router"), parsed.status().message());
   rule.router = *parsed;
+  if (j.contains("rate_margin")) {
+    TESSERA_ASSIGN_OR_RETURN(rule.rate_margin, Number(j, path, "rate_margin"));
+  }
   if (Status s = rule.Validate(); !s.ok()) return Error(path, s.message());
   return rule;
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -34,6 +35,21 @@ Status LatencyRule::Validate() const {
     return Status::InvalidArgument("burst on-share must be in (0, 1], got " +
                                    std::to_string(burst_on_share));
   }
+  if (!limits::kBatchCv.Contains(batch_cv)) {
+    return Status::InvalidArgument("batch latency cv " + OutOfRange(limits::kBatchCv, batch_cv));
+  }
+  if (!limits::kRateMargin.Contains(rate_margin)) {
+    return Status::InvalidArgument("rate margin " + OutOfRange(limits::kRateMargin, rate_margin));
+  }
+  if (pooled && router != Router::kShortestQueue) {
+    return Status::InvalidArgument(
+        "capacity pooled needs router jsq: a service's processes form one pool only when the "
+        "router joins the queue that empties first; with router weighted use capacity queueing");
+  }
+  if (pooled && (!queueing_headroom || burst_on_share != 1)) {
+    return Status::InvalidArgument(
+        "capacity pooled plans Poisson arrivals with headroom: not with bare or bursty:SHARE");
+  }
   if (max_procs < 0) {
     return Status::InvalidArgument("max procs must be >= 0 (0 = no limit), got " +
                                    std::to_string(max_procs));
@@ -45,9 +61,29 @@ double LatencyRule::BudgetMs(double slo_ms) const {
   return factor * (truncate_slo ? std::trunc(slo_ms) : slo_ms);
 }
 
+namespace {
+
+// The standard normal quantile of p in (0, 1), by bisection on erfc.
+double NormalQuantile(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace
+
+double LatencyRule::BatchLatencyFactor() const {
+  if (!pooled || batch_cv == 0) return 1;
+  const double sigma2 = std::log1p(batch_cv * batch_cv);
+  return std::exp(NormalQuantile(headroom_quantile) * std::sqrt(sigma2) - sigma2 / 2);
+}
+
 bool LatencyRule::Allows(double latency_ms, int procs, double slo_ms) const {
   if (max_procs > 0 && procs > max_procs) return false;
-  return latency_ms < BudgetMs(slo_ms);
+  return latency_ms * BatchLatencyFactor() < BudgetMs(slo_ms);
 }
 
 LatencyRule ParvaArtifactRule() {
@@ -59,8 +95,34 @@ LatencyRule ParvaArtifactRule() {
   return rule;
 }
 
-double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms) const {
+double PooledUtilisation(double in_flight, double wait_budget, int batch, double quantile) {
+  const double a = std::log(1 / (1 - quantile)) / in_flight;
+  // rho is allowed iff rho <= z / (e^z - 1), whose right side falls as rho
+  // grows (z grows, the budget left shrinks): bisect on the crossing.
+  const auto allowed = [&](double rho) {
+    const double left = wait_budget - batch * rho / in_flight;
+    if (left <= 0) return false;
+    const double z = a * rho / left;
+    return rho <= z / std::expm1(z);
+  };
+  double lo = 0, hi = 1;
+  if (allowed(hi)) return hi;
+  for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
+    const double mid = (lo + hi) / 2;
+    (allowed(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
+                                double rate_rps) const {
   if (!queueing_headroom) return 1;
+  if (pooled) {
+    const double in_flight = (1 + rate_margin) * rate_rps * latency_ms / 1000;
+    if (!(in_flight > 0) || !(latency_ms > 0)) return 0;
+    const double wait_budget = (slo_ms - latency_ms * BatchLatencyFactor()) / latency_ms;
+    return PooledUtilisation(in_flight, wait_budget, std::max(1, batch), headroom_quantile);
+  }
   const double b = std::max(1, batch);
   const double slack_ms = slo_ms - latency_ms * (2 * b - 1) / b;
   if (slack_ms <= 0) return 0;
@@ -68,16 +130,44 @@ double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms) con
   return burst_on_share * x / std::expm1(x);
 }
 
+double LatencyRule::UsableRps(int batch, int procs, double throughput_rps,
+                              double latency_ms) const {
+  if (!pooled || !(latency_ms > 0)) return throughput_rps;
+  return std::min(throughput_rps, procs * 1000.0 * std::max(1, batch) / latency_ms);
+}
+
+double LatencyRule::CountedRps(int batch, int procs, double throughput_rps, double latency_ms,
+                               double slo_ms, double rate_rps) const {
+  return UsableRps(batch, procs, throughput_rps, latency_ms) *
+         UsableShare(batch, latency_ms, slo_ms, rate_rps) / (1 + rate_margin);
+}
+
 std::string LatencyRule::CapacityName() const {
   if (!queueing_headroom) return "bare";
+  if (pooled) return batch_cv == 0.05 ? "pooled" : fmt::format("pooled:{:g}", batch_cv);
   if (burst_on_share == 1) return "queueing";
   return fmt::format("bursty:{}", burst_on_share);
 }
 
 Status LatencyRule::SetCapacity(std::string_view text) {
   constexpr std::string_view kBursty = "bursty:";
-  if (text == "bare" || text == "queueing") {
-    queueing_headroom = text == "queueing";
+  constexpr std::string_view kPooled = "pooled:";
+  if (text == "bare" || text == "queueing" || text == "pooled") {
+    queueing_headroom = text != "bare";
+    pooled = text == "pooled";
+    batch_cv = 0.05;
+    burst_on_share = 1;
+    return Status::Ok();
+  }
+  if (text.starts_with(kPooled)) {
+    const std::optional<double> cv = ToDouble(text.substr(kPooled.size()));
+    if (!cv || !limits::kBatchCv.Contains(*cv)) {
+      return Status::InvalidArgument("capacity rule: pooled:CV's CV " +
+                                     OutOfRange(limits::kBatchCv, QuoteForMessage(text)));
+    }
+    queueing_headroom = true;
+    pooled = true;
+    batch_cv = *cv;
     burst_on_share = 1;
     return Status::Ok();
   }
@@ -85,10 +175,13 @@ Status LatencyRule::SetCapacity(std::string_view text) {
       text.starts_with(kBursty) ? ToDouble(text.substr(kBursty.size())) : std::nullopt;
   if (!share || !(*share > 0 && *share <= 1)) {
     return Status::InvalidArgument(
-        "capacity rule: expected queueing, bursty:SHARE (0 < SHARE <= 1) or bare, got " +
+        "capacity rule: expected pooled, pooled:CV, queueing, bursty:SHARE (0 < SHARE <= 1) or "
+        "bare, got " +
         QuoteForMessage(text));
   }
   queueing_headroom = true;
+  pooled = false;
+  batch_cv = 0.05;
   burst_on_share = *share;
   return Status::Ok();
 }
@@ -99,6 +192,7 @@ std::string DescribeRule(const LatencyRule& rule) {
   if (rule.max_procs > 0) out += fmt::format(", at most {} processes", rule.max_procs);
   out += ", capacity " + rule.CapacityName();
   if (rule.queueing_headroom) out += fmt::format(" (p{:g})", 100 * rule.headroom_quantile);
+  if (rule.rate_margin > 0) out += fmt::format(", rates x {:g}", 1 + rule.rate_margin);
   return out + fmt::format(", router {}", RouterName(rule.router));
 }
 

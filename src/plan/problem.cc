@@ -177,14 +177,14 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
                                      " names " + QuoteForMessage(e->key.profile) + ", which " +
                                      gpu.name + " does not have");
     }
-    const double share = rule_.UsableShare(e->key.batch, e->latency_ms, service.slo_ms);
     const Triplet t{profile,
                     e->key.batch,
                     e->key.procs,
                     e->throughput_rps,
                     e->latency_ms,
                     pool,
-                    e->throughput_rps * share};
+                    rule_.CountedRps(e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms,
+                                     service.slo_ms, service.rate_rps)};
     if (rule_.max_procs > 0 && t.procs > rule_.max_procs) continue;
     if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) spec.fastest = t;
     // A segment that counts for nothing under the rule cannot serve.

@@ -189,30 +189,33 @@ TEST(ProblemPool, RejectsBadPools) {
 
 // x = ln(1 / (1 - q)) (L / B) / (SLO - L (2B - 1) / B); share = x / (e^x - 1).
 TEST(LatencyRuleHeadroom, UsableShareFollowsItsClosedForm) {
-  const LatencyRule rule;  // queueing, q = 0.995, Poisson
+  LatencyRule rule;  // queueing, q = 0.995, Poisson
+  ASSERT_TRUE(rule.SetCapacity("queueing").ok());
   const double x = std::log(200.0) * (50.0 / 8) / (200 - 50.0 * 15 / 8);
-  EXPECT_NEAR(rule.UsableShare(8, 50, 200), x / std::expm1(x), 1e-12);
+  EXPECT_NEAR(rule.UsableShare(8, 50, 200, 0), x / std::expm1(x), 1e-12);
   // More slack or bigger batches leave more of the throughput usable.
-  EXPECT_LT(rule.UsableShare(8, 50, 200), rule.UsableShare(8, 50, 400));
-  EXPECT_LT(rule.UsableShare(1, 20, 100), rule.UsableShare(32, 20, 100));
-  EXPECT_GT(rule.UsableShare(8, 50, 200), 0.8);
-  EXPECT_LT(rule.UsableShare(8, 50, 200), 0.9);
+  EXPECT_LT(rule.UsableShare(8, 50, 200, 0), rule.UsableShare(8, 50, 400, 0));
+  EXPECT_LT(rule.UsableShare(1, 20, 100, 0), rule.UsableShare(32, 20, 100, 0));
+  EXPECT_GT(rule.UsableShare(8, 50, 200, 0), 0.8);
+  EXPECT_LT(rule.UsableShare(8, 50, 200, 0), 0.9);
   // No slack left: nothing is usable.
-  EXPECT_EQ(rule.UsableShare(4, 100, 150), 0);
+  EXPECT_EQ(rule.UsableShare(4, 100, 150, 0), 0);
 }
 
 TEST(LatencyRuleHeadroom, BurstsScaleTheShareAndTheBareRuleCountsEverything) {
-  LatencyRule bursty;
-  bursty.burst_on_share = 0.5;
-  EXPECT_NEAR(bursty.UsableShare(8, 50, 200), 0.5 * LatencyRule{}.UsableShare(8, 50, 200), 1e-12);
+  LatencyRule bursty, queueing;
+  ASSERT_TRUE(bursty.SetCapacity("bursty:0.5").ok());
+  ASSERT_TRUE(queueing.SetCapacity("queueing").ok());
+  EXPECT_NEAR(bursty.UsableShare(8, 50, 200, 0), 0.5 * queueing.UsableShare(8, 50, 200, 0), 1e-12);
   LatencyRule bare;
   bare.queueing_headroom = false;
-  EXPECT_EQ(bare.UsableShare(8, 50, 200), 1);
-  EXPECT_EQ(ParvaArtifactRule().UsableShare(8, 50, 200), 1);
+  EXPECT_EQ(bare.UsableShare(8, 50, 200, 0), 1);
+  EXPECT_EQ(ParvaArtifactRule().UsableShare(8, 50, 200, 0), 1);
   LatencyRule bad;
   bad.headroom_quantile = 1;
   EXPECT_FALSE(bad.Validate().ok());
   bad = LatencyRule{};
+  ASSERT_TRUE(bad.SetCapacity("queueing").ok());
   bad.burst_on_share = 0;
   EXPECT_FALSE(bad.Validate().ok());
 }
@@ -223,10 +226,10 @@ TEST(LatencyRuleHeadroom, TripletsCountTheirUsableCapacity) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   for (const ServiceSpec& spec : p->services()) {
     for (const Triplet& t : spec.feasible) {
-      EXPECT_NEAR(
-          t.capacity_rps,
-          t.throughput_rps * LatencyRule{}.UsableShare(t.batch, t.latency_ms, spec.service.slo_ms),
-          1e-9 * t.throughput_rps);
+      EXPECT_NEAR(t.capacity_rps,
+                  t.throughput_rps *
+                      LatencyRule{}.UsableShare(t.batch, t.latency_ms, spec.service.slo_ms, 0),
+                  1e-9 * t.throughput_rps);
       EXPECT_GT(t.capacity_rps, 0);
       EXPECT_LT(t.capacity_rps, t.throughput_rps);
     }

@@ -85,8 +85,10 @@ class Checker {
           fmt::format("no profile for {} batch {} procs {}", inst.model, inst.batch, inst.procs));
       return;
     }
-    // What the segment counts for under the rule (LatencyRule::UsableShare).
-    capacity_[s.name] += e->throughput_rps * rule_.UsableShare(inst.batch, e->latency_ms, s.slo_ms);
+    // What the segment counts for under the rule (LatencyRule::CountedRps),
+    // from the profile, not from what the plan claims.
+    capacity_[s.name] += rule_.CountedRps(inst.batch, inst.procs, e->throughput_rps, e->latency_ms,
+                                          s.slo_ms, s.rate_rps);
     if (!SameMeasurement(inst.throughput_rps, e->throughput_rps) ||
         !SameMeasurement(inst.latency_ms, e->latency_ms)) {
       Add("latency", where,

@@ -156,7 +156,8 @@ class Simulation {
       p.max_delay_s = delay_ms / kMsPerS;
       p.rate = inst.batch * kMsPerS / planned_ms;
       p.weight = p.rate * std::max(kMinRouterShare,
-                                   model_.rule.UsableShare(inst.batch, planned_ms, service.slo_ms));
+                                   model_.rule.UsableShare(inst.batch, planned_ms, service.slo_ms,
+                                                           service.rate_rps));
       routes_[inst.service_index].push_back(static_cast<int>(processes_.size()));
       processes_.push_back(std::move(p));
     }

@@ -13,13 +13,17 @@ namespace tessera {
 TransitionCapacity::TransitionCapacity(const Deployment& from, const Deployment& to) {
   // B first: try_emplace keeps the first figure of a configuration.
   for (const Deployment* d : {&to, &from}) {
-    std::unordered_map<std::string, double> slo;
-    for (const ServiceOutcome& s : d->services) slo.try_emplace(s.name, s.slo_ms);
+    std::unordered_map<std::string, const ServiceOutcome*> outcome;
+    for (const ServiceOutcome& s : d->services) outcome.try_emplace(s.name, &s);
     for (const GpuAssignment& g : d->gpus) {
       for (const Instance& in : g.instances) {
-        auto it = slo.find(in.service);
-        if (it == slo.end()) continue;
-        const double share = d->rule.UsableShare(in.batch, in.latency_ms, it->second);
+        auto it = outcome.find(in.service);
+        if (it == outcome.end() || !(in.throughput_rps > 0)) continue;
+        // What the rule counts the instance for, as a share of its throughput.
+        const double share =
+            d->rule.CountedRps(in.batch, in.procs, in.throughput_rps, in.latency_ms,
+                               it->second->slo_ms, it->second->rate_rps) /
+            in.throughput_rps;
         shares_.try_emplace(Key{in.service, in.model, in.profile, in.batch, in.procs},
                             std::isfinite(share) ? std::clamp(share, 0.0, 1.0) : 1.0);
       }

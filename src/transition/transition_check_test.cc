@@ -282,7 +282,10 @@ TEST(TransitionCheck, CapacityIsTheSloSafeShareOfTheThroughput) {
   b.rule.queueing_headroom = true;
   const TransitionCapacity shares(a, b);
   const Instance& first = a.gpus.front().instances.front();
-  const double share = a.rule.UsableShare(first.batch, first.latency_ms, a.services.front().slo_ms);
+  const double share =
+      a.rule.CountedRps(first.batch, first.procs, first.throughput_rps, first.latency_ms,
+                        a.services.front().slo_ms, a.services.front().rate_rps) /
+      first.throughput_rps;
   ASSERT_LT(share, 1);
   EXPECT_DOUBLE_EQ(shares.Of(first), first.throughput_rps * share);
   const TransitionCheck bare = CheckTransition(PlanA(), PlanB(), Legal());

@@ -1,0 +1,151 @@
+// The pooled capacity rule (latency_rule.h, docs/capacity-rules.md): its
+// utilisation bound, the usable rate, the batch-latency factor, the rate
+// margin and the rule's text and validation.
+#include "tessera/latency_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tessera {
+namespace {
+
+LatencyRule Pooled() {
+  LatencyRule rule;
+  EXPECT_TRUE(rule.SetCapacity("pooled").ok());
+  rule.router = Router::kShortestQueue;
+  return rule;
+}
+
+// Values solved by hand (a fixed point of rho = z / (e^z - 1) by bisection
+// in a separate script), at q = 0.995.
+TEST(PooledUtilisationTest, MatchesHandComputedValues) {
+  EXPECT_NEAR(PooledUtilisation(100, 1, 8, 0.995), 0.972329, 1e-5);
+  EXPECT_NEAR(PooledUtilisation(1000, 1, 8, 0.995), 0.997339, 1e-5);
+  EXPECT_NEAR(PooledUtilisation(10, 2, 1, 0.995), 0.882668, 1e-5);
+  EXPECT_NEAR(PooledUtilisation(10, 2, 4, 0.995), 0.867420, 1e-5);
+  EXPECT_NEAR(PooledUtilisation(1, 3, 1, 0.995), 0.533836, 1e-5);
+}
+
+TEST(PooledUtilisationTest, IsTheLargestRhoThatHoldsTheTail) {
+  const double k = 40, th = 1.5, q = 0.995;
+  const int b = 8;
+  const double rho = PooledUtilisation(k, th, b, q);
+  const double z = std::log(1 / (1 - q)) * rho / (k * (th - b * rho / k));
+  EXPECT_NEAR(rho, z / std::expm1(z), 1e-9);
+}
+
+TEST(PooledUtilisationTest, MonotoneInInFlightAndWaitBudgetAndBoundedByOne) {
+  for (int b : {1, 4, 32}) {
+    double last = 0;
+    for (double k : {1.0, 3.0, 10.0, 30.0, 100.0, 1000.0, 1e4}) {
+      const double rho = PooledUtilisation(k, 1.2, b, 0.995);
+      EXPECT_GE(rho, last) << "K " << k << " B " << b;
+      EXPECT_GE(rho, 0);
+      EXPECT_LT(rho, 1);
+      last = rho;
+    }
+    last = 0;
+    for (double th : {0.1, 0.5, 1.0, 2.0, 5.0, 20.0}) {
+      const double rho = PooledUtilisation(50, th, b, 0.995);
+      EXPECT_GE(rho, last) << "th " << th << " B " << b;
+      EXPECT_LT(rho, 1);
+      last = rho;
+    }
+  }
+}
+
+TEST(PooledUtilisationTest, TheGranularityBoundsItAndNoBudgetLeavesNothing) {
+  // Batches start every B rho / K batch times: with half a batch time to
+  // wait, K = 4 and B = 8, rho must stay below 0.25 (more processes than
+  // the rate needs, so that one starts often enough).
+  const double rho = PooledUtilisation(4, 0.5, 8, 0.995);
+  EXPECT_GT(rho, 0);
+  EXPECT_LT(rho, 0.25);
+  EXPECT_EQ(PooledUtilisation(100, 0, 1, 0.995), 0);
+}
+
+TEST(PooledUtilisationTest, OneProcessIsCloseToThePerProcessRule) {
+  // A pool whose rate one process carries: K = B rho. Per process, the
+  // queueing rule's share at the same B, L and SLO.
+  LatencyRule queueing;
+  const int b = 8;
+  const double latency = 40, slo = 200;
+  const double per_process = queueing.UsableShare(b, latency, slo, 0);
+  // The pooled share at the rate one process carries at that share.
+  const double rate = per_process * b * 1000 / latency;
+  const double pooled =
+      PooledUtilisation(rate * latency / 1000, (slo - latency) / latency, b, 0.995);
+  EXPECT_NEAR(pooled, per_process, 0.02);
+}
+
+TEST(LatencyRuleTest, PooledShareGrowsWithTheServiceRate) {
+  const LatencyRule rule = Pooled();
+  const double small = rule.UsableShare(8, 40, 200, 100);
+  const double large = rule.UsableShare(8, 40, 200, 10000);
+  EXPECT_GT(large, small);
+  EXPECT_GT(large, 0.95);
+  // The per-process rule does not depend on the rate.
+  LatencyRule queueing;
+  EXPECT_EQ(queueing.UsableShare(8, 40, 200, 100), queueing.UsableShare(8, 40, 200, 10000));
+}
+
+TEST(LatencyRuleTest, PooledUsableRateIsCappedByBatchOverLatency) {
+  const LatencyRule rule = Pooled();
+  // 2 processes of batch 4 in 10 ms: at most 800 req/s, whatever the profile says.
+  EXPECT_DOUBLE_EQ(rule.UsableRps(4, 2, 830, 10), 800);
+  EXPECT_DOUBLE_EQ(rule.UsableRps(4, 2, 790, 10), 790);
+  LatencyRule queueing;
+  EXPECT_DOUBLE_EQ(queueing.UsableRps(4, 2, 830, 10), 830);
+}
+
+TEST(LatencyRuleTest, CountedRateIsUsableTimesShareOverTheMargin) {
+  LatencyRule rule = Pooled();
+  rule.rate_margin = 0.05;
+  const double share = rule.UsableShare(4, 10, 60, 2000);
+  EXPECT_DOUBLE_EQ(rule.CountedRps(4, 2, 830, 10, 60, 2000), 800 * share / 1.05);
+  // The share is sized for the margin's rate: more than without a margin.
+  LatencyRule plain = Pooled();
+  EXPECT_GT(share, plain.UsableShare(4, 10, 60, 2000));
+  EXPECT_DOUBLE_EQ(plain.UsableShare(4, 10, 60, 2100), share);
+}
+
+TEST(LatencyRuleTest, BatchLatencyFactorIsTheLognormalQuantile) {
+  LatencyRule rule = Pooled();
+  // cv 0.05: sigma^2 = ln(1.0025); z(0.995) = 2.5758.
+  const double sigma = std::sqrt(std::log1p(0.0025));
+  EXPECT_NEAR(rule.BatchLatencyFactor(), std::exp(2.5758293 * sigma - sigma * sigma / 2), 1e-6);
+  rule.headroom_quantile = 0.99;
+  EXPECT_NEAR(rule.BatchLatencyFactor(), 1.1218, 1e-4);
+  // The quantile must fit the batch budget: 45 ms x 1.136 > 50 > 44 x 1.136.
+  EXPECT_FALSE(Pooled().Allows(45, 1, 100));
+  EXPECT_TRUE(Pooled().Allows(44, 1, 100));
+  EXPECT_TRUE(LatencyRule().Allows(45, 1, 100));
+  EXPECT_EQ(LatencyRule().BatchLatencyFactor(), 1);
+}
+
+TEST(LatencyRuleTest, PooledTextRoundTripsAndValidates) {
+  LatencyRule rule;
+  ASSERT_TRUE(rule.SetCapacity("pooled:0.1").ok());
+  EXPECT_TRUE(rule.pooled);
+  EXPECT_DOUBLE_EQ(rule.batch_cv, 0.1);
+  EXPECT_EQ(rule.CapacityName(), "pooled:0.1");
+  ASSERT_TRUE(rule.SetCapacity("pooled").ok());
+  EXPECT_EQ(rule.CapacityName(), "pooled");
+  EXPECT_FALSE(rule.SetCapacity("pooled:0.9").ok());
+  EXPECT_FALSE(rule.SetCapacity("pooled:x").ok());
+  // Pooling needs the router that pools.
+  rule.router = Router::kWeighted;
+  EXPECT_FALSE(rule.Validate().ok());
+  rule.router = Router::kShortestQueue;
+  EXPECT_TRUE(rule.Validate().ok());
+  rule.rate_margin = 1.5;
+  EXPECT_FALSE(rule.Validate().ok());
+  rule.rate_margin = 0.1;
+  EXPECT_TRUE(rule.Validate().ok());
+  ASSERT_TRUE(rule.SetCapacity("queueing").ok());
+  EXPECT_FALSE(rule.pooled);
+}
+
+}  // namespace
+}  // namespace tessera
