@@ -2,9 +2,10 @@
 # `make bench`: the embedded profiles' synthesis, the scenario YAML parse and
 # the planner hot paths with Google Benchmark (medians of 5 repetitions; the
 # exact planner's with its GPUs, proven bound and gap), then the serving
-# simulator, online replays and the transition planner, and the
-# whole-process times of `tessera plan` on S6 and `tessera replay --compare`
-# (medians of 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# simulator (and its peak memory on 10 min and 1 h of S6), online replays
+# and the transition planner, and the whole-process times of `tessera plan`
+# on S6 and `tessera replay --compare` (medians of 21 runs, output to
+# /dev/null). Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -95,6 +96,23 @@ wall_and_counters '^BM_(Igniter|FfdPlus|GslicePlus)Place' '%12.3f' gpus '%10.0f'
 echo
 echo "== serving simulator: wall ms per run, simulated requests per wall second (median of 5)"
 wall_and_counters '^BM_Simulate' '%12.1f' Mreq_per_s '%12.2f'
+
+echo
+echo "== serving simulator's memory: tessera simulate of S6 under the parva plan (39,342 requests/s),"
+echo "   peak RSS by /usr/bin/time; no request is kept, so it does not grow with the duration"
+printf '%-10s %12s %12s %10s\n' duration requests peak_MiB wall_s
+sim_work=$(mktemp -d)
+"$build/tessera" plan --scenario examples/scenarios/s6.yaml --planner parva --format json \
+  -o "$sim_work/s6.json" >/dev/null
+for duration in 10m 1h; do
+  /usr/bin/time -f '%M %e' -o "$sim_work/time" "$build/tessera" simulate \
+    --scenario examples/scenarios/s6.yaml --deployment "$sim_work/s6.json" --duration $duration \
+    --format json -o "$sim_work/report.json"
+  read -r kb wall <"$sim_work/time"
+  requests=$(sed -n 's/^  "requests": \([0-9]*\),$/\1/p' "$sim_work/report.json")
+  printf '%-10s %12s %12.1f %10.1f\n' $duration "$requests" "$(awk -v kb="$kb" 'BEGIN { print kb / 1024 }')" "$wall"
+done
+rm -rf "$sim_work"
 
 echo
 echo "== online placement: replay of the Alibaba GPU trace 2023 (8,063 VMs), wall ms per replay"

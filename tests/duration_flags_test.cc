@@ -81,8 +81,10 @@ TEST_F(DurationFlagsTest, VerifyDurationHasACeilingAndARequestBudget) {
       {plan + " --verify-duration 1e9", {"--verify-duration", "from 1 ms to 1 day", "'1e9'"}},
       {plan + " --verify-duration nan", {"--verify-duration", "'nan'"}},
       {plan + " --verify-duration 0.0000001", {"--verify-duration"}},
-      // Within a day, but more requests than are ever simulated.
-      {plan + " --verify-duration 1d", {"--verify-duration", "requests", "100,000,000"}},
+      // Within a day, but more requests than are ever simulated: S1's 2,692
+      // requests/s x 50 copies x 1 day is 1.16e10.
+      {plan + " --replicate 50 --verify-duration 1d",
+       {"--verify-duration", "requests", "10,000,000,000"}},
   });
 }
 
@@ -97,7 +99,7 @@ TEST_F(DurationFlagsTest, SimulateBurstAndDelayFlagsHaveFloorsAndCeilings) {
       {bursty + " --burst-on-share nan", {"--burst-on-share", "'nan'"}},
       {simulate + " --duration 1e9", {"--duration", "from 1 ms to 1 day", "'1e9'"}},
       {simulate + " --duration inf", {"--duration", "'inf'"}},
-      {simulate + " --duration 1d", {"--duration", "requests"}},
+      {simulate + " --replicate 50 --duration 1d", {"--duration", "requests"}},
       {simulate + " --max-queue-delay-ms 1e300", {"--max-queue-delay-ms", "'1e300'"}},
       {simulate + " --max-queue-delay-ms nan", {"--max-queue-delay-ms", "'nan'"}},
       {simulate + " --drop-after-ms inf", {"--drop-after-ms", "from 0 to 1 day", "'inf'"}},

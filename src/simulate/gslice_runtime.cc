@@ -16,13 +16,11 @@
 #include <queue>
 
 #include "simulate/sampling.h"
+#include "tessera/quantile_histogram.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
-
-// The q-quantile of a copy of `values` (they stay in arrival order).
-double CopyQuantile(std::vector<float> values, double q) { return NearestRankQuantile(values, q); }
 
 constexpr double kMsPerS = 1000.0;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -163,8 +161,8 @@ struct ServiceState {
   double resume_at = 0;           // no batch starts before (switch-over)
   // Measurements.
   Counters total;
-  std::vector<float> all_latencies_ms;
-  std::vector<float> period_latencies_ms;
+  QuantileHistogram all_latencies_ms;
+  QuantileHistogram period_latencies_ms;
   Counters period_base;
   bool period_late = false;  // a request past its SLO queued at the period's start
   // Algorithm 1's EWMAs over the periods spent wholly at the current GPU%.
@@ -308,8 +306,8 @@ class GsliceRun {
       ++st.total.completed;
       st.total.within += ms <= slo;
       st.total.latency_ms += ms;
-      st.all_latencies_ms.push_back(static_cast<float>(ms));
-      st.period_latencies_ms.push_back(static_cast<float>(ms));
+      st.all_latencies_ms.Add(ms);
+      st.period_latencies_ms.Add(ms);
     }
     WatchUnderprovisioning(s, now);
     if (Adaptive()) Slab(st, slo);
@@ -376,7 +374,7 @@ class GsliceRun {
     for (size_t s = 0; s < states_.size(); ++s) {
       ServiceState& st = states_[s];
       st.period_base = CountersAt(st, now);
-      st.period_latencies_ms.clear();
+      st.period_latencies_ms = QuantileHistogram();
       st.period_late = !st.queue.empty() &&
                        (now - st.queue.front()) * kMsPerS > Spec(static_cast<int>(s)).slo_ms;
     }
@@ -399,7 +397,7 @@ class GsliceRun {
       row.throughput_rps = span > 0 ? w.completed / span : 0;
       const bool any = w.completed > 0;
       row.mean_ms = any ? w.latency_ms / w.completed : kNaN;
-      row.p99_ms = any ? CopyQuantile(st.period_latencies_ms, 0.99) : kNaN;
+      row.p99_ms = any ? st.period_latencies_ms.Quantile(0.99) : kNaN;
       row.compliance = any ? static_cast<double>(w.within) / w.completed : kNaN;
       period.services.push_back(row);
     }
@@ -520,8 +518,8 @@ class GsliceRun {
   void Guard(double now) {
     for (size_t s = 0; s < states_.size(); ++s) {
       ServiceState& st = states_[s];
-      if (st.shadow_used || st.period_latencies_ms.empty()) continue;
-      const double p99 = CopyQuantile(st.period_latencies_ms, 0.99);
+      if (st.shadow_used || st.period_latencies_ms.Count() == 0) continue;
+      const double p99 = st.period_latencies_ms.Quantile(0.99);
       if (p99 <= Spec(s).slo_ms) continue;
       st.shadow_used = true;
       const double extra = std::min(options_.shadow_extra_share, 1 - HeldByOthers(s) - st.share);
@@ -567,7 +565,7 @@ class GsliceRun {
         st.total.arrivals > 0 ? static_cast<double>(st.total.within) / st.total.arrivals : kNaN;
     const bool any = st.total.completed > 0;
     out.mean_ms = any ? st.total.latency_ms / st.total.completed : kNaN;
-    out.p99_ms = any ? CopyQuantile(st.all_latencies_ms, 0.99) : kNaN;
+    out.p99_ms = any ? st.all_latencies_ms.Quantile(0.99) : kNaN;
     out.final_share = st.share;
     out.final_max_batch = st.max_batch;
     return out;

@@ -1,12 +1,9 @@
-// Small pieces both serving runtimes (simulator.cc, gslice_runtime.cc) share: seeds
-// of independent random streams and tail quantiles of latency samples.
+// What both serving runtimes (simulator.cc, gslice_runtime.cc) share: seeds of
+// independent random streams (their latency quantiles: quantile_histogram.h).
 #ifndef TESSERA_SERVE_SAMPLING_H_
 #define TESSERA_SERVE_SAMPLING_H_
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <vector>
 
 namespace tessera {
 
@@ -17,15 +14,6 @@ inline std::uint64_t StreamSeed(std::uint64_t seed, std::uint64_t stream) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
-}
-
-// The q-quantile of `values` by nearest rank; reorders them.
-// REQUIRES: !values.empty(), 0 <= q <= 1.
-inline double NearestRankQuantile(std::vector<float>& values, double q) {
-  const size_t n = values.size();
-  const size_t rank = std::min(n - 1, static_cast<size_t>(std::ceil(q * n)) - (q > 0 ? 1 : 0));
-  std::nth_element(values.begin(), values.begin() + rank, values.end());
-  return values[rank];
 }
 
 }  // namespace tessera

@@ -18,6 +18,7 @@
 #include "simulate/sampling.h"
 #include "simulate/windowed_simulation.h"
 #include "tessera/input_limits.h"
+#include "tessera/quantile_histogram.h"
 
 namespace tessera {
 namespace {
@@ -52,10 +53,11 @@ struct Process {
   double timeout_at = -1;
 };
 
+// A service's requests, counted as they go: no request is kept.
 struct ServiceStats {
   long requests = 0, dropped = 0, served_in_time = 0, within_slo = 0;
   double wait_s = 0;
-  std::vector<float> latency_ms;
+  QuantileHistogram latency_ms;  // served requests
 };
 
 // The processes of one service that take requests (their instance's
@@ -119,8 +121,6 @@ class Simulation {
       TESSERA_RETURN_IF_ERROR(AddStream(service, s));
       for (int i : service.instances) AddProcesses(i, service);
       router_rngs_.emplace_back(StreamSeed(options_.seed, 2 * s + 1));
-      stats_[s].latency_ms.reserve(
-          static_cast<size_t>(std::min(1e8, service.rate_rps * options_.duration_s * 1.05)));
     }
     return Status::Ok();
   }
@@ -282,7 +282,7 @@ class Simulation {
       const double latency = done - arrived;
       Count(proc.service, arrived, [&](ServiceStats& stats, double end_s) {
         stats.wait_s += now - arrived;
-        stats.latency_ms.push_back(static_cast<float>(latency * kMsPerS));
+        stats.latency_ms.Add(latency * kMsPerS);
         stats.within_slo += latency <= slo_s;
         stats.served_in_time += done <= end_s;
       });
@@ -310,7 +310,7 @@ class Simulation {
     return 1;
   }
 
-  ServiceReport Summarize(size_t s, ServiceStats& st, double length_s) const;
+  ServiceReport Summarize(size_t s, const ServiceStats& st, double length_s) const;
   WindowedSimReport Report();
 
   const ServingModel& model_;
@@ -328,7 +328,7 @@ class Simulation {
 };
 
 // Service `s`'s report from its stats over `length_s` seconds of arrivals.
-ServiceReport Simulation::Summarize(size_t s, ServiceStats& st, double length_s) const {
+ServiceReport Simulation::Summarize(size_t s, const ServiceStats& st, double length_s) const {
   const ServingService& service = model_.services[s];
   ServiceReport out;
   out.name = service.name;
@@ -339,12 +339,12 @@ ServiceReport Simulation::Summarize(size_t s, ServiceStats& st, double length_s)
   out.offered_rps = st.requests / length_s;
   out.achieved_rps = st.served_in_time / length_s;
   out.compliance = st.requests > 0 ? static_cast<double>(st.within_slo) / st.requests : 1;
-  if (!st.latency_ms.empty()) {
-    out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.size();
-    out.max_ms = *std::max_element(st.latency_ms.begin(), st.latency_ms.end());
-    out.p99_ms = NearestRankQuantile(st.latency_ms, 0.99);
-    out.p95_ms = NearestRankQuantile(st.latency_ms, 0.95);
-    out.p50_ms = NearestRankQuantile(st.latency_ms, 0.50);
+  if (st.latency_ms.Count() > 0) {
+    out.mean_wait_ms = st.wait_s * kMsPerS / st.latency_ms.Count();
+    out.max_ms = st.latency_ms.Max();
+    out.p99_ms = st.latency_ms.Quantile(0.99);
+    out.p95_ms = st.latency_ms.Quantile(0.95);
+    out.p50_ms = st.latency_ms.Quantile(0.50);
   }
   return out;
 }
