@@ -379,9 +379,8 @@ Status NoPlan(double limit) {
 }
 
 // The warm-start planners' plans, in their order, each with its name; they
-// share `seconds` of `clock`, except that planners run until one has a plan
-// (the first is a heuristic that takes milliseconds: there is always a plan
-// to return). None for a pool of several GPU models.
+// share `seconds` of `clock`, except that the first always runs. None for a
+// pool of several GPU models.
 std::vector<std::pair<std::string, PlanResult>> WarmStartPlans(
     const Problem& problem, const PlanContext& context, const Clock& clock, double seconds,
     std::span<const std::unique_ptr<Planner>> planners) {
@@ -391,7 +390,7 @@ std::vector<std::pair<std::string, PlanResult>> WarmStartPlans(
   // A planner given no time (0) would take all it needs.
   const double least = 1e-3;
   for (const std::unique_ptr<Planner>& planner : planners) {
-    if (!plans.empty() && share.Passed()) break;
+    if (planner != planners.front() && share.Passed()) break;
     if (planner->Mode() != Sharing::kMigMps || !planner->Check(problem).ok()) continue;
     const PlanContext quiet{.time_limit_s = std::max(seconds - share.ElapsedS(), least),
                             .seed = context.seed,
@@ -543,12 +542,12 @@ Result<ExactRun> PlanExact(const Problem& problem, const PlanContext& context,
     if (stats.stopped_in.empty()) stats.stopped_in = phase;
     return true;
   };
+  // The first warm-start planner (a heuristic that takes milliseconds) runs
+  // first, so that there is always a plan to return; the others only when
+  // the rounded relaxation is not proven optimal.
+  const auto first = warm_start.first(std::min<size_t>(1, warm_start.size()));
   std::vector<std::pair<std::string, PlanResult>> heuristics =
-      WarmStartPlans(problem, context, clock, limit * options.warm_start_share, warm_start);
-  // Fewest GPUs first; on a tie, the planners' order.
-  std::stable_sort(heuristics.begin(), heuristics.end(), [](const auto& a, const auto& b) {
-    return GpusOf(a.second) < GpusOf(b.second);
-  });
+      WarmStartPlans(problem, context, clock, limit * options.warm_start_share, first);
   // Out of time before the model: the best heuristic plan, with no bound
   // proven beyond 0 (the engine adds the bounds it knows).
   auto heuristic_plan = [&]() -> Result<ExactRun> {
@@ -578,14 +577,20 @@ Result<ExactRun> PlanExact(const Problem& problem, const PlanContext& context,
   // The best plan found (values empty: none yet) and the best bound proven.
   MilpSolution best;
   double bound = 0;
-  for (const auto& [name, plan] : heuristics) {
-    if (std::optional<std::vector<double>> values = ValuesOf(plan, problem, model, set)) {
-      best.objective = model.milp.Objective(*values);
-      best.values = std::move(*values);
-      stats.start = name;
-      break;
+  // Takes the heuristic plans that are better than the best.
+  auto adopt = [&](const std::vector<std::pair<std::string, PlanResult>>& plans) {
+    for (const auto& [name, plan] : plans) {
+      std::optional<std::vector<double>> values = ValuesOf(plan, problem, model, set);
+      if (!values) continue;
+      const double objective = model.milp.Objective(*values);
+      if (best.values.empty() || objective < best.objective - 1e-9) {
+        best.objective = objective;
+        best.values = std::move(*values);
+        stats.start = name;
+      }
     }
-  }
+  };
+  adopt(heuristics);
   if (!passed("model")) {
     MilpSolver solver(model.milp);
     ++stats.model_loads;
@@ -607,8 +612,14 @@ Result<ExactRun> PlanExact(const Problem& problem, const PlanContext& context,
         stats.start = "rounded";
       }
     }
-    const bool proven = !best.values.empty() && best.objective <= bound + 1e-9;
+    bool proven = !best.values.empty() && best.objective <= bound + 1e-9;
     if (!proven && !passed("relaxation")) {
+      adopt(WarmStartPlans(problem, context, clock,
+                           std::min(limit * options.warm_start_share, left()),
+                           warm_start.subspan(first.size())));
+      proven = best.objective <= bound + 1e-9;
+    }
+    if (!proven && !passed("warm start")) {
       TESSERA_ASSIGN_OR_RETURN(MilpSolution searched, solver.Solve(deadline, left(), best.values));
       passed("branch and bound", searched.stopped);
       bound = std::max(bound, Bound(model, searched.bound));
