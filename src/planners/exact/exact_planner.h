@@ -53,7 +53,7 @@ struct ExactOptions {
   double warm_start_share = 0.2;
   // Among the plans of optimal cost, also minimise compute slices, then
   // segments, for at most as long as the optimum took to find (at least 1 s)
-  // within the time limit. Default: true.
+  // within the time limit, on models of at most 20,000 columns. Default: true.
   bool tie_break = true;
 
   // InvalidArgument unless default_time_limit_s > 0, max_covers >= 1,

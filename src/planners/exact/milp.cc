@@ -171,6 +171,7 @@ Result<MilpSolution> MilpSolver::SolveRelaxation(const Deadline& deadline) {
 
 Result<MilpSolution> MilpSolver::Solve(const Deadline& deadline, double seconds_left,
                                        const std::vector<double>& start) {
+  const double start_s = deadline.ElapsedS();
   // The root LP, under the deadline (CBC would solve it on its own clock
   // only); warm when this solver has solved it before.
   TESSERA_ASSIGN_OR_RETURN(MilpSolution out, SolveRelaxation(deadline));
@@ -185,12 +186,14 @@ Result<MilpSolution> MilpSolver::Solve(const Deadline& deadline, double seconds_
     // CBC also checks its own wall clock where it runs long without a node
     // event (the root's cuts and heuristics).
     model.setUseElapsedTime(true);
-    if (std::isfinite(seconds_left)) model.setMaximumSeconds(std::max(seconds_left, 1e-3));
     if (static_cast<int>(start.size()) == columns_) {
       double objective = 0;
       for (int col = 0; col < columns_; ++col) objective += cost_[col] * start[col];
       model.setBestSolution(start.data(), columns_, objective, true);
     }
+    // What is left after the LP and the check of the start.
+    const double left = seconds_left - (deadline.ElapsedS() - start_s);
+    if (std::isfinite(left)) model.setMaximumSeconds(std::max(left, 1e-3));
     model.branchAndBound();
     if (model.isProvenInfeasible()) {
       out.bound = kMilpInfinity;
