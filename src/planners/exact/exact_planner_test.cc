@@ -15,8 +15,6 @@
 #include <vector>
 
 #include "planners/exact/service_covers.h"
-#include "planners/migserving/migserving_planner.h"
-#include "planners/parva/parva_planner.h"
 #include "tessera/mig_layout.h"
 #include "tessera/plan.h"
 #include "tessera/profile_synth.h"
@@ -114,7 +112,8 @@ TEST(ExactPlanner, TotalCoverLimitModelsTheLargestClassesPerService) {
 // once.
 TEST(ExactPlanner, DeadlineInAnyPhaseReturnsAValidPlanWithItsBound) {
   const Problem& problem = Normal1();
-  const std::vector<std::unique_ptr<Planner>> warm_start = Planners(NewParvaPlanner({}, "parva"));
+  const std::vector<std::unique_ptr<Planner>> warm_start =
+      Planners(std::move(BuiltinPlanners().Create("parva")).value());
   std::set<std::string> phases;
   for (double limit_ms = 1; limit_ms <= 4096; limit_ms *= 2) {
     FakeClock clock(0, 1);
