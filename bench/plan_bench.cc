@@ -143,8 +143,23 @@ void BM_ParvaArtifact(benchmark::State& state) {
 }
 BENCHMARK(BM_ParvaArtifact)->ArgNames({"row", "copies"})->Apply(ScenariosOneToSixAndS5x10);
 
+// Reports `gpus`, the proven lower `bound` and `gap` = gpus / bound - 1 of
+// the exact planner's `result`; false (the benchmark skipped) without one.
+bool ReportProof(benchmark::State& state, const Result<PlanResult>& result) {
+  if (!result.ok() || !result->proof) {
+    state.SkipWithError(result.ok() ? "no proof" : result.status().message().c_str());
+    return false;
+  }
+  const auto gpus = std::count_if(result->gpus.begin(), result->gpus.end(),
+                                  [](const auto& segments) { return !segments.empty(); });
+  state.counters["gpus"] = static_cast<double>(gpus);
+  state.counters["bound"] = result->proof->bound;
+  state.counters["gap"] = result->proof->bound > 0 ? gpus / result->proof->bound - 1 : 0;
+  return true;
+}
+
 // Times the exact planner like BenchPlan and reports, from the last run,
-// `gpus`, the proven lower `bound` and `gap` = gpus / bound - 1.
+// its GPUs, bound and gap (ReportProof).
 void BenchExact(benchmark::State& state, const Scenario& scenario, const ProfileTable& profiles,
                 const PlanContext& context) {
   Result<Problem> problem = Problem::Build(scenario, A100(), profiles, ParvaArtifactRule());
@@ -158,15 +173,7 @@ void BenchExact(benchmark::State& state, const Scenario& scenario, const Profile
     result = (*planner)->Plan(*problem, context);
     benchmark::DoNotOptimize(result);
   }
-  if (!result.ok() || !result->proof) {
-    state.SkipWithError(result.ok() ? "no proof" : result.status().message().c_str());
-    return;
-  }
-  const auto gpus = std::count_if(result->gpus.begin(), result->gpus.end(),
-                                  [](const auto& segments) { return !segments.empty(); });
-  state.counters["gpus"] = static_cast<double>(gpus);
-  state.counters["bound"] = result->proof->bound;
-  state.counters["gap"] = result->proof->bound > 0 ? gpus / result->proof->bound - 1 : 0;
+  ReportProof(state, result);
 }
 
 // The exact planner on ParvaGPU's data, artifact rule, its default time
@@ -210,6 +217,46 @@ void BM_ExactGenerated(benchmark::State& state) {
              PlanContext{.time_limit_s = 8});
 }
 BENCHMARK(BM_ExactGenerated)->ArgName("services")->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// The exact planner against its time limit at scale, on the embedded
+// profiles and the default rule: `tessera gen --services N --rates
+// normal:1500,400` (seed 1), N = 3,000 and 10,000, with a limit of 2 s and
+// 5 s. Reports the limit, overrun = wall / limit - 1, and the plan's GPUs,
+// proven bound and gap. Args: services, limit in seconds.
+void BM_ExactTimeLimit(benchmark::State& state) {
+  WorkloadGenOptions options;
+  options.services = static_cast<int>(state.range(0));
+  options.rates = NormalRates{1500, 400};
+  Result<Scenario> scenario = GenerateWorkload(options);
+  if (!scenario.ok()) {
+    state.SkipWithError(scenario.status().message().c_str());
+    return;
+  }
+  const double limit_s = static_cast<double>(state.range(1));
+  Result<Problem> problem = Problem::Build(*scenario, A100(), EmbeddedProfiles(), LatencyRule{});
+  auto planner = BuiltinPlanners().Create("exact");
+  if (!problem.ok() || !planner.ok()) {
+    state.SkipWithError("cannot build the exact planner's problem");
+    return;
+  }
+  Result<PlanResult> result = Status::Internal("not run");
+  double wall_s = 0;
+  for (auto _ : state) {
+    const double start = SystemClock().NowMs();
+    result = (*planner)->Plan(*problem, PlanContext{.time_limit_s = limit_s});
+    wall_s = (SystemClock().NowMs() - start) / 1000;
+    benchmark::DoNotOptimize(result);
+  }
+  if (!ReportProof(state, result)) return;
+  state.counters["limit_ms"] = limit_s * 1000;
+  state.counters["overrun"] = wall_s / limit_s - 1;
+}
+BENCHMARK(BM_ExactTimeLimit)
+    ->ArgNames({"services", "limit_s"})
+    ->Args({3000, 2})
+    ->Args({10000, 5})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera

@@ -65,7 +65,12 @@ echo
 echo "== exact planner: plan_ms, GPUs, proven lower bound, gap = GPUs / bound - 1"
 echo "   (ParvaGPU rows 1-6, S5 x 10, and 1,000 generated services with an 8 s limit)"
 printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
-bench_medians '^BM_Exact'
+bench_medians '^BM_Exact(Artifact|Generated)'
+echo
+echo "== exact planner against its time limit: \`tessera gen --services N --rates normal:1500,400\`,"
+echo "   3,000 services with 2 s and 10,000 with 5 s (median of 5): overrun = wall / limit - 1"
+wall_and_counters '^BM_ExactTimeLimit' '%12.0f' limit_ms '%10.0f' overrun '%10.3f' gpus '%10.0f' \
+  bound '%10.0f' gap '%10.4f'
 
 echo
 echo "== MIG-serving's fast algorithm on the generated workloads (tessera gen --preset 0..3 ="

@@ -20,7 +20,14 @@ PlannerRegistry MakeBuiltins() {
   r.MustRegister("exact",
                  "optimal MIG + MPS plan: fewest GPUs (or lowest cost of a priced pool), "
                  "proven by branch and bound (COIN-OR CBC)",
-                 [] { return NewExactPlanner({}, "exact"); });
+                 [] {
+                   // Its first plan is the better of the relaxation rounded
+                   // and these heuristics' plans.
+                   std::vector<std::unique_ptr<Planner>> warm_start;
+                   warm_start.push_back(NewParvaPlanner({}, "parva"));
+                   warm_start.push_back(NewMigServingPlanner({}, "migserving-greedy"));
+                   return NewExactPlanner({}, "exact", std::move(warm_start));
+                 });
   r.MustRegister("parva",
                  "ParvaGPU (SC24): MIG + MPS segments, demand matching, best fit, "
                  "allocation optimization",

@@ -10,6 +10,22 @@ namespace {
 
 constexpr double kEps = 1e-6;
 
+// No time limit.
+const Deadline& Never() {
+  static const Deadline never(SystemClock(), 0);
+  return never;
+}
+
+Result<MilpSolution> Solve(const Milp& milp, const std::vector<double>& start = {}) {
+  MilpSolver solver(milp);
+  return solver.Solve(Never(), kMilpInfinity, start);
+}
+
+Result<MilpSolution> SolveRelaxation(const Milp& milp) {
+  MilpSolver solver(milp);
+  return solver.SolveRelaxation(Never());
+}
+
 // The 0-1 knapsack max 8a + 11b + 6c + 4d s.t. 5a + 7b + 4c + 3d <= 14, as
 // a minimisation of the negated values. Integer optimum: b + c + d (weight
 // 14, value 21). LP optimum by value/weight order (1.6, 1.57, 1.5, 1.33):
@@ -24,7 +40,7 @@ Milp Knapsack() {
 }
 
 TEST(Milp, KnapsackReachesItsIntegerOptimumProvenOptimal) {
-  Result<MilpSolution> s = Knapsack().Solve(10);
+  Result<MilpSolution> s = Solve(Knapsack());
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_EQ(s->values.size(), 4u);
   EXPECT_NEAR(s->objective, -21, kEps);
@@ -35,7 +51,7 @@ TEST(Milp, KnapsackReachesItsIntegerOptimumProvenOptimal) {
 }
 
 TEST(Milp, RelaxationIsTheFractionalKnapsack) {
-  Result<MilpSolution> s = Knapsack().SolveRelaxation();
+  Result<MilpSolution> s = SolveRelaxation(Knapsack());
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_NEAR(s->objective, -22, kEps);
   EXPECT_NEAR(s->bound, -22, kEps);
@@ -50,7 +66,7 @@ TEST(Milp, MixedIntegerAndContinuousColumns) {
   const int x = milp.AddColumn(3, 0, 2, true);
   const int y = milp.AddColumn(2, 0, 1.5, false);
   milp.AddRow({{x, 1}, {y, 1}}, 3.5, kMilpInfinity);
-  Result<MilpSolution> s = milp.Solve(10);
+  Result<MilpSolution> s = Solve(milp);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_NEAR(s->objective, 9, kEps);
   EXPECT_NEAR(s->values[x], 2, kEps);
@@ -62,7 +78,7 @@ TEST(Milp, InfeasibleModelHasNoValuesAndAnInfiniteBound) {
   Milp milp;
   const int x = milp.AddColumn(1, 0, 1, true);
   milp.AddRow({{x, 1}}, 2, kMilpInfinity);
-  for (const Result<MilpSolution>& s : {milp.SolveRelaxation(), milp.Solve(10)}) {
+  for (const Result<MilpSolution>& s : {SolveRelaxation(milp), Solve(milp)}) {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     EXPECT_TRUE(s->values.empty());
     EXPECT_EQ(s->bound, kMilpInfinity);
@@ -75,10 +91,10 @@ TEST(Milp, IntegralityAloneCanMakeAModelInfeasible) {
   Milp milp;
   const int x = milp.AddColumn(1, 0, 10, true);
   milp.AddRow({{x, 2}}, 1, 1);
-  Result<MilpSolution> lp = milp.SolveRelaxation();
+  Result<MilpSolution> lp = SolveRelaxation(milp);
   ASSERT_TRUE(lp.ok());
   EXPECT_NEAR(lp->objective, 0.5, kEps);
-  Result<MilpSolution> ip = milp.Solve(10);
+  Result<MilpSolution> ip = Solve(milp);
   ASSERT_TRUE(ip.ok());
   EXPECT_TRUE(ip->values.empty());
   EXPECT_FALSE(ip->optimal);
@@ -92,12 +108,12 @@ TEST(Milp, FeasibleStartIsKeptWhenNothingBeatsIt) {
   const int x = milp.AddColumn(1, 0, 1, true);
   const int y = milp.AddColumn(1, 0, 1, true);
   milp.AddRow({{x, 1}, {y, 1}}, 1, kMilpInfinity);
-  Result<MilpSolution> own = milp.Solve(10);
+  Result<MilpSolution> own = Solve(milp);
   ASSERT_TRUE(own.ok()) << own.status().ToString();
   ASSERT_EQ(own->values.size(), 2u);
   const std::vector<double> other = {std::round(own->values[y]), std::round(own->values[x])};
   ASSERT_NE(other, own->values);
-  Result<MilpSolution> s = milp.Solve(10, other);
+  Result<MilpSolution> s = Solve(milp, other);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_TRUE(s->optimal);
   EXPECT_NEAR(s->objective, 1, kEps);
@@ -111,12 +127,12 @@ TEST(Milp, PoorStartIsImprovedToTheOptimum) {
   std::vector<std::pair<int, double>> row;
   for (double cost : {1, 2, 3}) row.push_back({milp.AddColumn(cost, 0, 1, true), 1});
   milp.AddRow(std::move(row), 1, kMilpInfinity);
-  Result<MilpSolution> s = milp.Solve(10, {1, 1, 1});
+  Result<MilpSolution> s = Solve(milp, {1, 1, 1});
   ASSERT_TRUE(s.ok());
   EXPECT_NEAR(s->objective, 1, kEps);
   EXPECT_TRUE(s->optimal);
   // A start of the wrong size is ignored.
-  Result<MilpSolution> ignored = milp.Solve(10, {1});
+  Result<MilpSolution> ignored = Solve(milp, {1});
   ASSERT_TRUE(ignored.ok());
   EXPECT_NEAR(ignored->objective, 1, kEps);
 }
@@ -124,7 +140,7 @@ TEST(Milp, PoorStartIsImprovedToTheOptimum) {
 TEST(Milp, ModelWithoutRowsIsOptimalAtItsLowerBounds) {
   Milp milp;
   milp.AddColumn(1, 0, 5, true);
-  Result<MilpSolution> s = milp.Solve(10);
+  Result<MilpSolution> s = Solve(milp);
   ASSERT_TRUE(s.ok());
   EXPECT_NEAR(s->objective, 0, kEps);
   EXPECT_TRUE(s->optimal);

@@ -39,10 +39,14 @@ std::vector<std::optional<Triplet>> BestTriplets(const ServiceSpec& spec,
 
 // Enumerates count vectors by depth-first search over the class's usable
 // resources, largest capacity first; the last resource takes the fewest
-// segments that cover what is left.
+// segments that cover what is left. Gives up (no covers) after generating
+// `max_generated` candidates, listing more than `max_listed` covers, or when
+// `deadline` passes (read every kDeadlineStride candidates).
 class CoverEnumerator {
  public:
-  CoverEnumerator(const ServiceClass& c, int max_generated) : class_(c), budget_(max_generated) {
+  CoverEnumerator(const ServiceClass& c, long max_generated, long max_listed,
+                  const Deadline& deadline)
+      : class_(c), budget_(max_generated), max_listed_(max_listed), deadline_(deadline) {
     for (size_t r = 0; r < c.best.size(); ++r) {
       if (c.best[r]) order_.push_back(static_cast<int>(r));
     }
@@ -52,14 +56,24 @@ class CoverEnumerator {
     counts_.assign(c.best.size(), 0);
   }
 
-  // The minimal covers, or empty when the budget ran out.
+  // log of an upper bound on the candidates Run() generates: the product,
+  // over every resource of the search but the last, of the counts it tries.
+  double LogCandidates() const {
+    double log = 0;
+    for (size_t d = 0; d + 1 < order_.size(); ++d) log += std::log1p(FewestToCover(order_[d], 0));
+    return log;
+  }
+
+  // The minimal covers, or empty when it gave up.
   std::vector<std::vector<int>> Run() {
     if (!order_.empty()) Visit(0, 0.0);
-    if (budget_ < 0) covers_.clear();
+    if (gave_up_) covers_.clear();
     return std::move(covers_);
   }
 
  private:
+  static constexpr long kDeadlineStride = 4096;
+
   double Throughput(int r) const { return class_.best[r]->capacity_rps; }
 
   // The fewest segments of resource `r` that bring `capacity` to the rate.
@@ -72,14 +86,14 @@ class CoverEnumerator {
   }
 
   void Visit(size_t depth, double capacity) {
-    if (budget_ < 0) return;
+    if (gave_up_) return;
     const int r = order_[depth];
     const int most = FewestToCover(r, capacity);
     if (depth + 1 == order_.size()) {
       counts_[r] = most;
       Emit(capacity + most * Throughput(r));
     } else {
-      for (int n = 0; n <= most && budget_ >= 0; ++n) {
+      for (int n = 0; n <= most && !gave_up_; ++n) {
         counts_[r] = n;
         Visit(depth + 1, capacity + n * Throughput(r));
       }
@@ -88,15 +102,27 @@ class CoverEnumerator {
   }
 
   void Emit(double capacity) {
-    --budget_;
+    ++generated_;
+    if (generated_ > budget_ || (generated_ % kDeadlineStride == 0 && deadline_.Passed())) {
+      gave_up_ = true;
+      return;
+    }
     for (int r : order_) {
       if (counts_[r] > 0 && CoversRate(capacity - Throughput(r), class_.rate_rps)) return;
+    }
+    if (static_cast<long>(covers_.size()) >= max_listed_) {
+      gave_up_ = true;
+      return;
     }
     covers_.push_back(counts_);
   }
 
   const ServiceClass& class_;
-  int budget_;
+  const long budget_;
+  const long max_listed_;
+  const Deadline& deadline_;
+  long generated_ = 0;
+  bool gave_up_ = false;
   std::vector<int> order_;
   std::vector<int> counts_;
   std::vector<std::vector<int>> covers_;
@@ -104,7 +130,8 @@ class CoverEnumerator {
 
 }  // namespace
 
-CoverSet BuildCoverSet(const Problem& problem, int max_covers) {
+CoverSet BuildCoverSet(const Problem& problem, const CoverLimits& limits,
+                       const Deadline& deadline) {
   CoverSet set;
   set.resources = ResourcesOf(problem);
   // Key: the rate, then per resource the best triplet's capacity,
@@ -124,7 +151,21 @@ CoverSet BuildCoverSet(const Problem& problem, int max_covers) {
     if (added) set.classes.push_back({{}, std::move(best), spec.service.rate_rps, {}});
     set.classes[it->second].services.push_back(static_cast<int>(i));
   }
-  for (ServiceClass& c : set.classes) c.covers = CoverEnumerator(c, max_covers).Run();
+  // Smallest classes first, so that the total limit lists as many as it can.
+  std::vector<std::pair<double, size_t>> by_size;
+  for (size_t c = 0; c < set.classes.size(); ++c) {
+    by_size.push_back({CoverEnumerator(set.classes[c], 0, 0, deadline).LogCandidates(), c});
+  }
+  std::sort(by_size.begin(), by_size.end());
+  long left = limits.total;
+  for (const auto& [log_candidates, c] : by_size) {
+    if (left <= 0 || deadline.Passed()) break;
+    ServiceClass& sc = set.classes[c];
+    sc.covers = CoverEnumerator(sc, limits.per_class, left, deadline).Run();
+    // A class the total could not hold: the larger ones after it cannot either.
+    if (sc.covers.empty() && left < limits.per_class) break;
+    left -= static_cast<long>(sc.covers.size());
+  }
   return set;
 }
 

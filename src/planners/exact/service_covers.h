@@ -14,13 +14,19 @@
 // form one class, solved once with a multiplicity (110 services of S5 x 10
 // are 11 classes).
 //
+// Listing covers is bounded per class and over all classes (the model gets
+// a column per cover), and by a deadline: a class left without covers is
+// modelled per service, which is as exact, only with a weaker relaxation.
+//
 // Thread-safety: pure functions.
 #ifndef TESSERA_PLANNERS_EXACT_SERVICE_COVERS_H_
 #define TESSERA_PLANNERS_EXACT_SERVICE_COVERS_H_
 
+#include <limits>
 #include <optional>
 #include <vector>
 
+#include "tessera/clock.h"
 #include "tessera/problem.h"
 
 namespace tessera {
@@ -45,10 +51,20 @@ struct CoverSet {
   std::vector<ServiceClass> classes;  // in order of their first service
 };
 
+struct CoverLimits {
+  // Candidate count vectors generated for one class before it is left
+  // without covers.
+  int per_class = 20000;
+  // Covers listed over all classes: classes are listed smallest first (by an
+  // estimate of their candidates) while the total stays within it.
+  long total = std::numeric_limits<long>::max();
+};
+
 // Groups the feasible services of `problem` into classes and enumerates
-// their minimal covers, giving up on a class (covers left empty) once more
-// than `max_covers` candidate count vectors have been generated for it.
-CoverSet BuildCoverSet(const Problem& problem, int max_covers);
+// their minimal covers within `limits`; classes not listed in full, or not
+// reached before `deadline` passes, are left without covers.
+CoverSet BuildCoverSet(const Problem& problem, const CoverLimits& limits,
+                       const Deadline& deadline = Deadline(SystemClock(), 0));
 
 // The number of segments and compute slices of `counts` (per resource).
 int SegmentCount(const std::vector<int>& counts);

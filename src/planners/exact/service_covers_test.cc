@@ -78,7 +78,7 @@ std::vector<Counts> Sorted(std::vector<Counts> covers) {
 }
 
 TEST(ServiceCovers, ResourcesAreTheProfilesSomeServiceCanUseSorted) {
-  const CoverSet set = BuildCoverSet(TinyProblem({250}), 20000);
+  const CoverSet set = BuildCoverSet(TinyProblem({250}), {.per_class = 20000});
   const std::vector<Resource> expected = {{0, A100().ProfileIndex("1g.10gb")},
                                           {0, A100().ProfileIndex("2g.20gb")},
                                           {0, A100().ProfileIndex("3g.40gb")},
@@ -91,7 +91,7 @@ TEST(ServiceCovers, CoversOf250RequestsAreTheFiveCountedByHand) {
   //   7g (800); 3g (300); 2g + 2g (440, one 2g is 220); 2g + 1g (320: 220
   //   alone and 100 alone fall short); 1g x 3 (300, two give 200).
   // Any cover with a 3g or a 7g and something else is not minimal.
-  const CoverSet set = BuildCoverSet(TinyProblem({250}), 20000);
+  const CoverSet set = BuildCoverSet(TinyProblem({250}), {.per_class = 20000});
   ASSERT_EQ(set.classes.size(), 1u);
   const std::vector<Counts> expected = Sorted({
       CountsOf(set, {{"7g.80gb", 1}}),
@@ -106,7 +106,7 @@ TEST(ServiceCovers, CoversOf250RequestsAreTheFiveCountedByHand) {
 TEST(ServiceCovers, EveryCoverIsMinimalAndEveryMinimalCoverIsListed) {
   // Rates on and off the segment throughputs' multiples.
   for (double rate : {1.0, 100.0, 219.0, 220.0, 440.5, 800.0, 1234.0, 2500.0}) {
-    const CoverSet set = BuildCoverSet(TinyProblem({rate}), 20000);
+    const CoverSet set = BuildCoverSet(TinyProblem({rate}), {.per_class = 20000});
     ASSERT_EQ(set.classes.size(), 1u) << rate;
     const ServiceClass& c = set.classes[0];
     ASSERT_FALSE(c.covers.empty()) << rate;
@@ -118,7 +118,7 @@ TEST(ServiceCovers, EveryCoverIsMinimalAndEveryMinimalCoverIsListed) {
 }
 
 TEST(ServiceCovers, IdenticalServicesFormOneClassWithMultiplicity) {
-  const CoverSet set = BuildCoverSet(TinyProblem({250, 400, 250, 250}), 20000);
+  const CoverSet set = BuildCoverSet(TinyProblem({250, 400, 250, 250}), {.per_class = 20000});
   ASSERT_EQ(set.classes.size(), 2u);
   EXPECT_EQ(set.classes[0].services, (std::vector<int>{0, 2, 3}));
   EXPECT_EQ(set.classes[0].rate_rps, 250);
@@ -132,7 +132,7 @@ TEST(ServiceCovers, SameRateButDifferentTripletsAreDifferentClasses) {
   Scenario s = TinyScenario({250, 250});
   s.services[1].slo_ms = 30;
   const Problem problem = *Problem::Build(s, A100(), TinyTable(), testing::BareRule());
-  const CoverSet set = BuildCoverSet(problem, 20000);
+  const CoverSet set = BuildCoverSet(problem, {.per_class = 20000});
   ASSERT_EQ(set.classes.size(), 2u);
   EXPECT_EQ(set.classes[1].services, (std::vector<int>{1}));
   const Counts seven = CountsOf(set, {{"7g.80gb", 1}});
@@ -148,11 +148,11 @@ TEST(ServiceCovers, ServiceWithNoFeasibleTripletIsInNoClass) {
   s.services[1].slo_ms = 10;
   const Problem problem = *Problem::Build(s, A100(), TinyTable(), testing::BareRule());
   ASSERT_TRUE(problem.services()[1].feasible.empty());
-  const CoverSet set = BuildCoverSet(problem, 20000);
+  const CoverSet set = BuildCoverSet(problem, {.per_class = 20000});
   ASSERT_EQ(set.classes.size(), 1u);
   EXPECT_EQ(set.classes[0].services, (std::vector<int>{0, 2}));
 
-  const CoverSet none = BuildCoverSet(TinyProblem({250}, /*slo_ms=*/10), 20000);
+  const CoverSet none = BuildCoverSet(TinyProblem({250}, /*slo_ms=*/10), {.per_class = 20000});
   EXPECT_TRUE(none.classes.empty());
   EXPECT_TRUE(none.resources.empty());
 }
@@ -166,7 +166,7 @@ TEST(ServiceCovers, BestTripletHasTheMostThroughputThenTheSmallerBatch) {
   Scenario s = TinyScenario({250, 250});
   s.services[1].slo_ms = 40;  // budget 20 ms: the 1g batch 4 is too slow
   const Problem problem = *Problem::Build(s, A100(), table, testing::BareRule());
-  const CoverSet set = BuildCoverSet(problem, 20000);
+  const CoverSet set = BuildCoverSet(problem, {.per_class = 20000});
   ASSERT_EQ(set.classes.size(), 2u);
   const auto r1 = std::find(set.resources.begin(), set.resources.end(),
                             Resource{0, A100().ProfileIndex("1g.10gb")}) -
@@ -183,19 +183,19 @@ TEST(ServiceCovers, MaxCoversLimitLeavesCoversEmpty) {
   // 250 req/s: the search generates exactly its five minimal covers as
   // candidates (7g | 3g | 2g 2g | 2g 1g | 1g 1g 1g), so a limit of 5 keeps
   // them and a limit of 4 gives up, leaving the class with its service.
-  EXPECT_EQ(BuildCoverSet(TinyProblem({250}), 5).classes[0].covers.size(), 5u);
-  const CoverSet limited = BuildCoverSet(TinyProblem({250, 5000}), 4);
+  EXPECT_EQ(BuildCoverSet(TinyProblem({250}), {.per_class = 5}).classes[0].covers.size(), 5u);
+  const CoverSet limited = BuildCoverSet(TinyProblem({250, 5000}), {.per_class = 4});
   ASSERT_EQ(limited.classes.size(), 2u);
   EXPECT_EQ(limited.classes[0].services, (std::vector<int>{0}));
   EXPECT_TRUE(limited.classes[0].covers.empty());
   EXPECT_EQ(limited.classes[1].services, (std::vector<int>{1}));
   EXPECT_TRUE(limited.classes[1].covers.empty());
-  EXPECT_GT(BuildCoverSet(TinyProblem({5000}), 20000).classes[0].covers.size(), 4u);
+  EXPECT_GT(BuildCoverSet(TinyProblem({5000}), {.per_class = 20000}).classes[0].covers.size(), 4u);
 }
 
 TEST(ServiceCovers, SegmentCountAndComputeSlices) {
   const Problem problem = TinyProblem({250});
-  const CoverSet set = BuildCoverSet(problem, 20000);
+  const CoverSet set = BuildCoverSet(problem, {.per_class = 20000});
   EXPECT_EQ(SegmentCount({}), 0);
   EXPECT_EQ(SegmentCount({1, 2, 0, 3}), 6);
   // 1g + 2g + 3g + 7g = 1 + 2 + 3 + 7 compute slices.
