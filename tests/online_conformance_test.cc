@@ -25,6 +25,14 @@ VmTrace LoadShaped(const TraceShaping& shaping) {
   return ShapeTrace(std::move(trace), shaping).value();
 }
 
+// The stressed replay: one GPU per host, VMs never leave.
+VmTrace LoadStressed() {
+  TraceShaping shaping;
+  shaping.gpus_per_host = 1;
+  shaping.lifetime.mode = Lifetime::Mode::kNone;
+  return LoadShaped(shaping);
+}
+
 // Every policy's report; the cluster's invariants are checked every 64 events.
 std::map<std::string, ReplayReport> ReplayEveryPolicy(const VmTrace& trace) {
   std::map<std::string, ReplayReport> reports;
@@ -69,10 +77,7 @@ TEST_F(OnlineConformance, AsRecordedTheTraceBarelyLoadsItsClusterAndEveryPolicyA
 }
 
 TEST_F(OnlineConformance, StressedGrmuAcceptsMostWithTheLeastActiveHardware) {
-  TraceShaping shaping;
-  shaping.gpus_per_host = 1;
-  shaping.lifetime.mode = Lifetime::Mode::kNone;
-  const VmTrace trace = LoadShaped(shaping);
+  const VmTrace trace = LoadStressed();
   const std::map<std::string, ReplayReport> r = ReplayEveryPolicy(trace);
   const ReplayReport& grmu = r.at("grmu");
   for (const auto& [policy, report] : r) {
@@ -121,10 +126,7 @@ int AcceptanceBound(const VmTrace& trace) {
 // 4g.20gb + every smaller VM = 2,608), but only 6.95% of the 7g.40gb: below
 // the floor. fair accepts as many and keeps every profile above the floor.
 TEST_F(OnlineConformance, StressedFairAcceptsTheMostPossibleAndStarvesNoProfile) {
-  TraceShaping shaping;
-  shaping.gpus_per_host = 1;
-  shaping.lifetime.mode = Lifetime::Mode::kNone;
-  const VmTrace trace = LoadShaped(shaping);
+  const VmTrace trace = LoadStressed();
   const std::map<std::string, ReplayReport> r = ReplayEveryPolicy(trace);
   const int bound = AcceptanceBound(trace);
   EXPECT_EQ(bound, 2608);
