@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "tessera/input_limits.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_report_format.h"
@@ -47,10 +48,6 @@ Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
                                    QuoteForMessage(fmt::format("{}", flags.heavy_share)));
   }
   o.heavy_share = flags.heavy_share;
-  if (!(flags.fair_factor > 0 && flags.fair_factor <= 1)) {
-    return Status::InvalidArgument("--fair-factor: must be a number in (0, 1], got " +
-                                   QuoteForMessage(fmt::format("{}", flags.fair_factor)));
-  }
   o.fair_factor = flags.fair_factor;
   TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
   TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s,
@@ -181,7 +178,7 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
   cmd.add_option("--fair-factor", flags.fair_factor,
                  "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
                  "share of the GPU demand seen so far, (0, 1]")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(Within(limits::kFairFactor))
       ->capture_default_str();
   cmd.add_option("--consolidate-every", flags.consolidate_every,
                  "grmu, fair: interval of inter-GPU consolidation in trace time, e.g. 24h, " +

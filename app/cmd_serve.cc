@@ -300,7 +300,7 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--fair-factor", flags->extender.placer.fair_factor,
                   "Extender, fair: the full-GPU basket may hold this fraction of the full-GPU "
                   "requests' share of the GPU demand seen, (0, 1]")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(Within(limits::kFairFactor))
       ->capture_default_str();
   cmd->add_option("--reservation-ttl", flags->extender.reservation_ttl_s,
                   "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")

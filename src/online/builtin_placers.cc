@@ -48,8 +48,8 @@ Status PlacerOptions::Validate() const {
   if (!std::isfinite(heavy_share) || heavy_share < 0 || heavy_share > 1) {
     return Status::InvalidArgument("heavy share must be between 0 and 1");
   }
-  if (!std::isfinite(fair_factor) || fair_factor <= 0 || fair_factor > 1) {
-    return Status::InvalidArgument("fair factor must be in (0, 1]");
+  if (!limits::kFairFactor.Contains(fair_factor)) {
+    return Status::InvalidArgument("fair factor " + OutOfRange(limits::kFairFactor, fair_factor));
   }
   if (!std::isfinite(consolidate_every_s) || consolidate_every_s < 0) {
     return Status::InvalidArgument("consolidation interval must be a finite time >= 0 (0 = off)");
