@@ -177,7 +177,7 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
       ->capture_default_str();
   cmd.add_option("--fair-factor", flags.fair_factor,
                  "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
-                 "share of the GPU demand seen so far, (0, 1]")
+                 "share of the GPU demand seen so far")
       ->check(Within(limits::kFairFactor))
       ->capture_default_str();
   cmd.add_option("--consolidate-every", flags.consolidate_every,

@@ -299,7 +299,7 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--fair-factor", flags->extender.placer.fair_factor,
                   "Extender, fair: the full-GPU basket may hold this fraction of the full-GPU "
-                  "requests' share of the GPU demand seen, (0, 1]")
+                  "requests' share of the GPU demand seen")
       ->check(Within(limits::kFairFactor))
       ->capture_default_str();
   cmd->add_option("--reservation-ttl", flags->extender.reservation_ttl_s,
