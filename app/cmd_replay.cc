@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "tessera/input_limits.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_report_format.h"
@@ -25,6 +26,7 @@ struct ReplayFlags {
   std::string policy = "grmu";
   bool compare = false;
   double heavy_share = 0.3;
+  double fair_factor = 0.55;
   std::string consolidate_every = "off";
   bool no_defragment = false;
   std::string mecc_window = "24h";
@@ -46,6 +48,7 @@ Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
                                    QuoteForMessage(fmt::format("{}", flags.heavy_share)));
   }
   o.heavy_share = flags.heavy_share;
+  o.fair_factor = flags.fair_factor;
   TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
   TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s,
                            ParseDuration("--mecc-window", flags.mecc_window, kMeccWindow));
@@ -172,12 +175,17 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
                  "grmu: share of all GPUs the heavy (full-GPU profile) basket may hold, 0..1")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd.add_option("--fair-factor", flags.fair_factor,
+                 "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
+                 "share of the GPU demand seen so far")
+      ->check(Within(limits::kFairFactor))
+      ->capture_default_str();
   cmd.add_option("--consolidate-every", flags.consolidate_every,
-                 "grmu: interval of inter-GPU consolidation in trace time, e.g. 24h, " +
+                 "grmu, fair: interval of inter-GPU consolidation in trace time, e.g. 24h, " +
                      DescribeRange(kConsolidation) + "; off = never")
       ->capture_default_str();
   cmd.add_flag("--no-defragment", flags.no_defragment,
-               "grmu: do not rearrange a fragmented GPU after a rejection");
+               "grmu, fair: do not rearrange a fragmented GPU after a rejection");
   cmd.add_option("--mecc-window", flags.mecc_window,
                  "mecc: look-back window of arrivals estimating the profile mix, " +
                      DescribeRange(kMeccWindow))

@@ -297,6 +297,11 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "Extender, grmu: share of all GPUs the full-GPU basket may hold, 0..1")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--fair-factor", flags->extender.placer.fair_factor,
+                  "Extender, fair: the full-GPU basket may hold this fraction of the full-GPU "
+                  "requests' share of the GPU demand seen")
+      ->check(Within(limits::kFairFactor))
+      ->capture_default_str();
   cmd->add_option("--reservation-ttl", flags->extender.reservation_ttl_s,
                   "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")
       ->check(CLI::Range(1e-3, 3600.0))

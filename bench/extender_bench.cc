@@ -36,7 +36,7 @@ std::string NodeName(int n) {
 
 void BM_ExtenderFilterPrioritize(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
-  const std::vector<std::string> policies = {"grmu", "ff", "bf", "mcc", "mecc"};
+  const std::vector<std::string> policies = {"grmu", "ff", "bf", "mcc", "mecc", "fair"};
   NoApi api;
   ExtenderOptions options;
   options.policy = policies[state.range(1)];
@@ -88,7 +88,7 @@ void BM_ExtenderFilterPrioritize(benchmark::State& state) {
 }
 // Args: nodes, policy (0 grmu, 1 ff, 2 bf, 3 mcc, 4 mecc).
 BENCHMARK(BM_ExtenderFilterPrioritize)
-    ->ArgsProduct({{5000}, {0, 1, 2, 3, 4}})
+    ->ArgsProduct({{5000}, {0, 1, 2, 3, 4, 5}})
     ->Iterations(400)
     ->Unit(benchmark::kMillisecond);
 

@@ -6,6 +6,7 @@
 // Skipped with a message when ../shared/data is absent.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -57,6 +58,12 @@ void BenchReplay(benchmark::State& state, bool stressed, const std::string& poli
     }
   }
   state.counters["acceptance"] = last.acceptance;
+  // The lowest acceptance of any profile: a policy that starves one shows it.
+  double worst = 1;
+  for (const ProfileTally& p : last.per_profile) {
+    worst = std::min(worst, static_cast<double>(p.accepted) / p.requests);
+  }
+  state.counters["worst_profile"] = worst;
   state.counters["hw_auc"] = last.active_hw_auc;
 }
 

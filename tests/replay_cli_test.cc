@@ -53,7 +53,7 @@ TEST_F(ReplayCliTest, CompareAsJsonIsOneRowPerPolicy) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json rows = nlohmann::json::parse(o.out);
   ASSERT_TRUE(rows.is_array());
-  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_EQ(rows.size(), 6u);
   for (const auto& row : rows) {
     for (const char* key :
          {"policy", "requests", "accepted", "acceptance", "active_hw_auc", "migrations"}) {
@@ -73,8 +73,8 @@ TEST_F(ReplayCliTest, CsvAndSvgCarryTheHourlySeries) {
       Tessera(TraceFlags() + " --compare --format csv --svg " + svg.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out.rfind("policy,hour,", 0), 0u);
-  // 5 policies x 3 hours (0 s to the last departure at 9,000 s) + header.
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 16);
+  // 6 policies x 3 hours (0 s to the last departure at 9,000 s) + header.
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 19);
   EXPECT_EQ(testing::ReadAll(svg).rfind("<svg", 0), 0u);
 }
 
@@ -99,6 +99,8 @@ TEST_F(ReplayCliTest, BadInputExitsTwoNamingTheProblem) {
       {trace + " --policy worst", "unknown policy 'worst'"},
       {trace + " --lifetime forever", "--lifetime"},
       {trace + " --consolidate-every soon", "--consolidate-every"},
+      {trace + " --policy fair --fair-factor 0", "--fair-factor"},
+      {trace + " --fair-factor 1.5", "--fair-factor"},
       {trace + " --gpu a200", "--gpu"},
       {"replay --nodes " + (dir_ / "nodes.csv").string() + " --pods " + bad_pods.string(),
        "bad.csv:2: field 'gpu_milli'"},

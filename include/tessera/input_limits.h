@@ -151,6 +151,9 @@ inline constexpr InputRange kTraceTimeS{0, 1e10};
 // replay --mecc-window: MECC's look-back window (s), a millisecond to the
 // span of any trace.
 inline constexpr InputRange kMeccWindowS{1e-3, 1e10};
+// replay/serve --fair-factor: the share of the full-GPU requests' demand
+// share that fair's heavy basket may hold.
+inline constexpr InputRange kFairFactor{0, 1, true};
 
 // ---- Transitions: transition --spare-gpus, transition JSON ---------------
 

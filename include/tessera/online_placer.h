@@ -1,5 +1,7 @@
 // OnlinePlacer: one small interface for every online VM placement policy
-// (First-Fit, Best-Fit, MCC, MECC, GRMU), and a name-keyed registry of them.
+// (First-Fit, Best-Fit, MCC, MECC, GRMU, and "fair", GRMU's baskets with a
+// heavy cap learned from the demand seen so far), and a name-keyed registry
+// of them.
 //
 // A placer chooses the GPU for each arriving VM; the start slice inside the
 // GPU is the driver's (CapabilityTable::AssignStart), for every policy. A
@@ -25,10 +27,14 @@ namespace tessera {
 struct PlacerOptions {
   // GRMU: share of all GPUs the heavy basket (full-GPU profile) may hold.
   double heavy_share = 0.3;
-  // GRMU: seconds between inter-GPU consolidations; 0 = off (the paper's
+  // fair: the heavy basket may hold this fraction of the full-GPU requests'
+  // demand-proportional share of the GPUs (docs/online-placement.md); in
+  // (0, 1].
+  double fair_factor = 0.55;
+  // GRMU and fair: seconds between inter-GPU consolidations; 0 = off (the paper's
   // choice for the Alibaba trace).
   double consolidate_every_s = 0;
-  // GRMU: defragment the most fragmented light-basket GPU after a rejection.
+  // GRMU and fair: defragment the most fragmented light-basket GPU after a rejection.
   bool defragment = true;
   // MECC: look-back window of the arrivals that estimate profile
   // probabilities; within limits::kMeccWindowS.
@@ -64,7 +70,7 @@ class OnlinePlacer {
 
 using PlacerRegistry = NamedRegistry<OnlinePlacer, const PlacerOptions&>;
 
-// Every built-in policy: ff, bf, mcc, mecc, grmu.
+// Every built-in policy: bf, fair, ff, grmu, mcc, mecc.
 const PlacerRegistry& BuiltinPlacers();
 
 }  // namespace tessera

@@ -210,10 +210,11 @@ class SchedulerExtender::Impl {
       DropUnplacedVm(vm);
       ++counters_.declined;
       if (!kept.empty()) {
-        const std::string reason =
-            "tessera: policy " + options_.policy + " declines a " + request.profile + " slice now" +
-            (options_.policy == "grmu" ? " (its basket holds its share of the GPUs, all full)"
-                                       : "");
+        const std::string reason = "tessera: policy " + options_.policy + " declines a " +
+                                   request.profile + " slice now" +
+                                   (options_.policy == "grmu" || options_.policy == "fair"
+                                        ? " (its basket holds its share of the GPUs, all full)"
+                                        : "");
         for (size_t i : kept) failed[candidates.names[i]] = reason;
         kept.clear();
       }

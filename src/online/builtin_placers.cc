@@ -28,10 +28,17 @@ PlacerRegistry MakeBuiltins() {
                  "Max expected CC (GRMU Alg. 7): CC weighted by the profile mix of "
                  "recent arrivals",
                  Scan(ScanRule::kMaxEcc));
-  r.MustRegister("grmu",
-                 "GRMU: dual-basket pooling, defragmentation on rejection, optional "
-                 "consolidation",
-                 NewGrmuPlacer);
+  r.MustRegister(
+      "grmu",
+      "GRMU: dual-basket pooling, defragmentation on rejection, optional "
+      "consolidation",
+      [](const PlacerOptions& options) { return NewGrmuPlacer(BasketCap::kFixedShare, options); });
+  r.MustRegister("fair",
+                 "GRMU's baskets, the full-GPU basket capped at a fraction of its demand share "
+                 "learned from the requests seen: no profile starves",
+                 [](const PlacerOptions& options) {
+                   return NewGrmuPlacer(BasketCap::kLearnedShare, options);
+                 });
   return r;
 }
 
@@ -40,6 +47,9 @@ PlacerRegistry MakeBuiltins() {
 Status PlacerOptions::Validate() const {
   if (!std::isfinite(heavy_share) || heavy_share < 0 || heavy_share > 1) {
     return Status::InvalidArgument("heavy share must be between 0 and 1");
+  }
+  if (!limits::kFairFactor.Contains(fair_factor)) {
+    return Status::InvalidArgument("fair factor " + OutOfRange(limits::kFairFactor, fair_factor));
   }
   if (!std::isfinite(consolidate_every_s) || consolidate_every_s < 0) {
     return Status::InvalidArgument("consolidation interval must be a finite time >= 0 (0 = off)");

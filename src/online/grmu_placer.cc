@@ -1,5 +1,6 @@
 // GRMU (Siavashi and Momtazpour): dual-basket pooling, intra-GPU
-// defragmentation and inter-GPU consolidation (Algorithms 2-5).
+// defragmentation and inter-GPU consolidation (Algorithms 2-5); and "fair",
+// the same placer with the heavy basket's cap learned online.
 //
 // Choices the paper leaves open, made here (docs/online-placement.md):
 //  - basket capacities: heavy = round(heavy_share x GPUs), light = the rest;
@@ -17,6 +18,16 @@
 //  - consolidation pairs single-VM half-GPU light GPUs: from the highest
 //    index down, each source moves into the lowest-index partner its instance
 //    fits, and the emptied source returns to the pool.
+//
+// fair (BasketCap::kLearnedShare) differs in one thing: before each request
+// the caps are recomputed from the requests seen so far, that one included.
+// Each request counts 1 / max_instances of its profile (the share of a GPU
+// it takes at its densest: a whole GPU for 7g.40gb and 4g.20gb on an A100);
+// the heavy share of that demand times fair_factor times the GPUs is the heavy
+// cap, the light basket may hold the rest. A basket above a cap that shrank
+// keeps its GPUs and only stops growing. No GPU seeds the baskets: a basket
+// takes GPUs from the pool as it needs them, so an early cap of 0 (only
+// light requests seen) holds no GPU back from the light basket.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -94,26 +105,29 @@ class GpuSet {
 
 class GrmuPlacer : public OnlinePlacer {
  public:
-  explicit GrmuPlacer(const PlacerOptions& options) : options_(options) {}
+  GrmuPlacer(BasketCap cap, const PlacerOptions& options) : cap_(cap), options_(options) {}
 
-  std::string_view Name() const override { return "grmu"; }
+  std::string_view Name() const override {
+    return cap_ == BasketCap::kFixedShare ? "grmu" : "fair";
+  }
 
   void Start(const OnlineCluster& cluster) override {
     const int gpus = cluster.num_gpus();
-    heavy_capacity_ = static_cast<int>(std::lround(options_.heavy_share * gpus));
-    light_capacity_ = gpus - heavy_capacity_;
     for (GpuSet* set : {&pool_, &heavy_, &light_}) set->Resize(gpus);
     for (int g = 0; g < gpus; ++g) pool_.insert(g);
-    // Algorithm 2: each basket starts with one empty GPU from the pool.
-    if (heavy_capacity_ > 0) MoveFromPool(pool_.front(), heavy_);
-    if (light_capacity_ > 0 && !pool_.empty()) MoveFromPool(pool_.front(), light_);
     const GpuModel& model = cluster.gpu_model();
     for (size_t p = 0; p < model.profiles.size(); ++p) {
       if (model.profiles[p].memory_slices == model.memory_slices) full_profiles_.push_back(p);
     }
+    if (cap_ == BasketCap::kLearnedShare) return;
+    SetHeavyCapacity(options_.heavy_share, gpus);
+    // Algorithm 2: each basket starts with one empty GPU from the pool.
+    if (heavy_capacity_ > 0) MoveFromPool(pool_.front(), heavy_);
+    if (light_capacity_ > 0 && !pool_.empty()) MoveFromPool(pool_.front(), light_);
   }
 
   bool Place(const VmRequest& vm, OnlineCluster& cluster) override {
+    if (cap_ == BasketCap::kLearnedShare) LearnDemand(vm, cluster);
     if (PlaceInBasket(vm, cluster)) return true;
     if (IsHeavy(vm) || !options_.defragment) return false;
     Defragment(vm.arrival_s, cluster);
@@ -141,6 +155,20 @@ class GrmuPlacer : public OnlinePlacer {
   bool IsHeavy(const VmRequest& vm) const {
     return std::find(full_profiles_.begin(), full_profiles_.end(), vm.profile) !=
            full_profiles_.end();
+  }
+
+  void SetHeavyCapacity(double share, int gpus) {
+    heavy_capacity_ = static_cast<int>(std::lround(share * gpus));
+    light_capacity_ = gpus - heavy_capacity_;
+  }
+
+  // fair: counts `vm` in the demand of its class, 1 / max_instances of a GPU,
+  // and caps the heavy basket at fair_factor x the heavy share of the demand.
+  void LearnDemand(const VmRequest& vm, const OnlineCluster& cluster) {
+    const MigProfile& profile = cluster.gpu_model().profiles[vm.profile];
+    (IsHeavy(vm) ? heavy_demand_ : light_demand_) += 1.0 / std::max(1, profile.max_instances);
+    SetHeavyCapacity(options_.fair_factor * heavy_demand_ / (heavy_demand_ + light_demand_),
+                     cluster.num_gpus());
   }
 
   void MoveFromPool(int gpu, GpuSet& basket) {
@@ -247,7 +275,10 @@ class GrmuPlacer : public OnlinePlacer {
     return used == lower || used == (lower << (slices / 2));
   }
 
+  BasketCap cap_;
   PlacerOptions options_;
+  double heavy_demand_ = 0;  // fair: GPUs' worth of requests seen, per class
+  double light_demand_ = 0;
   int heavy_capacity_ = 0;
   int light_capacity_ = 0;
   std::vector<int> full_profiles_;
@@ -256,8 +287,8 @@ class GrmuPlacer : public OnlinePlacer {
 
 }  // namespace
 
-std::unique_ptr<OnlinePlacer> NewGrmuPlacer(const PlacerOptions& options) {
-  return std::make_unique<GrmuPlacer>(options);
+std::unique_ptr<OnlinePlacer> NewGrmuPlacer(BasketCap cap, const PlacerOptions& options) {
+  return std::make_unique<GrmuPlacer>(cap, options);
 }
 
 }  // namespace tessera

@@ -20,8 +20,16 @@ enum class ScanRule {
 
 std::unique_ptr<OnlinePlacer> NewScanPlacer(ScanRule rule, const PlacerOptions& options);
 
-// GRMU (Algorithms 2-5): dual-basket pooling, defragmentation, consolidation.
-std::unique_ptr<OnlinePlacer> NewGrmuPlacer(const PlacerOptions& options);
+// How GRMU's dual-basket pooling caps the heavy (full-GPU) basket.
+enum class BasketCap {
+  kFixedShare,    // grmu: heavy_share x GPUs (Algorithm 2)
+  kLearnedShare,  // fair: fair_factor x the heavy requests' share of the
+                  // GPU demand seen so far, x GPUs
+};
+
+// GRMU (Algorithms 2-5): dual-basket pooling, defragmentation, consolidation;
+// "fair" with BasketCap::kLearnedShare.
+std::unique_ptr<OnlinePlacer> NewGrmuPlacer(BasketCap cap, const PlacerOptions& options);
 
 }  // namespace tessera
 

@@ -1,9 +1,11 @@
 // Behaviour of each built-in policy on small hand-made clusters.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
@@ -31,13 +33,13 @@ std::vector<int> PlaceAll(const VmTrace& trace, OnlinePlacer& placer, OnlineClus
   return gpus;
 }
 
-TEST(OnlinePlacers, RegistryHasTheFivePoliciesAndNamesUnknownOnes) {
+TEST(OnlinePlacers, RegistryHasTheSixPoliciesAndNamesUnknownOnes) {
   EXPECT_EQ(BuiltinPlacers().Names(),
-            (std::vector<std::string>{"bf", "ff", "grmu", "mcc", "mecc"}));
+            (std::vector<std::string>{"bf", "fair", "ff", "grmu", "mcc", "mecc"}));
   for (const std::string& name : BuiltinPlacers().Names()) EXPECT_EQ(Make(name)->Name(), name);
   auto missing = BuiltinPlacers().Create("worst-fit", PlacerOptions{});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("unknown policy 'worst-fit' (known: bf, ff"),
+  EXPECT_NE(missing.status().message().find("unknown policy 'worst-fit' (known: bf, fair, ff"),
             std::string::npos);
 }
 
@@ -46,6 +48,13 @@ TEST(OnlinePlacers, OptionsAreValidated) {
   PlacerOptions o;
   o.heavy_share = 1.5;
   EXPECT_FALSE(o.Validate().ok());
+  o = {};
+  for (double bad : {0.0, -0.5, 1.01, std::nan("")}) {
+    o.fair_factor = bad;
+    EXPECT_FALSE(o.Validate().ok()) << bad;
+  }
+  o.fair_factor = 1;
+  EXPECT_TRUE(o.Validate().ok());
   o = {};
   o.consolidate_every_s = -1;
   EXPECT_FALSE(o.Validate().ok());
@@ -165,6 +174,58 @@ TEST(OnlinePlacers, GrmuCapsTheHeavyBasket) {
   // 30% of 10 GPUs: GPU 0 (the heavy basket's first) and two from the pool;
   // GPU 1 is the light basket's first.
   EXPECT_EQ(PlaceAll(t, *Make("grmu"), c), (std::vector<int>{0, 2, 3, -1, -1, 1}));
+}
+
+// Where fair with `factor` puts each VM (-1 = rejected) of a trace on
+// `gpus` single-GPU hosts: runs of (profile, count), one arrival a second.
+std::vector<int> FairPlaces(int gpus, const std::vector<std::pair<std::string, int>>& runs,
+                            double factor) {
+  VmTraceBuilder b("a100-40gb");
+  b.Hosts(gpus, 1);
+  int second = 0;
+  for (const auto& [profile, count] : runs) {
+    for (int i = 0; i < count; ++i) b.Vm(profile, second++);
+  }
+  const VmTrace trace = b.Build();
+  PlacerOptions o;
+  o.fair_factor = factor;
+  OnlineCluster c(trace);
+  return PlaceAll(trace, *Make("fair", o), c);
+}
+
+// fair caps the heavy basket at fair_factor x the full-GPU requests' share of
+// the demand seen. Only 7g.40gb seen: the share is 1, so half of 10 GPUs;
+// GRMU's 30% cap stops at 3. The 4g.20gb that follow take the light rest.
+TEST(OnlinePlacers, FairCapsTheHeavyBasketAtItsFactorOfTheDemandShare) {
+  EXPECT_EQ(FairPlaces(10, {{"7g.40gb", 7}, {"4g.20gb", 6}}, 0.5),
+            (std::vector<int>{0, 1, 2, 3, 4, -1, -1, 5, 6, 7, 8, 9, -1}));
+}
+
+// The cap follows the mix: after six 4g.20gb (a whole GPU each, light) the
+// k-th 7g.40gb sees a heavy share of k / (k + 6), and 10 x 0.5 x that share,
+// rounded, grows 1, 1, 2, 2, 2, 3, 3, ...: only the 1st, 3rd and 6th fit.
+TEST(OnlinePlacers, FairLearnsTheHeavyShareFromTheRequestsSeen) {
+  EXPECT_EQ(FairPlaces(10, {{"4g.20gb", 6}, {"7g.40gb", 8}}, 0.5),
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, -1, 7, -1, -1, 8, -1, -1}));
+}
+
+// A request counts 1 / max_instances of a GPU: seven 1g.5gb (all on GPU 0)
+// weigh one GPU, so the k-th 7g.40gb sees a heavy share of k / (k + 1) and a
+// cap of 5 x that, rounded: 3, 3, 4, 4, enough for each. Counted one per
+// request, the seven would cap the second 7g.40gb at round(5 x 2 / 9) = 1.
+TEST(OnlinePlacers, FairWeighsRequestsByTheShareOfAGpuTheyTake) {
+  EXPECT_EQ(FairPlaces(5, {{"1g.5gb", 7}, {"7g.40gb", 4}}, 1),
+            (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4}));
+}
+
+// No GPU is held back for a class before it asks: with only 4g.20gb seen,
+// both GPUs serve them; GRMU keeps GPU 0 for its heavy basket.
+TEST(OnlinePlacers, FairHoldsNoGpuForAClassNotSeen) {
+  const VmTrace t =
+      VmTraceBuilder("a100-40gb").Hosts(2, 1).Vm("4g.20gb", 0).Vm("4g.20gb", 1).Build();
+  EXPECT_EQ(FairPlaces(2, {{"4g.20gb", 2}}, PlacerOptions{}.fair_factor), (std::vector<int>{0, 1}));
+  OnlineCluster c(t);
+  EXPECT_EQ(PlaceAll(t, *Make("grmu"), c), (std::vector<int>{1, -1}));
 }
 
 // Three small VMs arrive, the first leaves: the driver's starts leave no half
