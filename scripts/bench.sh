@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# `make bench`: the embedded profiles' synthesis, the scenario YAML parse and
-# the planner hot paths with Google Benchmark (medians of 5 repetitions; the
-# exact planner's with its GPUs, proven bound and gap), then the serving
-# simulator, online replays and the transition planner, and the
-# whole-process times of `tessera plan` on S6 and `tessera replay --compare`
-# (medians of 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
-# [start]: `start` prints the whole-process start-up figures only, beside
-# another build's when TESSERA_BASE_BIN names its tessera (N_START runs).
+# `make bench`: first the whole-process start-up figures (`tessera --version`
+# and `tessera plan` on S6 and ParvaGPU rows 1-6, beside another build's when
+# TESSERA_BASE_BIN names its tessera; N_START runs, default 21), then the
+# embedded profiles' synthesis, the scenario YAML parse and the planner hot
+# paths with Google Benchmark (medians of 5 repetitions; the exact planner's
+# with its GPUs, proven bound and gap), the serving simulator, online replays
+# and the transition planner, and the whole-process times of `tessera replay
+# --compare` (medians of 21 runs, output to /dev/null). Usage:
+# scripts/bench.sh BUILD_DIR [start]: `start` prints the start-up figures only.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
