@@ -19,6 +19,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "net_command.h"
 #include "tessera/node_agent.h"
 #include "tessera/node_plan.h"
 #include "tessera/nvml.h"
@@ -131,6 +132,7 @@ AgentProgress Progress(const AgentFlags& flags) {
   return [](const std::string& line) { PrintMessage("tessera: agent: " + line + "\n"); };
 }
 
+#ifdef TESSERA_CLI_NET
 // Under `tessera serve`: polls, applies and reports until SIGTERM or SIGINT
 // (then ends after the step in flight, exit 0).
 int RunRemoteAgent(const AgentFlags& flags) {
@@ -172,9 +174,14 @@ int RunRemoteAgent(const AgentFlags& flags) {
   if (!s.ok()) return ReportError(s);
   return kExitOk;
 }
+#endif  // TESSERA_CLI_NET
 
 int RunAgent(const AgentFlags& flags) {
+#ifdef TESSERA_CLI_NET
   if (!flags.server.empty()) return RunRemoteAgent(flags);
+#else
+  if (!flags.server.empty()) return RunInNetBinary();
+#endif
   if (flags.node.empty() || flags.plan.empty() || flags.state_dir.empty()) {
     return ReportError(Status::InvalidArgument(
         "agent: --node, --plan and --state-dir are required (or --server, --node and "

@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "net_command.h"
 #include "tessera/cluster_watch.h"
 #include "tessera/control_assets.h"
 #include "tessera/control_plane.h"
@@ -44,6 +45,7 @@ struct ServeFlags {
   ExtenderOptions extender;
 };
 
+#ifdef TESSERA_CLI_NET
 // The token of --token-file: its one line, the trailing newline stripped.
 Result<std::string> ReadToken(const std::string& path) {
   Result<std::string> text = ReadTextFile(path);
@@ -209,6 +211,7 @@ int RunServe(const ServeFlags& flags) {
   (*running)->Stop();
   return kExitOk;
 }
+#endif  // TESSERA_CLI_NET
 
 constexpr const char* kServeHelp =
     "Serves the control plane (docs/control-plane.md): the desired state of a cluster in\n"
@@ -306,7 +309,11 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")
       ->check(CLI::Range(1e-3, 3600.0))
       ->capture_default_str();
+#ifdef TESSERA_CLI_NET
   cmd->callback([flags, &exit_code] { exit_code = RunServe(*flags); });
+#else
+  cmd->callback([&exit_code] { exit_code = RunInNetBinary(); });
+#endif
 }
 
 }  // namespace tessera::cli

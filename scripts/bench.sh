@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# `make bench`: the embedded profiles' synthesis, the scenario YAML parse and
-# the planner hot paths with Google Benchmark (medians of 5 repetitions; the
-# exact planner's with its GPUs, proven bound and gap), then the serving
-# simulator (and its peak memory on 10 min and 1 h of S6), online replays
-# and the transition planner, and the whole-process times of `tessera plan`
-# on S6 and `tessera replay --compare` (medians of 21 runs, output to
-# /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# `make bench`: first the whole-process start-up figures (`tessera --version`
+# and `tessera plan` on S6 and ParvaGPU rows 1-6, beside another build's when
+# TESSERA_BASE_BIN names its tessera; N_START runs, default 21), then the
+# embedded profiles' synthesis, the scenario YAML parse and the planner hot
+# paths with Google Benchmark (medians of 5 repetitions; the exact planner's
+# with its GPUs, proven bound and gap), the serving simulator (and its peak
+# memory on 10 min and 1 h of S6), online replays and the transition planner,
+# the capacity rules side by side, and the whole-process times of `tessera
+# replay --compare` (medians of 21 runs, output to /dev/null). Usage:
+# scripts/bench.sh BUILD_DIR [start]: `start` prints the start-up figures only.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -51,6 +54,100 @@ wall_and_counters() {
         for (i = 1; i <= n; ++i) line = line sprintf(" " format[i], $col[name[i]])
         print line }'
 }
+
+# Wall ms of one run of "$@", output discarded (bash's clock: no process is
+# started to read the time).
+wall_ms() {
+  local t0=$EPOCHREALTIME
+  "$@" >/dev/null 2>&1 || true
+  local t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) * 1000}'
+}
+median() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
+run_median() {  # prints the median wall time in ms of N runs of "$@"
+  local n=$1; shift
+  for _ in $(seq "$n"); do wall_ms "$@"; done | median
+}
+
+# Scratch files of start_row: the shell's `times` before and after a run.
+times_dir=$(mktemp -d)
+trap 'rm -rf "$times_dir"' EXIT
+# The children's user + system CPU ms in a `times` listing (1 ms resolution).
+children_cpu_ms() {
+  awk 'NR == 2 { t = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] }
+                 printf "%.0f\n", t * 1000 }' "$1"
+}
+
+# start_row LABEL ARGS...: N_START runs of `tessera ARGS` and, when
+# TESSERA_BASE_BIN names another build of tessera, of the same command with
+# it, run by run in turn (which goes first alternates): the median wall ms
+# of each, the mean CPU ms (user + system) of each, and the ratios this
+# build / base. CPU time stays meaningful on a busy machine, where the wall
+# time also holds the waits for a core.
+N_START=${N_START:-21}
+start_row() {
+  local label=$1; shift
+  local ours=() base=() ours_cpu=0 base_cpu=0 i which
+  for i in $(seq "$N_START"); do
+    for which in first second; do
+      local bin=$build/tessera
+      if [ -n "${TESSERA_BASE_BIN:-}" ]; then
+        if { [ $which = first ] && [ $((i % 2)) -eq 0 ]; } ||
+           { [ $which = second ] && [ $((i % 2)) -eq 1 ]; }; then
+          bin=$TESSERA_BASE_BIN
+        fi
+      elif [ $which = second ]; then
+        continue
+      fi
+      times >"$times_dir/before"
+      local ms; ms=$(wall_ms "$bin" "$@")
+      times >"$times_dir/after"
+      local cpu=$(( $(children_cpu_ms "$times_dir/after") - $(children_cpu_ms "$times_dir/before") ))
+      if [ "$bin" = "$build/tessera" ]; then
+        ours+=("$ms"); ours_cpu=$((ours_cpu + cpu))
+      else
+        base+=("$ms"); base_cpu=$((base_cpu + cpu))
+      fi
+    done
+  done
+  local m c; m=$(printf '%s\n' "${ours[@]}" | median)
+  c=$(awk -v t="$ours_cpu" -v n="$N_START" 'BEGIN {printf "%.2f", t / n}')
+  if [ -n "${TESSERA_BASE_BIN:-}" ]; then
+    local b bc; b=$(printf '%s\n' "${base[@]}" | median)
+    bc=$(awk -v t="$base_cpu" -v n="$N_START" 'BEGIN {printf "%.2f", t / n}')
+    printf '%-26s %8s %8s %6s %8s %8s %6s\n' "$label" "$m" "$b" \
+      "$(awk -v m="$m" -v b="$b" 'BEGIN {printf "%.2f", m / b}')" "$c" "$bc" \
+      "$(awk -v m="$c" -v b="$bc" 'BEGIN {printf "%.2f", (b > 0 ? m / b : 0)}')"
+  else
+    printf '%-26s %8s %8s\n' "$label" "$m" "$c"
+  fi
+}
+
+echo "== whole process: tessera --version, plan on S6 and on ParvaGPU rows 1-6 (--compat"
+echo "   parva-artifact), parva and exact (the default): $N_START runs, median wall ms and mean CPU"
+echo "   ms; with TESSERA_BASE_BIN=<another build's tessera>, that build beside it, run by run in turn"
+if [ -n "${TESSERA_BASE_BIN:-}" ]; then
+  printf '%-26s %8s %8s %6s %8s %8s %6s\n' command wall_ms base_ms ratio cpu_ms base_cpu ratio
+else
+  printf '%-26s %8s %8s\n' command wall_ms cpu_ms
+fi
+start_row "--version" --version
+for planner in parva exact; do
+  start_row "S6 (embedded), $planner" plan --scenario examples/scenarios/s6.yaml \
+    --planner $planner --format json
+done
+if [ -d ../shared/data/parvagpu/prof_data ]; then
+  for planner in parva exact; do
+    for row in 1 2 3 4 5 6; do
+      start_row "ParvaGPU row $row, $planner" plan --profiles ../shared/data/parvagpu/prof_data \
+        --parva-slo ../shared/data/parvagpu/SLO --row $row --compat parva-artifact \
+        --planner $planner --format json
+    done
+  done
+fi
+# `scripts/bench.sh BUILD_DIR start`: this section only.
+if [ "${2:-}" = start ]; then exit 0; fi
+echo
 
 echo "== embedded profiles: DefaultProfiles(a100-80gb), wall ms per call (median of 5)"
 wall_and_counters '^BM_DefaultProfiles' '%12.3f' entries '%10.0f'
@@ -145,26 +242,6 @@ echo "   its request body alone (5,000 names), read by the one-pass reader (/0) 
 echo "   JSON tree (/1), side by side"
 wall_and_counters '^BM_ExtenderArgsRead' '%12.3f' body_kb '%10.1f'
 
-run_median() {  # prints the median wall time in ms of N runs of "$@"
-  local n=$1; shift
-  local times=()
-  for _ in $(seq "$n"); do
-    local t0 t1
-    t0=$(date +%s%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
-}
-
-echo
-echo "== whole process: tessera plan on S6 and ParvaGPU row 6, parva and exact (the default) (median of 21 runs, ms)"
-for planner in parva exact; do
-  echo "embedded profiles, $planner:  $(run_median 21 "$build/tessera" plan --scenario examples/scenarios/s6.yaml --planner $planner --format json)"
-  if [ -d ../shared/data/parvagpu/prof_data ]; then
-    echo "ParvaGPU row 6, $planner:     $(run_median 21 "$build/tessera" plan --profiles ../shared/data/parvagpu/prof_data \
-      --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact --planner $planner --format json)"
-  fi
-done
 # "GPUS LOWEST%": the default planner's plan of `tessera plan "$@"` and the
 # lowest share of any service's requests within its SLO in 60 s of --verify.
 gpus_and_compliance() {
@@ -251,14 +328,12 @@ if [ -f "$build/libtessera-fake-nvml.so" ] && [ -x "$build/tessera-standin" ]; t
   apply_fresh() { fresh; agent "$work/day/nodes/node-0.json" --once; }
   transition_fresh() {
     fresh; agent "$work/day/nodes/node-0.json" --once >/dev/null 2>&1
-    local t0 t1; t0=$(date +%s%N)
-    agent "$work/night/nodes/node-0.json" --transition "$work/t.json" >/dev/null 2>&1
-    t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )) >>"$work/transition_us"
+    wall_ms agent "$work/night/nodes/node-0.json" --transition "$work/t.json" >>"$work/transition_ms"
   }
   echo "apply S3 (empty node):      $(run_median 5 apply_fresh)"
   echo "again (converged):          $(run_median 5 agent "$work/day/nodes/node-0.json" --once)"
   for _ in 1 2 3 4 5; do transition_fresh; done
-  echo "transition day -> night:    $(sort -n "$work/transition_us" | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}')"
+  echo "transition day -> night:    $(median <"$work/transition_ms")"
   fresh
   rm -rf "$work"
 fi

@@ -8,6 +8,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev pkg-config
+  # CBC is linked statically (CMakeLists.txt, TESSERA_STATIC_CBC): the reference LAPACK
+  # and BLAS archives and bzip2's, which its shared libraries would have loaded.
+  liblapack-dev libblas-dev libbz2-dev
   # tessera serve: its state (SQLite) and its HTTP server and client.
   libsqlite3-dev libcpp-httplib-dev
   # The deployment validators' virtual environment (scripts/pyenv.sh).

@@ -11,11 +11,14 @@
 #ifndef TESSERA_PROFILE_TABLE_H_
 #define TESSERA_PROFILE_TABLE_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessera/status.h"
@@ -50,6 +53,8 @@ class ProfileTable {
 
   // The entry for `key`, or nullptr.
   const ProfileEntry* Find(const ProfileKey& key) const;
+  // The position in entries() of the entry for `key`, or nullopt.
+  std::optional<size_t> IndexOf(const ProfileKey& key) const;
   // Every entry of (model, gpu), in insertion order.
   std::vector<const ProfileEntry*> EntriesFor(std::string_view model, std::string_view gpu) const;
   bool HasModel(std::string_view model, std::string_view gpu) const;
@@ -62,9 +67,33 @@ class ProfileTable {
   bool empty() const { return entries_.empty(); }
 
  private:
+  // The entries of one profile of one (model, gpu), by (batch, procs) packed
+  // into one integer (PackBatchProcs).
+  struct ProfileSlot {
+    std::string profile;
+    std::unordered_map<uint64_t, size_t> index;  // -> entries_ index
+  };
+  // The entries of one (model, gpu): the lookups allocate nothing, and a
+  // table of many rows is indexed without a string per row.
+  struct Group {
+    std::vector<size_t> entries;  // entries_ indices, in insertion order
+    std::vector<ProfileSlot> profiles;
+  };
+  // (model, gpu) -> groups_ index; looked up by string views.
+  struct ModelGpuLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+
+  const Group* FindGroup(std::string_view model, std::string_view gpu) const;
+
   std::vector<ProfileEntry> entries_;
-  std::unordered_map<std::string, size_t> index_;  // encoded key -> entries_ index
-  std::unordered_map<std::string, std::vector<size_t>> by_model_gpu_;
+  std::vector<Group> groups_;
+  std::map<std::pair<std::string, std::string>, size_t, ModelGpuLess> group_of_;
 };
 
 // Maps the model names other tools use onto Tessera's canonical names

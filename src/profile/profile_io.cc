@@ -6,11 +6,13 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
@@ -115,15 +117,13 @@ std::string DescribeKey(const ProfileKey& key) {
                      key.procs);
 }
 
-// Records `key`, read at `line`, in `first_line`; a key seen before is an
-// error naming both lines. `field` names the key's columns.
-Status CheckFirstOccurrence(std::map<std::string, int>& first_line, std::string_view source,
-                            int line, std::string_view field, const ProfileKey& key) {
-  const std::string described = DescribeKey(key);
-  const auto [it, inserted] = first_line.emplace(described, line);
-  if (inserted) return Status::Ok();
-  return FieldError(source, line, field,
-                    fmt::format("duplicate entry {}, first at line {}", described, it->second));
+// The error of `key`, read at `line`, seen first at `first_line`. `field`
+// names the key's columns.
+Status DuplicateError(std::string_view source, int line, std::string_view field,
+                      const ProfileKey& key, int first_line) {
+  return FieldError(
+      source, line, field,
+      fmt::format("duplicate entry {}, first at line {}", DescribeKey(key), first_line));
 }
 
 // Adds `entry`, read at `line`. Add() rechecks what the row parser checked;
@@ -217,17 +217,33 @@ Status CheckParvaHeader(std::string_view source, const std::vector<TextLine>& li
 // One ParvaGPU row as read; `feasible` is false for the `0,0` rows.
 struct ParvaRow {
   ProfileEntry entry;
+  int profile = 0;  // the entry's profile, an index into the GPU's profiles
   bool feasible = true;
 };
 
-Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::string_view model) {
+// The GPU ParvaGPU rows are read for, with the primary profile of each
+// `Mig instance` size (-1: none), found once rather than per row.
+struct ParvaGpu {
+  explicit ParvaGpu(const GpuModel& model) : gpu(model) {
+    for (int size = 0; size < static_cast<int>(profile_of.size()); ++size) {
+      profile_of[size] = gpu.PrimaryProfileWithComputeSlices(size);
+    }
+  }
+  const GpuModel& gpu;
+  std::array<int, static_cast<size_t>(limits::kComputeSlices.max) + 1> profile_of;
+};
+
+Result<ParvaRow> ParseParvaRow(const RowReader& row, const ParvaGpu& parva_gpu,
+                               std::string_view model) {
   TESSERA_RETURN_IF_ERROR(row.CheckWidth());
   TESSERA_ASSIGN_OR_RETURN(int size, row.Count(0, limits::kComputeSlices));
-  const int profile = gpu.PrimaryProfileWithComputeSlices(size);
+  const GpuModel& gpu = parva_gpu.gpu;
+  const int profile = parva_gpu.profile_of[size];
   if (profile < 0) {
     return row.Error(0, fmt::format("no MIG profile with {} compute slices on {}", size, gpu.name));
   }
   ParvaRow out;
+  out.profile = profile;
   ProfileEntry& e = out.entry;
   e.key = {std::string(model), gpu.name, gpu.profiles[profile].name, 0, 0};
   TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(1, limits::kBatch));
@@ -261,6 +277,40 @@ Result<ParvaRow> ParseParvaRow(const RowReader& row, const GpuModel& gpu, std::s
   return out;
 }
 
+// ParseParvaProfileCsv, adding the entries to `table`.
+Status ParseParvaModel(ProfileTable& table, std::string_view text, std::string_view source,
+                       std::string_view model, std::string_view gpu_name) {
+  Result<const GpuModel*> gpu = FindMigGpu(gpu_name);
+  if (!gpu.ok()) return gpu.status().WithContext(source);
+  const std::string canonical = CanonicalModelName(model);
+  if (canonical.empty()) return Status::InvalidArgument(std::string(source) + ": empty model name");
+  const std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kStrip);
+  TESSERA_RETURN_IF_ERROR(CheckParvaHeader(source, lines));
+  // The line of each (profile, batch, procs) read, infeasible rows too: a key
+  // appears once. The model and GPU are the file's.
+  std::unordered_map<uint64_t, int> first_line;
+  first_line.reserve(lines.size());
+  const ParvaGpu parva_gpu(**gpu);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (IsBlank(lines[i].text)) continue;
+    const RowReader row(source, lines[i], kParvaColumns);
+    TESSERA_ASSIGN_OR_RETURN(ParvaRow parsed, ParseParvaRow(row, parva_gpu, canonical));
+    // Each part is within its input limit: batch < 2^13, procs < 2^6.
+    const ProfileKey& key = parsed.entry.key;
+    const uint64_t packed = (uint64_t{static_cast<uint32_t>(parsed.profile)} << 40) |
+                            (uint64_t{static_cast<uint32_t>(key.batch)} << 20) |
+                            static_cast<uint32_t>(key.procs);
+    const auto [it, inserted] = first_line.emplace(packed, row.line());
+    if (!inserted) {
+      return DuplicateError(source, row.line(), "Mig instance,Batch size,Workload Number", key,
+                            it->second);
+    }
+    if (!parsed.feasible) continue;  // `0,0`: the format's "cannot run"
+    TESSERA_RETURN_IF_ERROR(AddAt(table, source, row.line(), std::move(parsed.entry)));
+  }
+  return Status::Ok();
+}
+
 // ---- Files ----------------------------------------------------------------
 
 Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view gpu) {
@@ -290,9 +340,9 @@ Result<ProfileTable> LoadParvaDirectory(const std::string& dir, std::string_view
                                                  it->second));
     }
     TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(file.string()));
-    TESSERA_ASSIGN_OR_RETURN(ProfileTable one,
-                             ParseParvaProfileCsv(text, file.string(), model, gpu));
-    TESSERA_RETURN_IF_ERROR(table.Merge(one).WithContext(file.string()));
+    // One table for every file: each file holds another model, so no key
+    // repeats across files.
+    TESSERA_RETURN_IF_ERROR(ParseParvaModel(table, text, file.string(), model, gpu));
   }
   return table;
 }
@@ -314,38 +364,26 @@ Result<ProfileTable> ParseTesseraProfileCsv(std::string_view text, std::string_v
   }
   TESSERA_ASSIGN_OR_RETURN(TesseraLayout layout, ParseTesseraHeader(source, lines[0]));
   ProfileTable table;
-  std::map<std::string, int> first_line;
+  std::vector<int> line_of;  // the line of each entry of `table`
+  line_of.reserve(lines.size());
   for (size_t i = 1; i < lines.size(); ++i) {
     if (IsBlank(lines[i].text)) continue;  // holds no data; nothing is dropped
     const RowReader row(source, lines[i], layout.columns);
     TESSERA_ASSIGN_OR_RETURN(ProfileEntry entry, ParseTesseraRow(row, layout));
-    TESSERA_RETURN_IF_ERROR(CheckFirstOccurrence(first_line, source, row.line(),
-                                                 "model,gpu,profile,batch,procs", entry.key));
+    if (const std::optional<size_t> first = table.IndexOf(entry.key)) {
+      return DuplicateError(source, row.line(), "model,gpu,profile,batch,procs", entry.key,
+                            line_of[*first]);
+    }
     TESSERA_RETURN_IF_ERROR(AddAt(table, source, row.line(), std::move(entry)));
+    line_of.push_back(row.line());
   }
   return table;
 }
 
 Result<ProfileTable> ParseParvaProfileCsv(std::string_view text, std::string_view source,
                                           std::string_view model, std::string_view gpu) {
-  Result<const GpuModel*> gpu_model = FindMigGpu(gpu);
-  if (!gpu_model.ok()) return gpu_model.status().WithContext(source);
-  const std::string canonical = CanonicalModelName(model);
-  if (canonical.empty()) return Status::InvalidArgument(std::string(source) + ": empty model name");
-  const std::vector<TextLine> lines = SplitLines(text, ByteOrderMark::kStrip);
-  TESSERA_RETURN_IF_ERROR(CheckParvaHeader(source, lines));
   ProfileTable table;
-  std::map<std::string, int> first_line;  // infeasible rows too: a key appears once
-  for (size_t i = 1; i < lines.size(); ++i) {
-    if (IsBlank(lines[i].text)) continue;
-    const RowReader row(source, lines[i], kParvaColumns);
-    TESSERA_ASSIGN_OR_RETURN(ParvaRow parsed, ParseParvaRow(row, **gpu_model, canonical));
-    TESSERA_RETURN_IF_ERROR(CheckFirstOccurrence(first_line, source, row.line(),
-                                                 "Mig instance,Batch size,Workload Number",
-                                                 parsed.entry.key));
-    if (!parsed.feasible) continue;  // `0,0`: the format's "cannot run"
-    TESSERA_RETURN_IF_ERROR(AddAt(table, source, row.line(), std::move(parsed.entry)));
-  }
+  TESSERA_RETURN_IF_ERROR(ParseParvaModel(table, text, source, model, gpu));
   return table;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "tessera/input_limits.h"
@@ -10,16 +11,9 @@
 namespace tessera {
 namespace {
 
-std::string ModelGpuKey(std::string_view model, std::string_view gpu) {
-  std::string k(model);
-  k += '\x1f';
-  k += gpu;
-  return k;
-}
-
-std::string EncodeKey(const ProfileKey& key) {
-  return ModelGpuKey(key.model, key.gpu) + '\x1f' + key.profile + '\x1f' +
-         std::to_string(key.batch) + '\x1f' + std::to_string(key.procs);
+// (batch, procs) as one integer, exactly: both fit 32 bits.
+uint64_t PackBatchProcs(int batch, int procs) {
+  return (uint64_t{static_cast<uint32_t>(batch)} << 32) | static_cast<uint32_t>(procs);
 }
 
 std::string Describe(const ProfileKey& key) {
@@ -50,12 +44,22 @@ Status ProfileTable::Add(ProfileEntry entry) {
     return Status::InvalidArgument(Describe(key) + ": latency_ms " +
                                    OutOfRange(limits::kLatencyMs, entry.latency_ms));
   }
-  const std::string encoded = EncodeKey(key);
-  if (index_.count(encoded)) {
-    return Status::InvalidArgument("duplicate profile entry for " + Describe(key));
+  auto group_it = group_of_.find(std::pair<std::string_view, std::string_view>(key.model, key.gpu));
+  if (group_it == group_of_.end()) {
+    group_it = group_of_.emplace(std::pair(key.model, key.gpu), groups_.size()).first;
+    groups_.emplace_back();
   }
-  index_.emplace(encoded, entries_.size());
-  by_model_gpu_[ModelGpuKey(key.model, key.gpu)].push_back(entries_.size());
+  Group& group = groups_[group_it->second];
+  auto slot = std::find_if(group.profiles.begin(), group.profiles.end(),
+                           [&](const ProfileSlot& s) { return s.profile == key.profile; });
+  if (slot == group.profiles.end()) {
+    group.profiles.push_back({key.profile, {}});
+    slot = group.profiles.end() - 1;
+  }
+  const auto [it, inserted] =
+      slot->index.emplace(PackBatchProcs(key.batch, key.procs), entries_.size());
+  if (!inserted) return Status::InvalidArgument("duplicate profile entry for " + Describe(key));
+  group.entries.push_back(entries_.size());
   entries_.push_back(std::move(entry));
   return Status::Ok();
 }
@@ -65,23 +69,41 @@ Status ProfileTable::Merge(const ProfileTable& other) {
   return Status::Ok();
 }
 
+const ProfileTable::Group* ProfileTable::FindGroup(std::string_view model,
+                                                   std::string_view gpu) const {
+  auto it = group_of_.find(std::pair(model, gpu));
+  return it == group_of_.end() ? nullptr : &groups_[it->second];
+}
+
+std::optional<size_t> ProfileTable::IndexOf(const ProfileKey& key) const {
+  const Group* group = FindGroup(key.model, key.gpu);
+  if (group == nullptr) return std::nullopt;
+  for (const ProfileSlot& slot : group->profiles) {
+    if (slot.profile != key.profile) continue;
+    auto it = slot.index.find(PackBatchProcs(key.batch, key.procs));
+    if (it == slot.index.end()) return std::nullopt;
+    return it->second;
+  }
+  return std::nullopt;
+}
+
 const ProfileEntry* ProfileTable::Find(const ProfileKey& key) const {
-  auto it = index_.find(EncodeKey(key));
-  return it == index_.end() ? nullptr : &entries_[it->second];
+  const std::optional<size_t> index = IndexOf(key);
+  return index ? &entries_[*index] : nullptr;
 }
 
 std::vector<const ProfileEntry*> ProfileTable::EntriesFor(std::string_view model,
                                                           std::string_view gpu) const {
   std::vector<const ProfileEntry*> out;
-  auto it = by_model_gpu_.find(ModelGpuKey(model, gpu));
-  if (it == by_model_gpu_.end()) return out;
-  out.reserve(it->second.size());
-  for (size_t i : it->second) out.push_back(&entries_[i]);
+  const Group* group = FindGroup(model, gpu);
+  if (group == nullptr) return out;
+  out.reserve(group->entries.size());
+  for (size_t i : group->entries) out.push_back(&entries_[i]);
   return out;
 }
 
 bool ProfileTable::HasModel(std::string_view model, std::string_view gpu) const {
-  return by_model_gpu_.count(ModelGpuKey(model, gpu)) > 0;
+  return FindGroup(model, gpu) != nullptr;
 }
 
 std::vector<std::string> ProfileTable::Models() const {
