@@ -384,11 +384,13 @@ Status NoPlan(double limit) {
 }
 
 // The warm-start planners' plans, in their order, each with its name; they
-// share `seconds` of `clock`, except that the first always runs. None for a
-// pool of several GPU models.
+// share `seconds` of `clock`, except that the first always runs, and runs to
+// its end when `first_to_the_end` (a heuristic of milliseconds that must give
+// a plan even when the time limit is shorter). None for a pool of several GPU
+// models.
 std::vector<std::pair<std::string, PlanResult>> WarmStartPlans(
     const Problem& problem, const PlanContext& context, const Clock& clock, double seconds,
-    std::span<const std::unique_ptr<Planner>> planners) {
+    std::span<const std::unique_ptr<Planner>> planners, bool first_to_the_end = false) {
   std::vector<std::pair<std::string, PlanResult>> plans;
   if (problem.pool().size() != 1) return plans;
   const Deadline share(clock, seconds);
@@ -397,9 +399,11 @@ std::vector<std::pair<std::string, PlanResult>> WarmStartPlans(
   for (const std::unique_ptr<Planner>& planner : planners) {
     if (planner != planners.front() && share.Passed()) break;
     if (planner->Mode() != Sharing::kMigMps || !planner->Check(problem).ok()) continue;
-    const PlanContext quiet{.time_limit_s = std::max(seconds - share.ElapsedS(), least),
-                            .seed = context.seed,
-                            .clock = &clock};
+    const bool to_the_end = first_to_the_end && planner == planners.front();
+    const PlanContext quiet{
+        .time_limit_s = to_the_end ? 0 : std::max(seconds - share.ElapsedS(), least),
+        .seed = context.seed,
+        .clock = &clock};
     Result<PlanResult> plan = planner->Plan(problem, quiet);
     // Heuristics ignore the pool's cap on GPUs.
     const int cap = problem.pool().front().max_count;
@@ -554,7 +558,8 @@ Result<ExactRun> PlanExact(const Problem& problem, const PlanContext& context,
   // the rounded relaxation is not proven optimal.
   const auto first = warm_start.first(std::min<size_t>(1, warm_start.size()));
   std::vector<std::pair<std::string, PlanResult>> heuristics =
-      WarmStartPlans(problem, context, clock, limit * options.warm_start_share, first);
+      WarmStartPlans(problem, context, clock, limit * options.warm_start_share, first,
+                     /*first_to_the_end=*/true);
   // Out of time before the model: the best heuristic plan, with no bound
   // proven beyond 0 (the engine adds the bounds it knows).
   auto heuristic_plan = [&]() -> Result<ExactRun> {
