@@ -4,7 +4,10 @@
 # exact planner's with its GPUs, proven bound and gap), then the serving
 # simulator, online replays and the transition planner, and the
 # whole-process times of `tessera plan` on S6 and `tessera replay --compare`
-# (medians of 21 runs, output to /dev/null). Usage: scripts/bench.sh BUILD_DIR
+# (medians of 21 runs, output to /dev/null), and the capacity rules side by
+# side (per-process queueing vs pooled: GPUs and the lowest --verify
+# compliance on ParvaGPU's rows, S5 x 10 and 30 generated scenarios).
+# Usage: scripts/bench.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
