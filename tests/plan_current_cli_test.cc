@@ -56,9 +56,9 @@ TEST_F(PlanCurrentCliTest, DoubledRateAddsInstancesAndValidates) {
   const fs::path next = BertDoubled();
   Outcome o = Tessera("plan --scenario " + next.string() + " --current " + a.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("; 20 GPUs (from scratch: 20, proven; allowed 20)\n"
-                       "tessera: note: the incremental plan needs 21 GPUs, more than the 20 "
-                       "allowed (20 from scratch + 0); the plan from scratch is used"),
+  EXPECT_NE(o.err.find("; 19 GPUs (from scratch: 19, proven; allowed 19)\n"
+                       "tessera: note: the incremental plan needs 20 GPUs, more than the 19 "
+                       "allowed (19 from scratch + 0); the plan from scratch is used"),
             std::string::npos)
       << o.err;
 
@@ -69,7 +69,7 @@ TEST_F(PlanCurrentCliTest, DoubledRateAddsInstancesAndValidates) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("tessera: note: incremental: kept 34, moved 0, new "), std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find(" removed 0 instances; 21 GPUs (from scratch: 20, proven; allowed 21)\n"),
+  EXPECT_NE(o.err.find(" removed 0 instances; 20 GPUs (from scratch: 19, proven; allowed 20)\n"),
             std::string::npos)
       << o.err;
   EXPECT_EQ(o.err.find("plan from scratch is used"), std::string::npos) << o.err;

@@ -164,8 +164,9 @@ class TransitionPlanCliTest : public TransitionCliTest {
   std::string Scenario(const std::string& name) const {
     return SourcePath("examples/scenarios/" + name + ".yaml");
   }
-  void PlanTo(const std::string& scenario, const std::string& json) {
-    const Outcome o = Tessera("plan --scenario " + scenario + " --format json -o " + P(json));
+  void PlanTo(const std::string& scenario, const std::string& json, const std::string& flags = "") {
+    const Outcome o =
+        Tessera("plan --scenario " + scenario + " --format json -o " + P(json) + " " + flags);
     ASSERT_EQ(o.exit_code, 0) << o.err;
   }
   std::string Transition(const std::string& scenario, const std::string& to) const {
@@ -195,8 +196,11 @@ TEST_F(TransitionPlanCliTest, DayToNightPassesTheCheckerAndBeatsTheNaiveOrder) {
 TEST_F(TransitionPlanCliTest, TooFewSpareGpusExit3NamingHowManyWould) {
   const std::string doubled = P("s6-bert-x2.yaml");
   Write("s6-bert-x2.yaml", Replace(ReadAll(Scenario("s6")), "rate_rps: 1264", "rate_rps: 2528"));
-  PlanTo(Scenario("s6"), "day.json");
-  PlanTo(doubled, "b.json");
+  // Under the per-process rule S6's plan is tight enough that moving to the
+  // doubled rate needs spare GPUs (under the default pooled rule it does not).
+  const std::string per_process = "--capacity-rule queueing --router weighted";
+  PlanTo(Scenario("s6"), "day.json", per_process);
+  PlanTo(doubled, "b.json", per_process);
   Outcome o = Tessera(Transition(doubled, "b.json"));
   ASSERT_EQ(o.exit_code, 3) << o.out << o.err;
   EXPECT_EQ(o.out, "");

@@ -366,6 +366,16 @@ Result<std::vector<PlacedSegment>> PlanDeficits(const Planner& planner, const Pr
   for (const std::vector<PlacedSegment>& g : planned.gpus) {
     for (PlacedSegment seg : g) {
       seg.service = original[seg.service];
+      // A segment counts what the rule gives it at the service's whole rate
+      // (the pooled rule's share grows with the rate), not at the deficit's.
+      // Feasibility does not depend on the rate, so `problem` lists it.
+      for (const Triplet& t : problem.services()[seg.service].feasible) {
+        if (t.profile == seg.triplet.profile && t.batch == seg.triplet.batch &&
+            t.procs == seg.triplet.procs && t.pool == seg.triplet.pool) {
+          seg.triplet = t;
+          break;
+        }
+      }
       segments.push_back(seg);
     }
   }
