@@ -13,16 +13,18 @@
 // move: a pair's best configuration depends only on the two services' needs,
 // so each service keeps its kRowLength best partners, and a move re-scores
 // only the pairs of the services it served (a service's partners are all
-// scored again only once the move have taken every one it kept); the widened families are built
-// from, for each instance size, the unsatisfied services ordered by what a first instance of that
-// size gives them, instead of a scan of every service per instance. The choices, ties included, are
-// those of scoring every candidate afresh (migserving_test.cc checks both ways agree move by move).
+// scored again only once moves have taken every pair it kept). The widened
+// families are built from, for each instance size, the unsatisfied services
+// ordered by what a first instance of that size gives them, instead of a
+// scan of every service per instance. The choices, ties included, are those
+// of scoring every candidate afresh (migserving_test.cc checks both agree
+// move by move). Scoring every pair once, on the first move, still grows
+// with the square of the services.
 //
 // Internal to the migserving planners.
 #ifndef TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 #define TESSERA_PLANNERS_MIGSERVING_GREEDY_H_
 
-#include <functional>
 #include <optional>
 #include <set>
 #include <vector>
