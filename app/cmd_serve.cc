@@ -309,10 +309,15 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")
       ->check(CLI::Range(1e-3, 3600.0))
       ->capture_default_str();
+  // The callback holds the flags: the options above write into them while
+  // CLI11 parses, after this function has returned.
 #ifdef TESSERA_CLI_NET
   cmd->callback([flags, &exit_code] { exit_code = RunServe(*flags); });
 #else
-  cmd->callback([&exit_code] { exit_code = RunInNetBinary(); });
+  cmd->callback([flags, &exit_code] {
+    (void)flags;
+    exit_code = RunInNetBinary();
+  });
 #endif
 }
 
