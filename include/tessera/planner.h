@@ -29,9 +29,11 @@ namespace tessera {
 
 // Per-run settings every planner may read.
 struct PlanContext {
-  // Wall-clock budget in seconds; 0 = none. Planners that search (exact,
-  // migserving-ga) and MIG-serving's fast algorithm honour it; RunPlanner
-  // notes any planner that overruns it by more than 10%.
+  // Wall-clock budget in seconds; 0 = none. Every planner honours it
+  // (time_limit.h): one holding a plan that covers every service when it
+  // passes returns that plan (exact with its bound and gap), the others
+  // TimeLimitPassed. RunPlanner notes any planner that overruns it by more
+  // than 10%.
   double time_limit_s = 0;
   // Seed of any randomness, so a run is reproducible. Default: 1.
   std::uint64_t seed = 1;
