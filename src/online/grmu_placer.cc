@@ -141,8 +141,11 @@ class GrmuPlacer : public OnlinePlacer {
 
   // A GPU of the pool that holds an adopted VM joins the VM's basket, as if
   // the VM had been placed there by Algorithm 3 (beyond the cap if need be:
-  // the VM is there).
+  // the VM is there); fair counts the VM in the demand it has seen, so a
+  // restarted extender caps the heavy basket as before its restart (from the
+  // live VMs: the departed ones are forgotten).
   void Adopted(int vm, const OnlineCluster& cluster) override {
+    if (cap_ == BasketCap::kLearnedShare) LearnDemand(cluster.vm(vm), cluster);
     const int gpu = cluster.LocationOf(vm).gpu;
     if (pool_.contains(gpu)) MoveFromPool(gpu, IsHeavy(cluster.vm(vm)) ? heavy_ : light_);
   }

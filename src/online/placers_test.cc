@@ -228,6 +228,31 @@ TEST(OnlinePlacers, FairHoldsNoGpuForAClassNotSeen) {
   EXPECT_EQ(PlaceAll(t, *Make("grmu"), c), (std::vector<int>{1, -1}));
 }
 
+// A restarted extender adopts the VMs already placed: fair counts them in the
+// demand, so after six adopted 4g.20gb the 7g.40gb are capped as if it had
+// placed the six itself (FairLearnsTheHeavyShareFromTheRequestsSeen).
+TEST(OnlinePlacers, FairCountsAdoptedVmsInTheDemand) {
+  VmTraceBuilder b("a100-40gb");
+  b.Hosts(10, 1);
+  for (int i = 0; i < 6; ++i) b.Vm("4g.20gb", i);
+  for (int i = 6; i < 14; ++i) b.Vm("7g.40gb", i);
+  const VmTrace t = b.Build();
+  PlacerOptions o;
+  o.fair_factor = 0.5;
+  OnlineCluster c(t);
+  auto placer = Make("fair", o);
+  placer->Start(c);
+  for (int v = 0; v < 6; ++v) {
+    ASSERT_TRUE(c.Place(v, v, 0).ok());
+    placer->Adopted(v, c);
+  }
+  std::vector<int> gpus;
+  for (int v = 6; v < 14; ++v) {
+    gpus.push_back(placer->Place(t.vms[v], c) ? c.LocationOf(v).gpu : -1);
+  }
+  EXPECT_EQ(gpus, (std::vector<int>{6, -1, 7, -1, -1, 8, -1, -1}));
+}
+
 // Three small VMs arrive, the first leaves: the driver's starts leave no half
 // of the GPU free, so a 3g.20gb is rejected until defragmentation re-creates
 // the two survivors where a fresh GPU would have put them.
