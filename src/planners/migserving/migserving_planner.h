@@ -41,7 +41,8 @@ struct MigServingOptions {
   double default_time_limit_s = 10;
   // The fast algorithm alone has no budget when PlanContext::time_limit_s is
   // 0; this is its CompareTimeLimitS. Default: 5 s (1,000 services of
-  // `tessera gen --rates normal:300,100` take about 2.7 s of CPU).
+  // `tessera gen --rates normal:300,100` take about 2.7 s of CPU, 10,000
+  // minutes).
   double compare_time_limit_s = 5;
   migserving::GeneticOptions ga;
 
