@@ -4,7 +4,8 @@
 # TESSERA_BASE_BIN names its tessera; N_START runs, default 21), then the
 # embedded profiles' synthesis, the scenario YAML parse and the planner hot
 # paths with Google Benchmark (medians of 5 repetitions; the exact planner's
-# with its GPUs, proven bound and gap), the serving simulator (and its peak
+# with its GPUs, proven bound and gap), `tessera compare` on 10,000 generated
+# services (whole process, beside TESSERA_BASE_BIN's), the serving simulator (and its peak
 # memory on 10 min and 1 h of S6), online replays and the transition planner,
 # the capacity rules side by side, and the whole-process times of `tessera
 # replay --compare` (medians of 21 runs, output to /dev/null). Usage:
