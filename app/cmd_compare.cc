@@ -33,12 +33,20 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// A run that took this share of its time limit or more used it up (the
+// fast algorithm stops at 90% of it, exact at 95%): running it again would
+// time the limit.
+constexpr double kUsedLimitShare = 0.8;
+
 // One planner's row; nullopt when the problem lacks what it needs, or the
 // planner cannot plan it as asked (say, within the pool's max_count): then
-// `skipped` maps the reason to the planners it keeps out.
+// `skipped` maps the reason to the planners it keeps out. Runs `repeat`
+// times, or once when that run used its context's time limit (then added to
+// `ran_once`).
 Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>& problem,
                                   int repeat, const PlanContext& context,
-                                  std::map<std::string, std::vector<std::string>>& skipped) {
+                                  std::map<std::string, std::vector<std::string>>& skipped,
+                                  std::vector<std::string>& ran_once) {
   Status fits = problem.ok() ? CheckPlannerFits(planner, *problem) : problem.status();
   if (!fits.ok()) {
     skipped[fits.message()].push_back(std::string(planner.Name()));
@@ -55,6 +63,11 @@ Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>&
     TESSERA_ASSIGN_OR_RETURN(PlanReport report, std::move(run));
     const Deployment& d = report.deployment;
     times.push_back(d.metrics.plan_ms);
+    if (k == 0 && repeat > 1 && context.time_limit_s > 0 &&
+        d.metrics.plan_ms >= kUsedLimitShare * 1000 * context.time_limit_s) {
+      ran_once.push_back(std::string(planner.Name()));
+      repeat = 1;
+    }
     if (k > 0) continue;
     row.sharing = d.sharing;
     row.metrics = d.metrics;
@@ -95,17 +108,43 @@ int RunCompare(const CompareFlags& flags) {
   if (!mig.ok() && (!mps_given || asks_for_mig)) return ReportError(mig.status());
   std::vector<Row> rows;
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> planners
+  std::map<double, std::vector<std::string>> limited;       // seconds -> planners
+  std::vector<std::string> ran_once;
   for (const std::string& name : BuiltinPlanners().Names()) {
     Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
     if (!planner.ok()) return ReportError(planner.status());
     const bool is_mps = (*planner)->Mode() == Sharing::kMps;
+    PlanContext context = ContextFrom(flags.search);
+    // Without --time-limit, a planner whose work is not about linear in the
+    // services runs under the budget it names for compare (said below).
+    const bool defaulted = !(context.time_limit_s > 0) && (*planner)->CompareTimeLimitS() > 0;
+    if (defaulted) context.time_limit_s = (*planner)->CompareTimeLimitS();
     Result<std::optional<Row>> row =
-        RunOne(**planner, is_mps ? mps : mig, flags.repeat, ContextFrom(flags.search), skipped);
+        RunOne(**planner, is_mps ? mps : mig, flags.repeat, context, skipped, ran_once);
     if (!row.ok()) return ReportError(row.status());
-    if (*row) rows.push_back(**row);
+    if (!*row) continue;
+    rows.push_back(**row);
+    if (defaulted) limited[context.time_limit_s].push_back(name);
   }
   for (const auto& [reason, names] : skipped) {
     PrintMessage(fmt::format("tessera: note: skipped {}: {}\n", fmt::join(names, ", "), reason));
+  }
+  std::string limits;
+  for (const auto& [seconds, names] : limited) {
+    limits +=
+        fmt::format("{}{} {:g} s", limits.empty() ? "" : "; ", fmt::join(names, ", "), seconds);
+  }
+  // Said under the table, or as a note beside JSON and CSV.
+  if (!limits.empty()) {
+    limits = fmt::format(
+        "time limits (no --time-limit given; --time-limit T sets T for every planner): {}\n",
+        limits);
+    if (flags.format != "table") PrintMessage("tessera: note: " + limits);
+  }
+  if (!ran_once.empty()) {
+    PrintMessage(fmt::format(
+        "tessera: note: ran once, not {} times, as the first run used its time limit: {}\n",
+        flags.repeat, fmt::join(ran_once, ", ")));
   }
   if (rows.empty()) {
     return ReportError(Status::InvalidArgument(
@@ -116,7 +155,7 @@ int RunCompare(const CompareFlags& flags) {
                 : flags.format == "csv"
                     ? FormatCompareCsv(rows)
                     : CompareTitle(flags.input, mig, mps) +
-                          FormatCompareTable(rows, KnownBounds(mig, mps, rows)));
+                          FormatCompareTable(rows, KnownBounds(mig, mps, rows)) + limits);
   const bool all_valid =
       std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.violations == 0; });
   return all_valid ? kExitOk : kExitInternal;

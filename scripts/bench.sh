@@ -4,7 +4,8 @@
 # TESSERA_BASE_BIN names its tessera; N_START runs, default 21), then the
 # embedded profiles' synthesis, the scenario YAML parse and the planner hot
 # paths with Google Benchmark (medians of 5 repetitions; the exact planner's
-# with its GPUs, proven bound and gap), the serving simulator (and its peak
+# with its GPUs, proven bound and gap), `tessera compare` on 10,000 generated
+# services (whole process, beside TESSERA_BASE_BIN's), the serving simulator (and its peak
 # memory on 10 min and 1 h of S6), online replays and the transition planner,
 # the capacity rules side by side, and the whole-process times of `tessera
 # replay --compare` (medians of 21 runs, output to /dev/null). Usage:
@@ -191,6 +192,33 @@ echo "   the error that says to raise --time-limit (median of 5)"
 wall_and_counters '^BM_HeuristicTimeLimit' '%12.1f' limit_ms '%10.0f' overrun '%10.4f' planned '%10.0f'
 
 echo
+echo "== tessera compare on 10,000 generated services (tessera gen --services 10000 --rates"
+echo "   normal:300,100): whole process, one run each, wall s, CPU s (user + system), peak MiB;"
+echo "   plan parva alone shows the problem's build (parva plans in ~0.1 s). With TESSERA_BASE_BIN,"
+echo "   that build's figures follow on each row, its runs cut at \$COMPARE_CUT s (default 120)"
+cmp_work=$(mktemp -d)
+"$build/tessera" gen --services 10000 --rates normal:300,100 -o "$cmp_work/gen10000.yaml"
+# cmp_run BIN ARGS...: "wall cpu MiB" of one run, wall prefixed ">" when cut.
+cmp_run() {
+  local bin=$1; shift
+  local rc=0
+  /usr/bin/time -f '%e %U %S %M' -o "$cmp_work/time" timeout "${COMPARE_CUT:-120}" "$bin" "$@" \
+    >/dev/null 2>&1 || rc=$?
+  awk -v cut=$([ $rc -eq 124 ] && echo ">" || echo "") 'END { printf "%s%.1f %.1f %.0f", cut, $1, $2 + $3, $4 / 1024 }' \
+    "$cmp_work/time"
+}
+printf '%-36s %18s %18s\n' command "wall cpu MiB" "base: wall cpu MiB"
+for args in "plan --planner parva" "compare --repeat 1" "compare"; do
+  ours=$(cmp_run "$build/tessera" $args --scenario "$cmp_work/gen10000.yaml")
+  base=-
+  if [ -n "${TESSERA_BASE_BIN:-}" ]; then
+    base=$(cmp_run "$TESSERA_BASE_BIN" $args --scenario "$cmp_work/gen10000.yaml")
+  fi
+  printf '%-36s %18s %18s\n' "$args" "$ours" "$base"
+done
+rm -rf "$cmp_work"
+
+cho
 echo "== MPS planners: iGniter's placement of 10 to 1,000 random workloads on V100s (the paper"
 echo "   reports 4.61 s for 1,000), FFD+ and GSLICE+ on 1,000: plan_ms, GPUs, Theorem 1 bound"
 wall_and_counters '^BM_(Igniter|FfdPlus|GslicePlus)Place' '%12.3f' gpus '%10.0f' bound '%10.0f'

@@ -284,6 +284,28 @@ TEST_F(CliTest, CompareMeasuresEveryRowAgainstTheSolversBound) {
   EXPECT_TRUE(has_exact);
 }
 
+TEST_F(CliTest, CompareSaysTheTimeLimitsItGivesWithoutTimeLimit) {
+  // MIG-serving's fast algorithm scores every pair of services, so compare
+  // runs it under a default limit, as it runs exact and migserving-ga under
+  // theirs, and says so under its table; --time-limit replaces them all.
+  const std::string limits =
+      "time limits (no --time-limit given; --time-limit T sets T for every planner): "
+      "migserving-greedy, migserving-greedy-mps2, migserving-greedy-mps4 5 s; exact, "
+      "migserving-ga 10 s\n";
+  Outcome table = Tessera("compare --scenario " + S5Scenario() + " --repeat 1");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find(limits), std::string::npos) << table.out;
+  EXPECT_EQ(table.err.find("time limits"), std::string::npos) << table.err;
+  Outcome json = Tessera("compare --scenario " + S5Scenario() + " --repeat 1 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.err.find("tessera: note: " + limits), std::string::npos) << json.err;
+  EXPECT_TRUE(nlohmann::json::parse(json.out, nullptr, false).is_array()) << json.out;
+  Outcome given = Tessera("compare --scenario " + S5Scenario() + " --repeat 1 --time-limit 20");
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_EQ(given.out.find("time limits"), std::string::npos) << given.out;
+  EXPECT_EQ(given.err.find("time limits"), std::string::npos) << given.err;
+}
+
 TEST_F(CliTest, CompareOnAPoolRunsOnlyPoolPlanners) {
   Outcome o = Tessera("compare --scenario " + PoolScenario() + " --repeat 1 --format json");
   ASSERT_EQ(o.exit_code, 0) << o.err;

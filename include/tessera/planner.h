@@ -92,6 +92,13 @@ class Planner {
   // is missing (e.g. gpu-lets' tables). The engine checks the sharing mode
   // and pools; this checks the rest. Default: Ok.
   virtual Status Check(const Problem& problem) const;
+  // The wall-clock budget (seconds) a caller that runs every planner on a
+  // scenario of any size (`tessera compare`) gives this one when the user
+  // sets none; 0 = none, for a planner whose work grows about linearly with
+  // the services. The searching planners (exact, migserving-ga) name their
+  // own default; MIG-serving's fast algorithm, which scores every pair of
+  // services, names one too. Default: 0.
+  virtual double CompareTimeLimitS() const { return 0; }
   // Places every service that can meet its SLO (for MIG planners: that has a
   // feasible triplet). Services left out are reported infeasible by the
   // engine. Unless SupportsPools(), the problem has one GPU model.

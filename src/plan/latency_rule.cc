@@ -77,8 +77,19 @@ double NormalQuantile(double p) {
 
 double LatencyRule::BatchLatencyFactor() const {
   if (!pooled || batch_cv == 0) return 1;
-  const double sigma2 = std::log1p(batch_cv * batch_cv);
-  return std::exp(NormalQuantile(headroom_quantile) * std::sqrt(sigma2) - sigma2 / 2);
+  // Building a problem asks this for every profiled triplet of every service
+  // (twice), and the quantile's bisection costs 200 erfc calls: keep the last
+  // answer per thread (a rule's cv and quantile rarely change within a run).
+  struct Memo {
+    double cv = -1, quantile = -1, factor = 1;
+  };
+  thread_local Memo memo;
+  if (memo.cv != batch_cv || memo.quantile != headroom_quantile) {
+    const double sigma2 = std::log1p(batch_cv * batch_cv);
+    memo = {batch_cv, headroom_quantile,
+            std::exp(NormalQuantile(headroom_quantile) * std::sqrt(sigma2) - sigma2 / 2)};
+  }
+  return memo.factor;
 }
 
 bool LatencyRule::Allows(double latency_ms, int procs, double slo_ms) const {

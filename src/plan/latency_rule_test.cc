@@ -124,6 +124,25 @@ TEST(LatencyRuleTest, BatchLatencyFactorIsTheLognormalQuantile) {
   EXPECT_EQ(LatencyRule().BatchLatencyFactor(), 1);
 }
 
+TEST(LatencyRuleTest, BatchLatencyFactorFollowsEachRuleAskedInTurn) {
+  // The factor is remembered between calls: rules asked in turn must each
+  // still get their own, the closed form exp(z sigma - sigma^2 / 2).
+  const auto closed_form = [](double cv, double z) {
+    const double sigma = std::sqrt(std::log1p(cv * cv));
+    return std::exp(z * sigma - sigma * sigma / 2);
+  };
+  LatencyRule wide = Pooled();
+  wide.batch_cv = 0.2;
+  LatencyRule loose = Pooled();
+  loose.headroom_quantile = 0.99;
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_NEAR(Pooled().BatchLatencyFactor(), closed_form(0.05, 2.5758293), 1e-6);
+    EXPECT_NEAR(wide.BatchLatencyFactor(), closed_form(0.2, 2.5758293), 1e-6);
+    EXPECT_NEAR(loose.BatchLatencyFactor(), closed_form(0.05, 2.3263479), 1e-6);
+    EXPECT_EQ(LatencyRule().BatchLatencyFactor(), 1);
+  }
+}
+
 TEST(LatencyRuleTest, PooledTextRoundTripsAndValidates) {
   LatencyRule rule;
   ASSERT_TRUE(rule.SetCapacity("pooled:0.1").ok());

@@ -520,6 +520,7 @@ class ExactPlanner final : public Planner {
 
   std::string_view Name() const override { return name_; }
   bool SupportsPools() const override { return true; }
+  double CompareTimeLimitS() const override { return options_.default_time_limit_s; }
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     TESSERA_ASSIGN_OR_RETURN(ExactRun run, PlanExact(problem, context, options_, warm_start_));

@@ -44,6 +44,11 @@ class MigServingPlanner : public Planner {
       : options_(options), name_(std::move(name)) {}
 
   std::string_view Name() const override { return name_; }
+  // The fast algorithm alone runs to the end when given no limit, but its
+  // first move scores every pair of services.
+  double CompareTimeLimitS() const override {
+    return options_.genetic ? options_.default_time_limit_s : options_.compare_time_limit_s;
+  }
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const Clock& clock = context.clock ? *context.clock : SystemClock();
@@ -93,6 +98,9 @@ Status MigServingOptions::Validate() const {
   if (max_procs < 1) return Status::InvalidArgument("migserving: max_procs must be >= 1");
   if (!(default_time_limit_s > 0)) {
     return Status::InvalidArgument("migserving: default_time_limit_s must be > 0");
+  }
+  if (!(compare_time_limit_s > 0)) {
+    return Status::InvalidArgument("migserving: compare_time_limit_s must be > 0");
   }
   return ga.Validate();
 }

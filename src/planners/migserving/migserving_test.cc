@@ -323,6 +323,9 @@ TEST(MigServingOptions, ValidateRejectsNonsense) {
   o.default_time_limit_s = 0;
   EXPECT_FALSE(o.Validate().ok());
   o = {};
+  o.compare_time_limit_s = -1;
+  EXPECT_FALSE(o.Validate().ok());
+  o = {};
   o.ga.parents = 0;
   EXPECT_FALSE(o.Validate().ok());
   o = {};
