@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -82,24 +83,24 @@ TEST(PooledUtilisationTest, OneProcessIsCloseToThePerProcessRule) {
   EXPECT_NEAR(pooled, per_process, 0.02);
 }
 
-// The bound as the plain bisection on [0, 1] to 1e-12 finds it, evaluation
-// by evaluation: what PooledUtilisation's faster search must return, bit
-// for bit.
-double BisectedUtilisation(double in_flight, double wait_budget, int batch, double quantile) {
-  const double a = std::log(1 / (1 - quantile)) / in_flight;
-  const auto allowed = [&](double rho) {
-    const double left = wait_budget - batch * rho / in_flight;
-    if (left <= 0) return false;
-    const double z = a * rho / left;
-    return rho <= z / std::expm1(z);
-  };
-  double lo = 0, hi = 1;
-  if (allowed(hi)) return hi;
-  for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
-    const double mid = (lo + hi) / 2;
-    (allowed(mid) ? lo : hi) = mid;
+// The tail condition of docs/capacity-rules.md at utilisation `rho`.
+bool HoldsTheTail(double rho, double k, double th, int b, double q) {
+  const double left = th - b * rho / k;
+  const double z = std::log(1 / (1 - q)) / k * rho / left;
+  return left > 0 && rho <= z / std::expm1(z);
+}
+
+// The bound as documented: 1 when 1 holds, else the largest multiple of
+// 2^-40 that holds (0 when none does), by binary search on the multiples,
+// which is what bisection on [0, 1] to 1e-12 finds.
+double GridUtilisation(double k, double th, int b, double q) {
+  if (HoldsTheTail(1, k, th, b, q)) return 1;
+  int64_t lo = 0, hi = int64_t{1} << 40;  // lo holds (or is 0), hi does not
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (HoldsTheTail(std::ldexp(static_cast<double>(mid), -40), k, th, b, q) ? lo : hi) = mid;
   }
-  return lo;
+  return std::ldexp(static_cast<double>(lo), -40);
 }
 
 TEST(PooledUtilisationTest, IsExactlyTheBisectionsAnswer) {
@@ -111,7 +112,7 @@ TEST(PooledUtilisationTest, IsExactlyTheBisectionsAnswer) {
     const double k = std::pow(10, log_k(rng)), th = std::pow(10, log_th(rng));
     const int b = 1 << log2_b(rng);
     for (const double q : {0.9, 0.99, 0.995, 0.999}) {
-      ASSERT_EQ(PooledUtilisation(k, th, b, q), BisectedUtilisation(k, th, b, q))
+      ASSERT_EQ(PooledUtilisation(k, th, b, q), GridUtilisation(k, th, b, q))
           << "K " << k << " th " << th << " B " << b << " q " << q;
       ++checked;
     }
@@ -120,7 +121,7 @@ TEST(PooledUtilisationTest, IsExactlyTheBisectionsAnswer) {
   // large that the whole rate is usable.
   for (const auto& [k, th, b] : std::vector<std::tuple<double, double, int>>{
            {100, 0, 1}, {4, 0.5, 8}, {1e-3, 1, 256}, {1e6, 1e3, 1}, {1, 1e-9, 1}}) {
-    EXPECT_EQ(PooledUtilisation(k, th, b, 0.995), BisectedUtilisation(k, th, b, 0.995))
+    EXPECT_EQ(PooledUtilisation(k, th, b, 0.995), GridUtilisation(k, th, b, 0.995))
         << "K " << k << " th " << th << " B " << b;
   }
   EXPECT_EQ(checked, 80000);
