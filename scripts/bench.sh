@@ -100,9 +100,14 @@ start_row() {
       elif [ $which = second ]; then
         continue
       fi
+      # In this shell, not in $(wall_ms ...): the CPU of a subshell and of
+      # its awk would count as the run's.
       times >"$times_dir/before"
-      local ms; ms=$(wall_ms "$bin" "$@")
+      local t0=$EPOCHREALTIME
+      "$bin" "$@" >/dev/null 2>&1 || true
+      local t1=$EPOCHREALTIME
       times >"$times_dir/after"
+      local ms; ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) * 1000}')
       local cpu=$(( $(children_cpu_ms "$times_dir/after") - $(children_cpu_ms "$times_dir/before") ))
       if [ "$bin" = "$build/tessera" ]; then
         ours+=("$ms"); ours_cpu=$((ours_cpu + cpu))
@@ -124,9 +129,10 @@ start_row() {
   fi
 }
 
-echo "== whole process: tessera --version, plan on S6 and on ParvaGPU rows 1-6 (--compat"
-echo "   parva-artifact), parva and exact (the default): $N_START runs, median wall ms and mean CPU"
-echo "   ms; with TESSERA_BASE_BIN=<another build's tessera>, that build beside it, run by run in turn"
+echo "== whole process: tessera --version, plan on S6 and on ParvaGPU rows 1-6 (compat: --compat"
+echo "   parva-artifact; default: each build's default rule; queueing: --capacity-rule queueing),"
+echo "   parva and exact (the default): $N_START runs, median wall ms and mean CPU ms; with"
+echo "   TESSERA_BASE_BIN=<another build's tessera>, that build beside it, run by run in turn"
 if [ -n "${TESSERA_BASE_BIN:-}" ]; then
   printf '%-26s %8s %8s %6s %8s %8s %6s\n' command wall_ms base_ms ratio cpu_ms base_cpu ratio
 else
@@ -137,12 +143,22 @@ for planner in parva exact; do
   start_row "S6 (embedded), $planner" plan --scenario examples/scenarios/s6.yaml \
     --planner $planner --format json
 done
+# ParvaGPU's rows as the artifact reads them (--compat parva-artifact: bare
+# capacity), as issue 22 words the command (each build's default rule; for
+# this build the pooled one, for 862fa83 per-process queueing), and with the
+# rule both builds take (--capacity-rule queueing).
 if [ -d ../shared/data/parvagpu/prof_data ]; then
-  for planner in parva exact; do
-    for row in 1 2 3 4 5 6; do
-      start_row "ParvaGPU row $row, $planner" plan --profiles ../shared/data/parvagpu/prof_data \
-        --parva-slo ../shared/data/parvagpu/SLO --row $row --compat parva-artifact \
-        --planner $planner --format json
+  for rule in compat default queueing; do
+    case $rule in
+      compat) rule_args=(--compat parva-artifact --format json) ;;
+      default) rule_args=(-o /dev/null) ;;
+      queueing) rule_args=(--capacity-rule queueing -o /dev/null) ;;
+    esac
+    for planner in parva exact; do
+      for row in 1 2 3 4 5 6; do
+        start_row "row $row, $planner, $rule" plan --profiles ../shared/data/parvagpu/prof_data \
+          --parva-slo ../shared/data/parvagpu/SLO --row $row --planner $planner "${rule_args[@]}"
+      done
     done
   done
 fi

@@ -9,7 +9,8 @@
 // Text forms (flags and JSON): capacity "pooled" | "pooled:CV" | "queueing" |
 // "bursty:SHARE" | "bare"; router "weighted" | "jsq".
 //
-// Thread-safety: values and pure functions.
+// Thread-safety: values and pure functions (BatchLatencyFactor keeps its
+// last answer in a thread_local).
 #ifndef TESSERA_LATENCY_RULE_H_
 #define TESSERA_LATENCY_RULE_H_
 

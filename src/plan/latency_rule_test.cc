@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <tuple>
+#include <vector>
 
 namespace tessera {
 namespace {
@@ -77,6 +81,50 @@ TEST(PooledUtilisationTest, OneProcessIsCloseToThePerProcessRule) {
   const double pooled =
       PooledUtilisation(rate * latency / 1000, (slo - latency) / latency, b, 0.995);
   EXPECT_NEAR(pooled, per_process, 0.02);
+}
+
+// The tail condition of docs/capacity-rules.md at utilisation `rho`.
+bool HoldsTheTail(double rho, double k, double th, int b, double q) {
+  const double left = th - b * rho / k;
+  const double z = std::log(1 / (1 - q)) / k * rho / left;
+  return left > 0 && rho <= z / std::expm1(z);
+}
+
+// The bound as documented: 1 when 1 holds, else the largest multiple of
+// 2^-40 that holds (0 when none does), by binary search on the multiples,
+// which is what bisection on [0, 1] to 1e-12 finds.
+double GridUtilisation(double k, double th, int b, double q) {
+  if (HoldsTheTail(1, k, th, b, q)) return 1;
+  int64_t lo = 0, hi = int64_t{1} << 40;  // lo holds (or is 0), hi does not
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (HoldsTheTail(std::ldexp(static_cast<double>(mid), -40), k, th, b, q) ? lo : hi) = mid;
+  }
+  return std::ldexp(static_cast<double>(lo), -40);
+}
+
+TEST(PooledUtilisationTest, IsExactlyTheBisectionsAnswer) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> log_k(-2, 5), log_th(-3, 2);
+  std::uniform_int_distribution<int> log2_b(0, 8);
+  int checked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double k = std::pow(10, log_k(rng)), th = std::pow(10, log_th(rng));
+    const int b = 1 << log2_b(rng);
+    for (const double q : {0.9, 0.99, 0.995, 0.999}) {
+      ASSERT_EQ(PooledUtilisation(k, th, b, q), GridUtilisation(k, th, b, q))
+          << "K " << k << " th " << th << " B " << b << " q " << q;
+      ++checked;
+    }
+  }
+  // Edges: no budget, a budget the granularity alone exhausts, and one so
+  // large that the whole rate is usable.
+  for (const auto& [k, th, b] : std::vector<std::tuple<double, double, int>>{
+           {100, 0, 1}, {4, 0.5, 8}, {1e-3, 1, 256}, {1e6, 1e3, 1}, {1, 1e-9, 1}}) {
+    EXPECT_EQ(PooledUtilisation(k, th, b, 0.995), GridUtilisation(k, th, b, 0.995))
+        << "K " << k << " th " << th << " B " << b;
+  }
+  EXPECT_EQ(checked, 80000);
 }
 
 TEST(LatencyRuleTest, PooledShareGrowsWithTheServiceRate) {

@@ -170,6 +170,11 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
                             QuoteForMessage(service.model) + " on " + gpu.name +
                             " (profiled models: " + KnownModels(profiles, gpu) + ")");
   }
+  const auto counted = [&](const Triplet& t) {
+    return rule_.CountedRps(t.batch, t.procs, t.throughput_rps, t.latency_ms, service.slo_ms,
+                            service.rate_rps);
+  };
+  bool fastest_counted = true;  // spec.fastest's capacity_rps is set
   for (const ProfileEntry* e : entries) {
     const int profile = gpu.ProfileIndex(e->key.profile);
     if (profile < 0) {
@@ -177,21 +182,20 @@ Status Problem::AddTriplets(int pool, const ProfileTable& profiles, ServiceSpec&
                                      " names " + QuoteForMessage(e->key.profile) + ", which " +
                                      gpu.name + " does not have");
     }
-    const Triplet t{profile,
-                    e->key.batch,
-                    e->key.procs,
-                    e->throughput_rps,
-                    e->latency_ms,
-                    pool,
-                    rule_.CountedRps(e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms,
-                                     service.slo_ms, service.rate_rps)};
+    Triplet t{profile, e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms, pool, 0};
     if (rule_.max_procs > 0 && t.procs > rule_.max_procs) continue;
-    if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) spec.fastest = t;
-    // A segment that counts for nothing under the rule cannot serve.
-    if (rule_.Allows(t.latency_ms, t.procs, service.slo_ms) && t.capacity_rps > 0) {
-      spec.feasible.push_back(t);
+    // The capacity rule's share costs a root search: only for the triplets
+    // the latency rule allows, and for the fastest (after the loop).
+    const bool allowed = rule_.Allows(t.latency_ms, t.procs, service.slo_ms);
+    if (allowed) t.capacity_rps = counted(t);
+    if (!spec.fastest || t.latency_ms < spec.fastest->latency_ms) {
+      spec.fastest = t;
+      fastest_counted = allowed;
     }
+    // A segment that counts for nothing under the rule cannot serve.
+    if (allowed && t.capacity_rps > 0) spec.feasible.push_back(t);
   }
+  if (!fastest_counted) spec.fastest->capacity_rps = counted(*spec.fastest);
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -234,6 +235,48 @@ TEST(LatencyRuleHeadroom, TripletsCountTheirUsableCapacity) {
       EXPECT_LT(t.capacity_rps, t.throughput_rps);
     }
   }
+}
+
+// Under the pooled rule, capacities are counted only for the triplets the
+// latency rule allows, and for the fastest: each still carries CountedRps,
+// and the feasible triplets are exactly the allowed entries that count.
+TEST(LatencyRuleHeadroom, PooledTripletsAndTheFastestCarryTheirCountedRate) {
+  LatencyRule rule;
+  ASSERT_TRUE(rule.SetCapacity("pooled").ok());
+  rule.router = Router::kShortestQueue;
+  const GpuModel& gpu = Gpu("a100-80gb");
+  const ProfileTable profiles = DefaultProfiles(gpu);
+  // A third service whose SLO is 1.5 x resnet50's fastest batch: no batch
+  // fits half of it, yet the fastest leaves time to wait, so counts.
+  double fastest_ms = INFINITY;
+  for (const ProfileEntry* e : profiles.EntriesFor("resnet50", gpu.name)) {
+    fastest_ms = std::min(fastest_ms, e->latency_ms);
+  }
+  Scenario s = TwoServices();
+  s.services.push_back({"tight", "resnet50", 500, 1.5 * fastest_ms, 0});
+  const Result<Problem> p = Problem::Build(s, gpu, profiles, rule);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->services().size(), 3u);
+  const auto counted = [&](const Triplet& t, const Service& service) {
+    return rule.CountedRps(t.batch, t.procs, t.throughput_rps, t.latency_ms, service.slo_ms,
+                           service.rate_rps);
+  };
+  for (const ServiceSpec& spec : p->services()) {
+    const Service& service = spec.service;
+    size_t allowed = 0;
+    for (const ProfileEntry* e : profiles.EntriesFor(service.model, gpu.name)) {
+      const Triplet t{0, e->key.batch, e->key.procs, e->throughput_rps, e->latency_ms, 0, 0};
+      allowed += rule.Allows(t.latency_ms, t.procs, service.slo_ms) && counted(t, service) > 0;
+    }
+    EXPECT_EQ(spec.feasible.size(), allowed) << service.name;
+    for (const Triplet& t : spec.feasible) {
+      EXPECT_EQ(t.capacity_rps, counted(t, service)) << service.name;
+    }
+    ASSERT_TRUE(spec.fastest.has_value()) << service.name;
+    EXPECT_EQ(spec.fastest->capacity_rps, counted(*spec.fastest, service)) << service.name;
+  }
+  EXPECT_TRUE(p->services()[2].feasible.empty());
+  EXPECT_GT(p->services()[2].fastest->capacity_rps, 0);
 }
 
 // Issue 17, class 4: the planners' loops scale with each service's rate over
