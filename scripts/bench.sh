@@ -234,7 +234,7 @@ for args in "plan --planner parva" "compare --repeat 1" "compare"; do
 done
 rm -rf "$cmp_work"
 
-cho
+echo
 echo "== MPS planners: iGniter's placement of 10 to 1,000 random workloads on V100s (the paper"
 echo "   reports 4.61 s for 1,000), FFD+ and GSLICE+ on 1,000: plan_ms, GPUs, Theorem 1 bound"
 wall_and_counters '^BM_(Igniter|FfdPlus|GslicePlus)Place' '%12.3f' gpus '%10.0f' bound '%10.0f'
