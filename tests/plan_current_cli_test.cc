@@ -67,7 +67,7 @@ TEST_F(PlanCurrentCliTest, DoubledRateAddsInstancesAndValidates) {
               " --max-extra-gpus 1 --format json -o " + b.string() + " --svg " +
               (dir_ / "b.svg").string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("tessera: note: incremental: kept 34, moved 0, new "), std::string::npos)
+  EXPECT_NE(o.err.find("tessera: note: incremental: kept 35, moved 0, new "), std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find(" removed 0 instances; 20 GPUs (from scratch: 19, proven; allowed 20)\n"),
             std::string::npos)

@@ -26,10 +26,12 @@ enum class Router {
   // At random, weighted by each process's SLO-safe capacity (its throughput
   // times UsableShare): what planners count it for.
   kWeighted,
-  // To the process whose queue would empty first (join-shortest-queue),
-  // counting each process's drain time (queued requests over its rate, plus
-  // what is left of its running batch), so processes of different sizes
-  // share one pool.
+  // To the process that would finish the request first (join-shortest-queue,
+  // the queue measured in time): what is left of its running batch, the full
+  // batches queued ahead of the request, and its own batch, which waits for
+  // the maximum queue delay unless it is full. Processes of different sizes
+  // share one pool, and a request does not join a busy process whose next
+  // batch it would miss.
   kShortestQueue,
 };
 
@@ -66,9 +68,10 @@ struct LatencyRule {
   // latency. Requires router kShortestQueue and burst_on_share 1.
   bool pooled = false;
   // The pooled rule's batch-latency variability: a lognormal factor of mean
-  // 1 and this coefficient of variation. A batch's `headroom_quantile`
-  // latency must fit the batch budget, and the SLO less it is the waiting
-  // budget. Within limits::kBatchCv. Default: 0.05.
+  // 1 and this coefficient of variation. The SLO less a batch's
+  // `headroom_quantile` latency is the waiting budget (the batch budget
+  // bounds the profiled latency, as for every rule). Within
+  // limits::kBatchCv. Default: 0.05.
   double batch_cv = 0.05;
   // Rates are estimates: plan for (1 + rate_margin) x every service's rate
   // (a segment counts its capacity over 1 + rate_margin). Within
@@ -89,7 +92,8 @@ struct LatencyRule {
   // the standard normal quantile, under the pooled rule; 1 otherwise.
   double BatchLatencyFactor() const;
   // True iff a batch of `latency_ms` with `procs` processes may serve `slo_ms`:
-  // latency x BatchLatencyFactor < BudgetMs.
+  // latency < BudgetMs (and procs within max_procs). The pooled rule's
+  // variability is counted where it matters, in the SLO (UsableShare).
   bool Allows(double latency_ms, int procs, double slo_ms) const;
   // The share of a process's usable rate (UsableRps) that may be loaded
   // while its requests' `headroom_quantile` latency stays within `slo_ms`,
@@ -101,8 +105,9 @@ struct LatencyRule {
   //    a batch's worth of granularity, L (2 B - 1) / B, must fit the SLO.
   //    Closed form: share = on_share x x / (e^x - 1), x = ln(1 / (1 - q))
   //    (L / B) / slack, slack = SLO - L (2 B - 1) / B; 0 when slack <= 0.
-  //  * pooled: PooledUtilisation(K, th, B, q) with K = (1 + rate_margin)
-  //    rate_rps L / 1000 and th = (SLO - L BatchLatencyFactor) / L.
+  //  * pooled: the smaller of PooledUtilisation(K, th, B, q) and
+  //    PooledRecoveryBound(K), with K = (1 + rate_margin) rate_rps L / 1000
+  //    and th = (SLO - L BatchLatencyFactor) / L.
   double UsableShare(int batch, double latency_ms, double slo_ms, double rate_rps) const;
   // What a process (or segment) of profiled `throughput_rps` may serve at
   // most: under the pooled rule, no more than `procs` x 1000 batch /
@@ -141,6 +146,19 @@ struct LatencyRule {
 // Monotone non-decreasing in in_flight and wait_budget; in [0, 1).
 // REQUIRES: in_flight > 0, batch >= 1, 0 < quantile < 1.
 double PooledUtilisation(double in_flight, double wait_budget, int batch, double quantile);
+
+// The pooled rule's second bound (docs/capacity-rules.md): a pool must
+// recover from a fluctuation within kPoolRecoveryBatches batch times. Its
+// backlog is a random walk whose variance per batch time is K (Poisson
+// arrivals) and whose drift is the spare capacity K (1 - rho) / rho; it
+// forgets an excursion in about variance / drift^2 = rho^2 / (K (1 -
+// rho)^2) batch times. At most T of them: rho <= r / (1 + r), r = sqrt(T K).
+// The waiting tail of PooledUtilisation is a long-run figure: near rho = 1
+// (its margin shrinks like 1 / K) a minute's compliance hangs on a few
+// excursions (100% in one minute, 58% in the next).
+// REQUIRES: in_flight > 0.
+inline constexpr double kPoolRecoveryBatches = 10;
+double PooledRecoveryBound(double in_flight);
 
 // One line for people: "latency < 0.5 x SLO, capacity queueing (p99.5),
 // router weighted".

@@ -93,7 +93,7 @@ double LatencyRule::BatchLatencyFactor() const {
 
 bool LatencyRule::Allows(double latency_ms, int procs, double slo_ms) const {
   if (max_procs > 0 && procs > max_procs) return false;
-  return latency_ms * BatchLatencyFactor() < BudgetMs(slo_ms);
+  return latency_ms < BudgetMs(slo_ms);
 }
 
 LatencyRule ParvaArtifactRule() {
@@ -155,6 +155,11 @@ double PooledUtilisation(double in_flight, double wait_budget, int batch, double
   return k / kGrid;
 }
 
+double PooledRecoveryBound(double in_flight) {
+  const double r = std::sqrt(kPoolRecoveryBatches * in_flight);
+  return r / (1 + r);
+}
+
 double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
                                 double rate_rps) const {
   if (!queueing_headroom) return 1;
@@ -162,7 +167,9 @@ double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
     const double in_flight = (1 + rate_margin) * rate_rps * latency_ms / 1000;
     if (!(in_flight > 0) || !(latency_ms > 0)) return 0;
     const double wait_budget = (slo_ms - latency_ms * BatchLatencyFactor()) / latency_ms;
-    return PooledUtilisation(in_flight, wait_budget, std::max(1, batch), headroom_quantile);
+    return std::min(
+        PooledRecoveryBound(in_flight),
+        PooledUtilisation(in_flight, wait_budget, std::max(1, batch), headroom_quantile));
   }
   const double b = std::max(1, batch);
   const double slack_ms = slo_ms - latency_ms * (2 * b - 1) / b;

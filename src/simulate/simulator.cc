@@ -229,13 +229,12 @@ class Simulation {
     const AcceptingSet& set = accepting_[s];
     if (options_.router.value_or(model_.rule.router) == Router::kShortestQueue) {
       int best = route[set.last];
-      double best_drain = std::numeric_limits<double>::infinity();
+      double best_done = std::numeric_limits<double>::infinity();
       for (int p : route) {
         const Process& proc = processes_[p];
         if (!Accepts(proc, now)) continue;
-        const double drain = (proc.queue.size() + 1) / proc.rate +
-                             (proc.busy ? std::max(0.0, proc.busy_until - now) : 0.0);
-        if (drain < best_drain) best_drain = drain, best = p;
+        const double done = ExpectedDone(proc, now);
+        if (done < best_done) best_done = done, best = p;
       }
       return best;
     }
@@ -245,6 +244,22 @@ class Simulation {
     const double x = std::uniform_real_distribution<double>(0, cumulative.back())(router_rngs_[s]);
     const size_t k = std::upper_bound(cumulative.begin(), cumulative.end(), x) - cumulative.begin();
     return route[std::min(k, static_cast<size_t>(set.last))];
+  }
+
+  // When a request sent to `proc` at `now` would be served if every batch
+  // ran full: its batch starts once the running batch and the full batches
+  // queued ahead of it are done, and takes the planned batch's latency.
+  // Ranking processes by it fills the batch that starts first before another
+  // is opened, so a pool of batching processes runs full batches, as one
+  // queue would. Ranked by a fluid drain time (queued over rate), requests
+  // joined a busy process whose next batch they would miss; ranked by a
+  // partial batch's own shorter latency, they spread over many small batches
+  // and the pool lost capacity when it needed it most.
+  double ExpectedDone(const Process& proc, double now) const {
+    const double planned_s = (*proc.latency_ms)[proc.batch - 1] / kMsPerS;
+    const double free_at = proc.busy ? std::max(now, proc.busy_until) : now;
+    const size_t full_ahead = proc.queue.size() / proc.batch;
+    return free_at + static_cast<double>(full_ahead + 1) * planned_s;
   }
 
   // Starts a batch on idle process `p` if one is due, else arms its timeout.

@@ -66,5 +66,32 @@ TEST(SimulatorOptions, BoundsTheCoefficientOfVariation) {
   EXPECT_TRUE(std::isfinite(r->services[0].p99_ms));
 }
 
+// The jsq router sends a request where it would be served first, batches
+// counted whole. Two processes of batch 2: a fast one (10 ms a batch) and a
+// slow one (30 ms); partial batches start at once. Requests at 0, 1, 2 and
+// 3 ms: the first runs on the fast process until 10 ms; the next two fill its
+// second batch (done at 20 ms) and the fourth its third (30 ms), where the
+// idle slow process would have taken until 32 and 33 ms. A fluid drain time
+// (queued over rate) had sent the third to the slow process, which it counted
+// at 30 / 2 = 15 ms instead of a whole batch: done at 32 ms.
+TEST(SimulatorRouting, JsqSendsEachRequestWhereItsBatchEndsFirst) {
+  ServingModel model;
+  model.services.push_back({"s", 1000, 1000, {0, 1}});
+  model.instances.push_back({"s", 0, 0, "3g.40gb", 0, 3, 1, 2, {10, 10}});
+  model.instances.push_back({"s", 0, 0, "1g.10gb", 4, 1, 1, 2, {30, 30}});
+  SimOptions options;
+  options.duration_s = 1;
+  options.router = Router::kShortestQueue;
+  options.max_queue_delay_ms = 0;
+  options.arrivals = ArrivalKind::kTrace;
+  options.trace["s"] = {0, 0.001, 0.002, 0.003};
+  Result<SimReport> r = Simulate(model, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->services[0].requests, 4);
+  EXPECT_NEAR(r->services[0].max_ms, 27, 1e-9);  // 3 ms to 30 ms
+  EXPECT_NEAR(r->services[0].mean_wait_ms, (0 + 9 + 8 + 17) / 4.0, 1e-9);
+  EXPECT_EQ(r->instances[1].busy_share, 0);
+}
+
 }  // namespace
 }  // namespace tessera
