@@ -65,7 +65,8 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
   command.add_option("--router", flags.router,
                      "How the serving side routes a service's requests among its processes, "
                      "recorded in the plan: jsq (default: join-shortest-queue, to the process "
-                     "whose queue empties first) or weighted (at random by SLO-safe capacity; "
+                     "whose batch would end first, batches counted whole) or weighted (at random "
+                     "by SLO-safe capacity; "
                      "without --capacity-rule it plans under queueing)");
   command
       .add_option("--rate-margin", flags.rate_margin,

@@ -457,7 +457,7 @@ void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
 void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--router", flags.router,
                  "weighted (at random, by each process's SLO-safe capacity under the plan's "
-                 "rule) or jsq (the process whose queue empties first); default: the router the "
+                 "rule) or jsq (the process whose batch would end first); default: the router the "
                  "plan records")
       ->check(CLI::IsMember({"weighted", "jsq"}));
   cmd.add_option("--max-queue-delay-ms", flags.max_queue_delay_ms,
