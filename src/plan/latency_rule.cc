@@ -105,17 +105,24 @@ LatencyRule ParvaArtifactRule() {
   return rule;
 }
 
+namespace {
+
+// rho is allowed iff rho <= z / (e^z - 1), whose right side falls as rho
+// grows (z grows, the budget left shrinks): PooledUtilisation's answer is
+// the crossing. The excess is > 0 exactly where rho is not allowed, and rises
+// with rho (to rho itself once no budget is left, continuously).
+double PooledExcess(double in_flight, double wait_budget, int batch, double quantile, double rho) {
+  const double left = wait_budget - batch * rho / in_flight;
+  if (left <= 0) return rho;
+  const double z = std::log(1 / (1 - quantile)) / in_flight * rho / left;
+  return rho - z / std::expm1(z);
+}
+
+}  // namespace
+
 double PooledUtilisation(double in_flight, double wait_budget, int batch, double quantile) {
-  const double a = std::log(1 / (1 - quantile)) / in_flight;
-  // rho is allowed iff rho <= z / (e^z - 1), whose right side falls as rho
-  // grows (z grows, the budget left shrinks): the answer is the crossing.
-  // `excess` is > 0 exactly where rho is not allowed, and rises with rho
-  // (to rho itself once no budget is left, continuously).
   const auto excess = [&](double rho) {
-    const double left = wait_budget - batch * rho / in_flight;
-    if (left <= 0) return rho;
-    const double z = a * rho / left;
-    return rho - z / std::expm1(z);
+    return PooledExcess(in_flight, wait_budget, batch, quantile, rho);
   };
   const auto allowed = [&](double rho) { return excess(rho) <= 0; };
   if (allowed(1)) return 1;
@@ -167,9 +174,12 @@ double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
     const double in_flight = (1 + rate_margin) * rate_rps * latency_ms / 1000;
     if (!(in_flight > 0) || !(latency_ms > 0)) return 0;
     const double wait_budget = (slo_ms - latency_ms * BatchLatencyFactor()) / latency_ms;
-    return std::min(
-        PooledRecoveryBound(in_flight),
-        PooledUtilisation(in_flight, wait_budget, std::max(1, batch), headroom_quantile));
+    // The smaller bound: one evaluation of the tail tells whether it is the
+    // recovery bound, sparing the search (a dozen) when it is.
+    const double recovery = PooledRecoveryBound(in_flight);
+    const int b = std::max(1, batch);
+    if (PooledExcess(in_flight, wait_budget, b, headroom_quantile, recovery) <= 0) return recovery;
+    return PooledUtilisation(in_flight, wait_budget, b, headroom_quantile);
   }
   const double b = std::max(1, batch);
   const double slack_ms = slo_ms - latency_ms * (2 * b - 1) / b;
