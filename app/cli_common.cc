@@ -66,8 +66,7 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                      "How the serving side routes a service's requests among its processes, "
                      "recorded in the plan: jsq (default: join-shortest-queue, to the process "
                      "whose batch would end first, batches counted whole) or weighted (at random "
-                     "by SLO-safe capacity; "
-                     "without --capacity-rule it plans under queueing)");
+                     "by SLO-safe capacity; without --capacity-rule it plans under queueing)");
   command
       .add_option("--rate-margin", flags.rate_margin,
                   "Rates are estimates: plan for (1 + M) x every service's rate, " +

@@ -1,11 +1,11 @@
 // The default pooled capacity rule (docs/capacity-rules.md) judged by the
 // serving simulator: on ParvaGPU's own A100 profiles and SLO rows 1 to 6 the
 // default planner needs 2, 3, 5, 7, 13, 15 GPUs (ParvaGPU's artifact's
-// counts, which miss SLOs under its bare rule, and one fewer on row 6) and every service is served
-// within its SLO for at least 99% of its requests; on generated scenarios
-// every service does too, on no more GPUs than the per-process queueing
-// rule. Every plan passes the independent validator. 15 s of simulated
-// Poisson traffic, seed 1.
+// counts, which miss SLOs under its bare rule, and one fewer on row 6) and
+// every service is served within its SLO for at least 99% of its requests;
+// on generated scenarios every service does too, on no more GPUs than the
+// per-process queueing rule. Every plan passes the independent validator.
+// 15 s of simulated Poisson traffic, seed 1.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -26,12 +26,12 @@ enum class Router {
   // At random, weighted by each process's SLO-safe capacity (its throughput
   // times UsableShare): what planners count it for.
   kWeighted,
-  // To the process that would finish the request first (join-shortest-queue,
-  // the queue measured in time): what is left of its running batch, the full
-  // batches queued ahead of the request, and its own batch, which waits for
-  // the maximum queue delay unless it is full. Processes of different sizes
-  // share one pool, and a request does not join a busy process whose next
-  // batch it would miss.
+  // To the process where the request's batch would end first if batches ran
+  // full (join-shortest-queue, the queue measured in time): what is left of
+  // its running batch, the full batches queued ahead of the request, and the
+  // planned batch's latency. The batch that starts first fills before
+  // another opens, processes of different sizes share one pool, and a
+  // request does not join a busy process whose next batch it would miss.
   kShortestQueue,
 };
 

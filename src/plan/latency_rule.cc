@@ -107,23 +107,37 @@ LatencyRule ParvaArtifactRule() {
 
 namespace {
 
-// rho is allowed iff rho <= z / (e^z - 1), whose right side falls as rho
-// grows (z grows, the budget left shrinks): PooledUtilisation's answer is
-// the crossing. The excess is > 0 exactly where rho is not allowed, and rises
-// with rho (to rho itself once no budget is left, continuously).
-double PooledExcess(double in_flight, double wait_budget, int batch, double quantile, double rho) {
-  const double left = wait_budget - batch * rho / in_flight;
-  if (left <= 0) return rho;
-  const double z = std::log(1 / (1 - quantile)) / in_flight * rho / left;
-  return rho - z / std::expm1(z);
-}
+// The pooled rule's waiting tail for one (K, th, B, q): rho is allowed iff
+// rho <= z / (e^z - 1), whose right side falls as rho grows (z grows, the
+// budget left shrinks): PooledUtilisation's answer is the crossing.
+class PooledTail {
+ public:
+  PooledTail(double in_flight, double wait_budget, int batch, double quantile)
+      : in_flight_(in_flight),
+        wait_budget_(wait_budget),
+        batch_(batch),
+        a_(std::log(1 / (1 - quantile)) / in_flight) {}
+
+  // > 0 exactly where rho is not allowed; rises with rho (to rho itself once
+  // no budget is left, continuously).
+  double Excess(double rho) const {
+    const double left = wait_budget_ - batch_ * rho / in_flight_;
+    if (left <= 0) return rho;
+    const double z = a_ * rho / left;
+    return rho - z / std::expm1(z);
+  }
+
+ private:
+  double in_flight_, wait_budget_;
+  int batch_;
+  double a_;  // ln(1 / (1 - q)) / K, the same for every rho
+};
 
 }  // namespace
 
 double PooledUtilisation(double in_flight, double wait_budget, int batch, double quantile) {
-  const auto excess = [&](double rho) {
-    return PooledExcess(in_flight, wait_budget, batch, quantile, rho);
-  };
+  const PooledTail tail(in_flight, wait_budget, batch, quantile);
+  const auto excess = [&](double rho) { return tail.Excess(rho); };
   const auto allowed = [&](double rho) { return excess(rho) <= 0; };
   if (allowed(1)) return 1;
   // The answer is the bisection's on [0, 1] to 1e-12: the largest multiple
@@ -178,7 +192,9 @@ double LatencyRule::UsableShare(int batch, double latency_ms, double slo_ms,
     // recovery bound, sparing the search (a dozen) when it is.
     const double recovery = PooledRecoveryBound(in_flight);
     const int b = std::max(1, batch);
-    if (PooledExcess(in_flight, wait_budget, b, headroom_quantile, recovery) <= 0) return recovery;
+    if (PooledTail(in_flight, wait_budget, b, headroom_quantile).Excess(recovery) <= 0) {
+      return recovery;
+    }
     return PooledUtilisation(in_flight, wait_budget, b, headroom_quantile);
   }
   const double b = std::max(1, batch);
