@@ -82,7 +82,7 @@ class Header {
   Result<int> Require(std::string_view name, std::string_view why) const {
     const int col = Find(name);
     if (col < 0) {
-      return FieldError(source_, line_, name, fmt::format("missing column; {}", why));
+      return FieldError(source_, line_, name, fmt::format("missing column, needed for {}", why));
     }
     return col;
   }
@@ -175,14 +175,16 @@ Result<Layout> ReadLayout(std::string_view source, const TextLine& line, const H
                            header.Require(c.concurrency, "the batches in flight of each row"));
   TESSERA_ASSIGN_OR_RETURN(l.throughput, header.Require(c.throughput, "the segment's throughput"));
   const std::string_view latency = c.latency[static_cast<size_t>(options.latency)];
-  TESSERA_ASSIGN_OR_RETURN(l.latency,
-                           header.Require(latency, options.latency == LatencyStat::kMean
-                                                       ? MeanHint(options.format)
-                                                       : std::string_view("chosen by --latency")));
+  const std::string why =
+      options.latency == LatencyStat::kMean
+          ? fmt::format("the mean latency (--latency mean); {}", MeanHint(options.format))
+          : std::string("the latency --latency chose");
+  TESSERA_ASSIGN_OR_RETURN(l.latency, header.Require(latency, why));
   l.p99 = header.Find(c.latency[kP99]);
   if (!pa) {
     if (options.model.empty()) {
-      TESSERA_ASSIGN_OR_RETURN(l.model, header.Require("Model", "or name the model with --model"));
+      TESSERA_ASSIGN_OR_RETURN(
+          l.model, header.Require("Model", "the model of each row (or name it with --model)"));
     }
     TESSERA_ASSIGN_OR_RETURN(l.batch, header.Require("Batch", "the client batch of each row"));
     TESSERA_ASSIGN_OR_RETURN(l.instance_group,

@@ -5,9 +5,11 @@
 
 #include <array>
 #include <cmath>
+#include <random>
 #include <string>
 #include <tuple>
 
+#include "fuzz_mutator.h"
 #include "tessera/profile_io.h"
 #include "tessera/text_io.h"
 #include "test_paths.h"
@@ -162,8 +164,8 @@ TEST(TritonImportHostile, ErrorsNameFileLineAndColumn) {
       {"\n\n", "run.csv:1: field 'header': empty"},
       {std::string(kPaHeader), "run.csv:1: field 'row': no measurement row after the header"},
       {"Concurrency,Inferences/Second\n1,5\n",
-       "run.csv:1: field 'Avg latency': missing column; perf_analyzer writes it with "
-       "--verbose-csv"},
+       "run.csv:1: field 'Avg latency': missing column, needed for the mean latency (--latency "
+       "mean); perf_analyzer writes it with --verbose-csv"},
       {"Request Rate,Inferences/Second,Avg latency\n10,5,100\n",
        "run.csv:1: field 'Request Rate': an open-loop request-rate sweep"},
       {"Concurrency,Concurrency,Inferences/Second\n",
@@ -250,6 +252,41 @@ TEST(TritonImportHostile, AFailedFileLeavesTheTableAsItWas) {
   EXPECT_EQ(twice.message(),
             "c.csv:2: field 'row': duplicate entry (resnet50, a100-80gb, 3g.40gb, batch 8, procs "
             "1), first at a.csv:2");
+}
+
+// Mutants of valid files of both tools: each gives an error naming the file,
+// or a table whose Tessera CSV `tessera plan --profiles` reads back as is.
+TEST(TritonImportFuzz, MutantsFailNamingTheFileOrImportReadably) {
+  const std::array<std::string, 12> numbers = {"-1",   "NaN", "nan", "inf", "1e400",
+                                               "",     "abc", "0",   "1.5", "99999999999999999999",
+                                               "0x10", "49"};
+  const std::string bytes = std::string(",\n\r\"' :/-.0\x01\xff", 14) + '\0';
+  const testing::MutationVocabulary vocabulary = {bytes, numbers};
+  const std::string pa = std::string(kPaHeader) +
+                         "1,69.2,225,2148,64,206,11781,19,0,13891,18795,19753,21018,14503,1,1\n"
+                         "2,87.2,235,1973,9151,190,11346,17,0,21874,28557,29768,34766,22000,1,1\n";
+  const std::string ma = std::string(kMaHeader) +
+                         "resnet50,4,2,resnet50_config_1,2:GPU,16,Yes,400,30.5,20\n"
+                         "resnet50,4,4,resnet50_config_1,2:GPU,16,No,410,60,41\n"
+                         "bert,1,1,bert_config_0,1/GPU,16,Yes,150,9,6.5\n";
+  std::mt19937 rng(23);
+  int ok = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const bool is_pa = i % 2 == 0;
+    const std::string mutant = testing::Mutate(is_pa ? pa : ma, rng, vocabulary);
+    TritonImporter importer;
+    const Status s = importer.Add(mutant, "run.csv", is_pa ? PaOptions() : MaOptions());
+    if (!s.ok()) {
+      EXPECT_TRUE(s.message().starts_with("run.csv:")) << s.message();
+      continue;
+    }
+    ++ok;
+    Result<ProfileTable> back =
+        ParseTesseraProfileCsv(FormatTesseraProfileCsv(importer.table()), "out.csv");
+    ASSERT_TRUE(back.ok()) << back.status().message() << "\nfrom:\n" << mutant;
+    EXPECT_EQ(back->size(), importer.table().size());
+  }
+  EXPECT_GT(ok, 0);  // some mutants (e.g. a swapped data row) still import
 }
 
 }  // namespace
