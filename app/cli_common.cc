@@ -17,6 +17,7 @@
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
 #include "tessera/input_limits.h"
+#include "tessera/mps_from_profiles.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "tessera/text_io.h"
@@ -344,16 +345,44 @@ int ChooseMaxCount(const Scenario& scenario, const GpuModel& gpu) {
   return 0;
 }
 
-Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
-                               const LatencyRule& rule) {
-  if (flags.coefficients.empty()) {
+// Without --coeffs: the coefficients and gpu-lets' tables derived from the
+// MIG profiles (--profiles, else the embedded ones) of the scenario's GPU
+// run whole (mps_from_profiles.h), with a note saying so.
+Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) {
+  Result<const GpuModel*> gpu =
+      scenario.pool.empty() ? ChooseGpu(flags.gpu, scenario) : ChooseMpsGpu(flags, scenario, {});
+  if (!gpu.ok() || !(*gpu)->HasMig()) {
     return Status::InvalidArgument(
         "MPS planners need the GPU's iGniter coefficients: --coeffs FILE (e.g. "
-        "../shared/data/igniter/derived/fitted_coefficients_v100.json)");
+        "../shared/data/igniter/derived/fitted_coefficients_v100.json), or a GPU with MIG whose "
+        "profiles they are derived from (" +
+        (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
   }
-  TESSERA_ASSIGN_OR_RETURN(MpsCoefficients coefficients, LoadMpsCoefficients(flags.coefficients));
-  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, ChooseMpsGpu(flags, scenario, coefficients));
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles,
+                           flags.profiles.empty() ? EmbeddedProfiles({*gpu})
+                                                  : LoadProfiles(flags.profiles));
+  TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, **gpu));
+  PrintMessage(fmt::format(
+      "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "
+      "tables derived from the {} profiles of {} run whole ({}; docs/igniter-planner.md, \"On "
+      "MIG workloads\")\n",
+      flags.profiles.empty() ? "embedded" : flags.profiles, (*gpu)->name,
+      DescribeDerivedFits(derived)));
+  return derived;
+}
+
+Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
+                               const LatencyRule& rule) {
+  MpsCoefficients coefficients;
   std::shared_ptr<const GpuletTables> gpulet;
+  if (flags.coefficients.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMps(flags, scenario));
+    coefficients = std::move(derived.coefficients);
+    gpulet = std::make_shared<const GpuletTables>(std::move(derived.gpulet));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(coefficients, LoadMpsCoefficients(flags.coefficients));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, ChooseMpsGpu(flags, scenario, coefficients));
   if (!flags.gpulet_tables.empty()) {
     TESSERA_ASSIGN_OR_RETURN(GpuletTables tables, LoadGpuletTables(flags.gpulet_tables));
     gpulet = std::make_shared<const GpuletTables>(std::move(tables));
@@ -372,7 +401,8 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
     bool for_mps;
   };
   const Given all[] = {
-      {"--profiles", !flags.profiles.empty(), false},
+      // Without --coeffs, the MPS planners' coefficients come from the profiles.
+      {"--profiles", !flags.profiles.empty() && !(mps && flags.coefficients.empty()), false},
       {"--compat", !flags.compat.empty(), false},
       {"--capacity-rule", !flags.capacity_rule.empty(), false},
       {"--rate-margin", flags.rate_margin.has_value(), false},
@@ -402,6 +432,10 @@ Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, b
 }
 
 std::string InputsSource(const InputFlags& flags, bool mps) {
+  if (mps && flags.coefficients.empty()) {
+    return "iGniter coefficients derived from profiles: " +
+           (flags.profiles.empty() ? std::string("embedded (synthesized)") : flags.profiles);
+  }
   if (mps) return "iGniter coefficients: " + flags.coefficients;
   return "profiles: " +
          (flags.profiles.empty() ? std::string("embedded (synthesized)") : flags.profiles);

@@ -71,10 +71,17 @@ Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>&
     if (k > 0) continue;
     row.sharing = d.sharing;
     row.metrics = d.metrics;
-    row.violations = ValidateDeployment(d, *problem).size();
+    const std::vector<Violation> violations = ValidateDeployment(d, *problem);
+    row.violations = violations.size();
     row.infeasible = std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
       return s.status == ServiceStatus::kInfeasible;
     });
+    row.services = d.services.size();
+    row.slo_met = ServicesMeetingSlo(d, violations);
+    if (!(row.metrics.cost_per_hour > 0)) {
+      row.metrics.cost_per_hour = CatalogCostPerHour(d);
+      row.catalog_price = true;
+    }
   }
   row.metrics.plan_ms = Median(times);
   return std::optional<Row>(std::move(row));
@@ -88,9 +95,13 @@ int RunCompare(const CompareFlags& flags) {
     return kExitOk;
   }
   const bool mps_given = !flags.input.coefficients.empty();
-  // Without --coeffs only the MIG planners run: an MPS flag would be ignored.
+  // Without --coeffs the MPS planners run on coefficients and tables derived
+  // from the MIG profiles; the flags that go with --coeffs would be ignored.
   if (!mps_given) {
-    if (Status s = CheckFlagsApply(flags.input, false, "the MIG planners"); !s.ok()) {
+    if (Status s = CheckFlagsApply(flags.input, false,
+                                   "compare without --coeffs (the MPS planners then use "
+                                   "coefficients derived from the profiles)");
+        !s.ok()) {
       return ReportError(s);
     }
   }
@@ -98,9 +109,9 @@ int RunCompare(const CompareFlags& flags) {
   const Result<Scenario> scenario = LoadScenario(flags.input);
   if (!scenario.ok()) return ReportError(scenario.status());
   const Result<Problem> mig = LoadProblem(flags.input, *scenario, false);
-  const Result<Problem> mps =
-      mps_given ? LoadProblem(flags.input, *scenario, true)
-                : Result<Problem>(Status::InvalidArgument("MPS planners need --coeffs FILE"));
+  // Derived coefficients that cannot be had (say, a pool of several GPU
+  // models) keep the MPS planners out with the reason; given ones must load.
+  const Result<Problem> mps = LoadProblem(flags.input, *scenario, true);
   if (mps_given && !mps.ok()) return ReportError(mps.status());
   // No MIG problem (say, a V100 scenario) is an error unless the MPS planners
   // run instead and no MIG flag asked for the MIG planners.
@@ -149,6 +160,13 @@ int RunCompare(const CompareFlags& flags) {
   if (rows.empty()) {
     return ReportError(Status::InvalidArgument(
         "no planner could plan the scenario; the notes above say why for each"));
+  }
+  // MPS problems are priced when made: at the catalog's price unless --price
+  // or the scenario's pool gave one.
+  for (Row& r : rows) {
+    if (r.sharing == Sharing::kMps) {
+      r.catalog_price = !flags.input.price_per_hour && scenario->pool.empty();
+    }
   }
   MeasureAgainstStrongestBound(rows);
   std::cout << (flags.format == "json" ? FormatCompareJson(rows)

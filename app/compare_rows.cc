@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "tessera/gpu_catalog.h"
+
 namespace tessera::cli {
 namespace {
 
@@ -16,6 +18,23 @@ std::string Percent(const Row& r, double share) {
 }
 
 }  // namespace
+
+size_t ServicesMeetingSlo(const Deployment& d, const std::vector<Violation>& violations) {
+  return std::count_if(d.services.begin(), d.services.end(), [&](const ServiceOutcome& s) {
+    if (s.status == ServiceStatus::kInfeasible || s.predicted_violation) return false;
+    return std::none_of(violations.begin(), violations.end(),
+                        [&](const Violation& v) { return v.where == "service " + s.name; });
+  });
+}
+
+double CatalogCostPerHour(const Deployment& d) {
+  double cost = 0;
+  for (const GpuAssignment& g : d.gpus) {
+    const Result<const GpuModel*> gpu = FindGpu(GpuModelName(d, g));
+    if (gpu.ok()) cost += (*gpu)->cloud.price_per_hour;
+  }
+  return cost;
+}
 
 std::string CompareTitle(const InputFlags& input, const Result<Problem>& mig,
                          const Result<Problem>& mps) {
@@ -70,29 +89,35 @@ std::string FormatCompareTable(const std::vector<Row>& rows,
   size_t width = 16;  // the planner column fits the longest name
   for (const Row& r : rows) width = std::max(width, r.planner.size());
   std::string out =
-      fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>7} {:>8} {:>5} {:>9}  {}\n", "planner",
+      fmt::format("{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>7} {:>8} {:>7} {:>9}  {}\n", "planner",
                   width, "gpus", "gpcs/SMs", "int.slack", "ext.frag", "lower bound", "gap",
-                  "cost/h", "miss", "plan_ms", "valid");
+                  "cost/h", "slo met", "plan_ms", "valid");
   for (const Row& r : rows) {
     const Metrics& m = r.metrics;
     const std::string used =
         IsMps(r) ? fmt::format("{:.0f}%", m.resource_pct) : fmt::format("{}", m.gpcs);
     out += fmt::format(
-        "{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>6.1f}% {:>8} {:>5} {:>9.3f}  {}{}\n", r.planner,
+        "{:<{}} {:>5} {:>9} {:>9} {:>9} {:>20} {:>6.1f}% {:>8} {:>7} {:>9.3f}  {}{}\n", r.planner,
         width, m.gpus, used, Percent(r, m.internal_slack), Percent(r, m.external_fragmentation),
         fmt::format("{} ({})", m.lower_bound, m.lower_bound_kind), 100 * m.gap,
         m.cost_per_hour > 0 ? fmt::format("{:.2f}", m.cost_per_hour) : "-",
-        IsMps(r) ? fmt::format("{}", m.predicted_violations) : "-", m.plan_ms,
+        fmt::format("{}/{}", r.slo_met, r.services), m.plan_ms,
         r.violations == 0 ? "yes" : fmt::format("NO ({})", r.violations),
         r.infeasible ? fmt::format(", {} infeasible", r.infeasible) : "");
   }
   std::vector<std::string> known;
   for (const LowerBound& b : bounds) known.push_back(fmt::format("{} {}", b.kind, b.gpus));
   out += fmt::format("lower bounds on gpus: {}\n", fmt::join(known, ", "));
+  out +=
+      "slo met: services predicted to meet their latency SLO and rate (MIG rows: by the "
+      "validator under the plan's rule; MPS rows: by the iGniter model)\n";
   if (std::any_of(rows.begin(), rows.end(), IsMps)) {
+    out += "MPS rows: gpcs/SMs is the SMs allocated (% of one GPU)\n";
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.catalog_price; })) {
     out +=
-        "MPS rows: gpcs/SMs is the SMs allocated (% of one GPU); miss counts the services "
-        "the iGniter model predicts miss their latency budget or rate\n";
+        "cost/h: GPUs at the catalog's one-GPU cloud price where the scenario gives none "
+        "(`tessera gpus`)\n";
   }
   return out;
 }
@@ -100,15 +125,16 @@ std::string FormatCompareTable(const std::vector<Row>& rows,
 std::string FormatCompareCsv(const std::vector<Row>& rows) {
   std::string out =
       "planner,sharing,gpus,gpcs,internal_slack,external_fragmentation,lower_bound,"
-      "lower_bound_kind,gap,cost_per_hour,resource_pct,predicted_violations,plan_ms,violations,"
-      "infeasible\n";
+      "lower_bound_kind,gap,cost_per_hour,catalog_price,resource_pct,predicted_violations,services,"
+      "slo_met,plan_ms,violations,infeasible\n";
   for (const Row& r : rows) {
     const Metrics& m = r.metrics;
-    out += fmt::format("{},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},{},{:.4f},{},{}\n",
-                       r.planner, SharingName(r.sharing), m.gpus, m.gpcs, m.internal_slack,
-                       m.external_fragmentation, m.lower_bound, m.lower_bound_kind, m.gap,
-                       m.cost_per_hour, m.resource_pct, m.predicted_violations, m.plan_ms,
-                       r.violations, r.infeasible);
+    out += fmt::format(
+        "{},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{},{:.4f},{},{},{},{:.4f},{},{}\n",
+        r.planner, SharingName(r.sharing), m.gpus, m.gpcs, m.internal_slack,
+        m.external_fragmentation, m.lower_bound, m.lower_bound_kind, m.gap, m.cost_per_hour,
+        r.catalog_price, m.resource_pct, m.predicted_violations, r.services, r.slo_met, m.plan_ms,
+        r.violations, r.infeasible);
   }
   return out;
 }
@@ -127,8 +153,11 @@ std::string FormatCompareJson(const std::vector<Row>& rows) {
                    {"lower_bound_kind", m.lower_bound_kind},
                    {"gap", m.gap},
                    {"cost_per_hour", m.cost_per_hour},
+                   {"catalog_price", r.catalog_price},
                    {"resource_pct", m.resource_pct},
                    {"predicted_violations", m.predicted_violations},
+                   {"services", r.services},
+                   {"slo_met", r.slo_met},
                    {"plan_ms", m.plan_ms},
                    {"valid", r.violations == 0},
                    {"infeasible_services", r.infeasible}});

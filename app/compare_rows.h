@@ -12,6 +12,7 @@
 #include "tessera/metrics.h"
 #include "tessera/problem.h"
 #include "tessera/status.h"
+#include "tessera/validator.h"
 
 namespace tessera::cli {
 
@@ -22,7 +23,23 @@ struct Row {
   Metrics metrics;  // plan_ms: the median over the repeats
   size_t violations = 0;
   size_t infeasible = 0;
+  size_t services = 0;
+  // Services predicted to meet their SLO: see ServicesMeetingSlo.
+  size_t slo_met = 0;
+  // Whether metrics.cost_per_hour is the catalog's price (the scenario gave
+  // none): see CatalogCostPerHour.
+  bool catalog_price = false;
 };
+
+// The services of `d` predicted to meet their latency SLO and rate: not
+// infeasible, not predicted to miss by the iGniter model (MPS plans), and
+// not named by any of the validator's `violations` (MIG plans, under the
+// rule they were made under).
+size_t ServicesMeetingSlo(const Deployment& d, const std::vector<Violation>& violations);
+
+// The hourly price of `d`'s GPUs at the catalog's one-GPU cloud price of
+// each model (gpu_catalog.h), for plans of scenarios that give no prices.
+double CatalogCostPerHour(const Deployment& d);
 
 // Every row's gap against the strongest bound a planner of its kind (MIG or
 // MPS) found (the exact planner's proven bound when it ran), so gaps compare.
@@ -40,8 +57,8 @@ std::vector<LowerBound> KnownBounds(const Result<Problem>& mig, const Result<Pro
 
 // One line per row (MIG rows: GPUs, compute slices, slack, fragmentation;
 // MPS rows: GPUs and the SMs they allocate; both: bound, gap, hourly cost,
-// services predicted to miss their SLO, plan_ms, validity), then every
-// lower bound in `bounds`.
+// services predicted to meet their SLO of all, plan_ms, validity), then
+// every lower bound in `bounds`.
 std::string FormatCompareTable(const std::vector<Row>& rows, const std::vector<LowerBound>& bounds);
 std::string FormatCompareCsv(const std::vector<Row>& rows);
 std::string FormatCompareJson(const std::vector<Row>& rows);
