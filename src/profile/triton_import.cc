@@ -168,7 +168,8 @@ Result<Layout> ReadLayout(std::string_view source, const TextLine& line, const H
   if (header.Find("Request Rate") >= 0) {
     return FieldError(source, line.number, "Request Rate",
                       "an open-loop request-rate sweep; a profile row is a closed loop of "
-                      "batches in flight: re-run with --concurrency-range");
+                      "batches in flight: measure a concurrency sweep (perf_analyzer "
+                      "--concurrency-range, Model Analyzer concurrency)");
   }
   Layout l;
   TESSERA_ASSIGN_OR_RETURN(l.concurrency,
