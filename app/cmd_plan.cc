@@ -9,6 +9,7 @@
 #include "durations.h"
 #include "help_text.h"
 #include "incremental_cli.h"
+#include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
 #include "tessera/simulator.h"
@@ -27,6 +28,7 @@ struct PlanFlags {
   std::string svg;
   bool verify = false;
   std::string verify_duration = "60s";
+  std::optional<bool> shadow;  // --shadow / --no-shadow; unset: ShadowOn's default
 };
 
 // --planner, else igniter with --coeffs, else the default of plan.h.
@@ -50,10 +52,15 @@ Result<SimReport> Verify(const Deployment& d, const Problem& problem, double dur
 // Writes the deployment (and its SVG) with the --verify report: after the
 // table for people; on stderr beside JSON and CSV, which programs read.
 Status WriteResults(const PlanFlags& flags, const Deployment& d, const Problem& problem,
-                    const std::optional<SimReport>& sim) {
+                    const std::optional<SimReport>& sim,
+                    const std::optional<ShadowGuardResult>& shadow) {
   std::string rendered = flags.format == "json"  ? FormatDeploymentJson(d)
                          : flags.format == "csv" ? FormatParvaCsv(d, problem.gpu())
                                                  : FormatDeploymentTable(d);
+  if (shadow) {
+    rendered = flags.format == "json" ? WithShadowJson(rendered, *shadow)
+                                      : rendered + "\n" + FormatShadowTable(*shadow);
+  }
   if (sim && flags.format == "table") rendered += "\n" + FormatSimReportTable(*sim);
   TESSERA_RETURN_IF_ERROR(WriteOutput(flags.output, rendered));
   if (!flags.svg.empty()) {
@@ -74,6 +81,11 @@ int RunPlan(const PlanFlags& flags) {
   if (Status s = CheckFlagsApply(flags.input, mps, "planner " + name); !s.ok()) {
     return ReportError(s);
   }
+  if (!mps && flags.shadow) {
+    return ReportError(Status::InvalidArgument(
+        "--shadow/--no-shadow does not apply to planner " + name +
+        ": the shadow guard is for the MPS planners (whole GPUs shared through MPS)"));
+  }
   if (mps && flags.format == "csv") {
     return ReportError(Status::InvalidArgument(
         "--format csv is ParvaGPU's map of MIG instances; MPS plans print as table or json"));
@@ -93,6 +105,13 @@ int RunPlan(const PlanFlags& flags) {
   Result<PlanReport> report = PlanProblem(flags.incremental, *current, flags.planner, **planner,
                                           *problem, ContextFrom(flags.search));
   if (!report.ok()) return ReportError(report.status());
+  std::optional<ShadowGuardResult> shadow;
+  if (mps && ShadowOn(flags.shadow, report->deployment.planner)) {
+    Result<ShadowGuardResult> guarded = ApplyShadowGuard(report->deployment, *problem);
+    if (!guarded.ok()) return ReportError(guarded.status());
+    shadow = std::move(guarded).value();
+    report->deployment = shadow->deployment;
+  }
   const Deployment& d = report->deployment;
   const std::vector<Violation> violations = ValidateDeployment(d, *problem);
   if (!violations.empty()) {
@@ -105,7 +124,7 @@ int RunPlan(const PlanFlags& flags) {
     if (!simulated.ok()) return ReportError(simulated.status());
     sim = std::move(simulated).value();
   }
-  if (Status written = WriteResults(flags, d, *problem, sim); !written.ok()) {
+  if (Status written = WriteResults(flags, d, *problem, sim, shadow); !written.ok()) {
     return ReportError(written);
   }
   if (sim) NoteSloMisses(*sim);
@@ -123,6 +142,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   AddInputFlags(*cmd, flags->input);
   AddSearchFlags(*cmd, flags->search);
   AddIncrementalFlags(*cmd, flags->incremental);
+  AddShadowFlag(*cmd, flags->shadow);
   cmd->add_option("--planner", flags->planner,
                   "Planner name (see `tessera compare --list`); default: see below, or igniter "
                   "with --coeffs");

@@ -109,5 +109,57 @@ TEST_F(MpsCliTest, AnImpossibleSloIsInfeasibleWithExitThree) {
   EXPECT_NE(r.out.find("ok "), std::string::npos) << r.out;
 }
 
+// iGniter's shadow guard (TPDS 2023, 4.2): on by default for igniter, whose
+// plan the model predicts meets every budget (nothing activates); asked for
+// on FFD+'s plan, every predicted miss gets min(10%, what is left) more.
+TEST_F(MpsCliTest, ShadowGuardOnPlansAndNoShadowToCompare) {
+  TESSERA_SKIP_WITHOUT_SHARED_DATA("igniter/derived/fitted_coefficients_v100.json");
+  const std::string base = "plan --scenario " + Twelve() + " --coeffs " + Coeffs();
+  Outcome r = Tessera(base + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("shadow_guard")) << r.out;
+  EXPECT_EQ(j["shadow_guard"]["activated"], 0);
+  EXPECT_EQ(j["shadow_guard"]["max_extra_pct"], 10.0);
+  EXPECT_EQ(j["shadow_guard"]["processes"].size(), 13u);
+  r = Tessera(base + " --format json --no-shadow");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("shadow_guard"));
+
+  r = Tessera(base + " --planner ffd+ --format json --no-shadow");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plain = nlohmann::json::parse(r.out);
+  r = Tessera(base + " --planner ffd+ --format json --shadow");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  const nlohmann::json& guard = j["shadow_guard"];
+  EXPECT_EQ(guard["activated"], plain["metrics"]["predicted_violations"]);
+  double added = 0;
+  for (const nlohmann::json& p : guard["processes"]) {
+    SCOPED_TRACE(p.dump());
+    EXPECT_LE(p["extra_pct"].get<double>(), p["standby_extra_pct"].get<double>());
+    EXPECT_LE(p["standby_extra_pct"].get<double>(), 10.0);
+    if (!p["activated"].get<bool>()) {
+      EXPECT_EQ(p["extra_pct"], 0.0);
+    }
+    added += p["extra_pct"].get<double>();
+  }
+  EXPECT_GT(added, 0);
+  EXPECT_NEAR(j["metrics"]["resource_pct"].get<double>(),
+              plain["metrics"]["resource_pct"].get<double>() + added, 1e-9);
+  EXPECT_EQ(j["metrics"]["predicted_violations"], guard["still_missing"]);
+
+  r = Tessera(base + " --planner ffd+ --shadow");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("shadow guard (iGniter 4.2: extra min(10%, free on its GPU)): "),
+            std::string::npos)
+      << r.out;
+
+  Outcome mig = Tessera("plan --scenario " + Twelve() + " --planner parva --no-shadow");
+  EXPECT_EQ(mig.exit_code, 2);
+  EXPECT_NE(mig.err.find("--shadow/--no-shadow does not apply to planner parva"), std::string::npos)
+      << mig.err;
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,0 +1,37 @@
+// The shadow guard (tessera/shadow_guard.h) on the command line: the
+// --shadow / --no-shadow flag of the MPS planning commands, and the guard's
+// report beside a plan (a table after the plan's, a "shadow_guard" object in
+// its JSON).
+#ifndef TESSERA_APP_SHADOW_CLI_H_
+#define TESSERA_APP_SHADOW_CLI_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tessera/shadow_guard.h"
+
+namespace tessera::cli {
+
+// Declares --shadow / --no-shadow on `command`; unset = the default of
+// ShadowOn.
+void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow);
+
+// Whether the guard applies to a plan of `planner`: the flag when given,
+// else on for igniter (the paper's iGniter guards its plans; its FFD+,
+// GSLICE+ and gpu-lets+ baselines do not).
+bool ShadowOn(const std::optional<bool>& flag, std::string_view planner);
+
+// The guard's report for people: the processes whose shadows took over, the
+// standby headroom of every GPU, and what the model predicts after.
+std::string FormatShadowTable(const ShadowGuardResult& guard);
+
+// `deployment_json` (FormatDeploymentJson) with the guard's report added as
+// "shadow_guard" {max_extra_pct, activated, still_missing, processes: [...]}
+// after its other keys; readers of deployments ignore the key.
+std::string WithShadowJson(std::string_view deployment_json, const ShadowGuardResult& guard);
+
+}  // namespace tessera::cli
+
+#endif  // TESSERA_APP_SHADOW_CLI_H_
