@@ -206,7 +206,7 @@ Result<std::optional<ProfileEntry>> ReadRow(const Row& row, const Layout& l,
   e.key.gpu = std::string(gpu);
   e.key.profile = options.mig_profile;
   if (pa) {
-    e.key.model = CanonicalModelName(options.model);
+    e.key.model = CanonicalModelName(Trim(options.model));
     e.key.batch = options.batch;
     TESSERA_ASSIGN_OR_RETURN(
         e.key.procs,
@@ -216,7 +216,7 @@ Result<std::optional<ProfileEntry>> ReadRow(const Row& row, const Layout& l,
       if (row.Raw(l.model).empty()) return row.Error(l.model, "must not be empty");
       e.key.model = CanonicalModelName(row.Raw(l.model));
     } else {
-      e.key.model = CanonicalModelName(options.model);
+      e.key.model = CanonicalModelName(Trim(options.model));
     }
     TESSERA_ASSIGN_OR_RETURN(e.key.batch, row.Count(l.batch, limits::kBatch, "(client batch)"));
     const std::optional<int> instances = GpuInstances(row.Raw(l.instance_group));
@@ -284,8 +284,13 @@ Status TritonImportOptions::Validate() const {
     return Status::InvalidArgument(fmt::format("--mig-profile: {} is not a MIG profile of {}",
                                                QuoteForMessage(mig_profile), (*g)->name));
   }
+  if (model.find_first_of(",\r\n") != std::string::npos ||
+      (!model.empty() && Trim(model).empty())) {
+    return Status::InvalidArgument(
+        fmt::format("--model: {} is blank or holds a ',' or a line break", QuoteForMessage(model)));
+  }
   if (format == TritonFormat::kPerfAnalyzer) {
-    if (Trim(model).empty()) {
+    if (model.empty()) {
       return Status::InvalidArgument("--model: required for perf_analyzer files (not in the CSV)");
     }
     if (!limits::kBatch.Contains(batch)) {

@@ -223,8 +223,15 @@ TEST(TritonImportHostile, OptionsNameTheirFlag) {
   o.mig_profile = "9g.99gb";
   EXPECT_EQ(ImportError("x", o), "--mig-profile: '9g.99gb' is not a MIG profile of a100-80gb");
   o = PaOptions();
-  o.model = " ";
+  o.model = "";
   EXPECT_TRUE(ImportError("x", o).starts_with("--model: required")) << ImportError("x", o);
+  for (const std::string model : {" ", "a,b", "a\nb"}) {
+    o.model = model;
+    EXPECT_TRUE(ImportError("x", o).starts_with("--model: ")) << ImportError("x", o);
+    o.format = TritonFormat::kModelAnalyzer;
+    EXPECT_TRUE(ImportError("x", o).starts_with("--model: ")) << ImportError("x", o);
+    o.format = TritonFormat::kPerfAnalyzer;
+  }
   o = PaOptions();
   o.batch = 0;
   EXPECT_TRUE(ImportError("x", o).starts_with("--batch: ")) << ImportError("x", o);
