@@ -101,7 +101,9 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                      "MPS planners (igniter, ffd+, gslice+, gpulet): the GPU's iGniter "
                      "coefficients (JSON), to plan whole GPUs shared through MPS; e.g. "
                      "../shared/data/igniter/derived/fitted_coefficients_v100.json, or fit your "
-                     "own with `tessera igniter fit`");
+                     "own with `tessera igniter fit`; default on a GPU with MIG: derived, with "
+                     "gpu-lets' tables, from its profiles (docs/igniter-planner.md, \"On MIG "
+                     "workloads\")");
   command.add_option("--gpulet-tables", flags.gpulet_tables,
                      "MPS planner gpulet: gpu-lets' profiling tables (JSON Lines), e.g. "
                      "../shared/data/igniter/i-Gniter/Profile/tools/gpulet.config");
@@ -358,9 +360,9 @@ Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) 
         "profiles they are derived from (" +
         (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
   }
-  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles,
-                           flags.profiles.empty() ? EmbeddedProfiles({*gpu})
-                                                  : LoadProfiles(flags.profiles));
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, flags.profiles.empty()
+                                                      ? EmbeddedProfiles({*gpu})
+                                                      : LoadProfiles(flags.profiles));
   TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, **gpu));
   PrintMessage(fmt::format(
       "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "

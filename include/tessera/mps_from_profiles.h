@@ -77,7 +77,8 @@ struct DerivedMps {
 Result<DerivedMps> DeriveMpsFromProfiles(const ProfileTable& profiles, const GpuModel& gpu);
 
 // One line: the models derived, and the median and largest RMS errors of
-// the two fits, e.g. for a note.
+// the two fits, e.g. for a note. REQUIRES: derived.fits not empty (as
+// DeriveMpsFromProfiles returns it).
 std::string DescribeDerivedFits(const DerivedMps& derived);
 
 }  // namespace tessera
