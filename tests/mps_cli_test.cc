@@ -149,6 +149,12 @@ TEST_F(MpsCliTest, ShadowGuardOnPlansAndNoShadowToCompare) {
               plain["metrics"]["resource_pct"].get<double>() + added, 1e-9);
   EXPECT_EQ(j["metrics"]["predicted_violations"], guard["still_missing"]);
 
+  // The guarded plan, report and all, reads back: validate judges it.
+  const auto guarded = Write("guarded.json", r.out);
+  Outcome v = Tessera("validate --deployment " + guarded.string() + " --scenario " + Twelve() +
+                      " --coeffs " + Coeffs());
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+
   r = Tessera(base + " --planner ffd+ --shadow");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("shadow guard (iGniter 4.2: extra min(10%, free on its GPU)): "),

@@ -34,7 +34,10 @@ constexpr InputRange kPoolCap{0, limits::kMaxCount.max, false, true};
 
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
-constexpr std::array<std::string_view, 3> kTopOptionalKeys = {"sharing", "latency_rule", "pool"};
+// "shadow_guard": the report of iGniter's guard beside an MPS plan
+// (tessera/shadow_guard.h, written by `tessera plan`); read past, not kept.
+constexpr std::array<std::string_view, 4> kTopOptionalKeys = {"sharing", "latency_rule", "pool",
+                                                              "shadow_guard"};
 constexpr std::array<std::string_view, 6> kRuleKeys = {"factor",   "truncate_slo",      "max_procs",
                                                        "capacity", "headroom_quantile", "router"};
 constexpr std::array<std::string_view, 1> kRuleOptionalKeys = {"rate_margin"};

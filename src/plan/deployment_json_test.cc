@@ -204,10 +204,10 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
       {"root is an array", "[]", "d.json: (root): expected an object, got []"},
       {"unknown top key", Replace(good, "\"metrics\": {", "\"x\": {"),
        "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
-       "latency_rule, pool)"},
+       "latency_rule, pool, shadow_guard)"},
       {"typo at top", Replace(good, "\"planner\"", "\"planer\""),
        "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
-       "latency_rule, pool)"},
+       "latency_rule, pool, shadow_guard)"},
       {"missing planner", Replace(good, "  \"planner\": \"parva\",\n", ""),
        "d.json: planner: missing"},
       {"duplicate key", Replace(good, "\"index\": 1,", "\"index\": 1, \"index\": 2,"),
