@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,7 +27,10 @@ struct GsliceFlags {
   std::string profiles;
   std::string policy = "gslice";
   std::string duration = "30s";
-  double initial_share = 0.3;
+  std::optional<double> initial_share;  // none: the knee points
+  int knee_batch = 1;
+  bool no_contention = false;
+  std::string hold_down = "0s";
   std::string reload_delay = "5s";
   std::string period = "1s";
   int max_batch = 32;
@@ -50,6 +54,7 @@ Status NameTheFlag(const Status& status) {
       {"duration_s", "--duration"},         {"period_s", "--period"},
       {"initial_share", "--initial-share"}, {"reload_delay_s", "--reload-delay"},
       {"max_batch", "--max-batch"},         {"shadow_extra_share", "--shadow-extra"},
+      {"knee_batch", "--knee-batch"},       {"hold_down_s", "--hold-down"},
   };
   for (const auto& [field, flag] : kFlags)
     if (status.message().starts_with(field)) return status.WithContext(flag);
@@ -70,7 +75,11 @@ Result<GsliceOptions> OptionsFrom(const GsliceFlags& flags) {
   }
   TESSERA_ASSIGN_OR_RETURN(o.reload_delay_s,
                            ParseDuration("--reload-delay", flags.reload_delay, kReloadDelay));
+  TESSERA_ASSIGN_OR_RETURN(o.hold_down_s,
+                           ParseDuration("--hold-down", flags.hold_down, kReloadDelay));
   o.initial_share = flags.initial_share;
+  o.knee_batch = flags.knee_batch;
+  o.contention = !flags.no_contention;
   o.max_batch = flags.max_batch;
   o.shadow_extra_share = flags.shadow_extra;
   o.distribute_spare = !flags.idle_spare;
@@ -126,29 +135,52 @@ constexpr const char* kFooter =
     "GPU through MPS (no MIG), each as one process limited to a GPU% of the SMs. Each\n"
     "service's requests arrive at its rate_rps into a FIFO queue; an idle process at once\n"
     "starts a batch of what is queued, up to its maximum batch size.\n\n"
-    "Policies:\n"
+    "Policies (GSLICE and the baselines of its evaluation, section 4):\n"
     "  gslice         SLAB adapts each maximum batch to the SLO headroom after every batch;\n"
     "                 every --period, Algorithm 1 computes each service's GPU% from its\n"
     "                 latency, throughput and arrivals, a max-min fair allocation shares\n"
     "                 out the GPU, and a change of more than 5 points is applied by a\n"
     "                 shadow process that loads for --reload-delay while the old one keeps\n"
-    "                 serving, then takes over after a 100 us switch-over.\n"
-    "  static         --initial-share and --max-batch, unchanged.\n"
+    "                 serving, then takes over after a 100 us switch-over; the service is\n"
+    "                 not retuned again for --hold-down.\n"
+    "  static         the initial GPU% and --max-batch, unchanged.\n"
     "  igniter-guard  static, plus iGniter's pre-launched shadow with --shadow-extra more\n"
-    "                 GPU%, switched to at once (once) when a period's p99 misses the SLO.\n\n"
+    "                 GPU%, switched to at once (once) when a period's p99 misses the SLO.\n"
+    "  default-mps    the paper's 'default MPS': no GPU% limit (every process may use the\n"
+    "                 whole GPU, so busy processes split the SMs), one request per batch.\n"
+    "  mps-slab       the paper's 'MPS + SLAB' (M+S): no GPU% limit, SLAB batching.\n"
+    "  static-slab    the initial GPU% as a fixed MPS limit per model, SLAB batching.\n"
+    "  clipper        Clipper: each model alone on its own GPU (the report counts the\n"
+    "                 GPUs), AIMD batching: +1 after a batch within the SLO, -10% after\n"
+    "                 one beyond it, from 1 up to --max-batch.\n\n"
+    "Initial GPU%: each model's knee point (where more GPU% stops paying: Kneedle on its\n"
+    "throughput-vs-GPU% curve at --knee-batch), scaled down max-min fairly when the knees\n"
+    "exceed the GPU; --initial-share gives every service one fixed GPU% instead (GSLICE's\n"
+    "30% for unprofiled models, as in the paper's Fig. 16).\n\n"
     "Performance at a GPU% is read off the MIG profiles (one process): an instance with\n"
     "c of C compute slices stands for c/C of the SMs, interpolated between (an\n"
-    "approximation; see docs/gslice-runtime.md).\n\n"
-    "Output: per service its share of requests within the SLO, p99, first and last GPU%;\n"
-    "per period and service GPU%, maximum batch, arrivals/s, throughput/s, mean and p99\n"
-    "latency, share within SLO; the events (share requested, switch-over,\n"
+    "approximation; see docs/gslice-runtime.md). Contention between the processes on the\n"
+    "GPU is modelled unless --no-contention: busy processes whose GPU% limits add up to\n"
+    "more than 100% split the SMs, and each neighbour's L2 traffic slows a batch by\n"
+    "iGniter's alpha_cache (V100 fit) times its L2 use, both weighted by how busy the\n"
+    "neighbour was in the last period.\n\n"
+    "Output: the GPUs used, aggregate throughput (requests served while they arrive, per\n"
+    "second) and SLO violations; per service its throughput, share of requests within\n"
+    "the SLO, misses, p99, knee, first and last GPU%; per period and service GPU%, the\n"
+    "share of SMs it got (eff%), busy fraction, maximum batch, arrivals/s, throughput/s,\n"
+    "mean and p99 latency, share within SLO; the events (share requested, switch-over,\n"
     "underprovisioned). Same seed, same report.\n\n"
     "Examples:\n"
-    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml\n"
-    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --policy static\n"
-    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --policy igniter-guard\n"
-    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --reload-delay 12s \\\n"
-    "      --duration 60s --format json -o fig16.json";
+    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --initial-share 0.3\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --initial-share 0.3 \\\n"
+    "      --policy static\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig16.yaml --initial-share 0.3 \\\n"
+    "      --hold-down 10s --reload-delay 12s --duration 60s --format json -o fig16.json\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig10-c3.yaml      # knee start\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig10-c3.yaml --policy default-mps\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig10-c3.yaml --policy mps-slab\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig10-c3.yaml --policy clipper\n"
+    "  tessera gslice --scenario examples/scenarios/gslice-fig10-c3.yaml --no-contention";
 
 void AddFlags(CLI::App& cmd, GsliceFlags& f) {
   cmd.add_option("--scenario", f.scenario,
@@ -162,14 +194,27 @@ void AddFlags(CLI::App& cmd, GsliceFlags& f) {
   cmd.add_option("--profiles", f.profiles,
                  "Profile CSV or ParvaGPU prof_data directory; "
                  "default: the embedded synthesized profiles");
-  cmd.add_option("--policy", f.policy, "gslice, static or igniter-guard")
-      ->check(CLI::IsMember({"gslice", "static", "igniter-guard"}))
+  cmd.add_option("--policy", f.policy,
+                 "gslice, static, igniter-guard, default-mps, mps-slab, static-slab or clipper")
+      ->check(CLI::IsMember({"gslice", "static", "igniter-guard", "default-mps", "mps-slab",
+                             "static-slab", "clipper"}))
       ->capture_default_str();
   cmd.add_option("--duration", f.duration,
                  "How long requests arrive, " + DescribeRange(kSimulatedTime) + ": 30, 30s, 2m")
       ->capture_default_str();
   cmd.add_option("--initial-share", f.initial_share,
-                 "Every service's GPU% at the start, as a fraction (GSLICE's default 30%)")
+                 "Every service's GPU% at the start, as a fraction, e.g. 0.3 (GSLICE's value "
+                 "for unprofiled models); default: each model's knee point");
+  cmd.add_option("--knee-batch", f.knee_batch,
+                 "Batch whose throughput-vs-GPU% curve gives the knee (the paper's Fig. 2: 1)")
+      ->capture_default_str();
+  cmd.add_flag("--no-contention", f.no_contention,
+               "Each process runs at its GPU%'s solo latency: no SM split, no L2 interference "
+               "(to compare with the contended run)");
+  cmd.add_option("--hold-down", f.hold_down,
+                 "gslice: no new GPU% for a service until this long after its last change took "
+                 "effect (the paper's example: 10s), " +
+                     DescribeRange(kReloadDelay))
       ->capture_default_str();
   cmd.add_option("--reload-delay", f.reload_delay,
                  "Time a shadow process takes to load with its new GPU% (paper: 2-15 s), " +
@@ -180,7 +225,8 @@ void AddFlags(CLI::App& cmd, GsliceFlags& f) {
          "Tuning and reporting period, " + DescribeRange(kTuningPeriod) + " and at most --duration")
       ->capture_default_str();
   cmd.add_option("--max-batch", f.max_batch,
-                 "Largest batch: SLAB's ceiling, the fixed maximum of static and igniter-guard")
+                 "Largest batch: SLAB's ceiling, the fixed maximum of static and igniter-guard, "
+                 "the ceiling of clipper's AIMD (default-mps always runs batches of one)")
       ->capture_default_str();
   cmd.add_option("--shadow-extra", f.shadow_extra,
                  "igniter-guard: the shadow's extra GPU%, as a fraction (iGniter: 10%)")

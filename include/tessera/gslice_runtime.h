@@ -16,7 +16,14 @@
 //    (MaxMinFairShares); a new GPU% takes effect after the shadow process has
 //    loaded (reload delay), with a short switch-over downtime;
 //  * iGniter's guard, the alternative: a pre-launched shadow process with a
-//    few more percent of the GPU, switched to at once when the p99 misses.
+//    few more percent of the GPU, switched to at once when the p99 misses;
+//  * the paper's baselines (section 4): default MPS (no GPU% limit, no
+//    batching), MPS + SLAB, static GPU% limits with SLAB, and Clipper (each
+//    model alone on its own GPU, AIMD batching);
+//  * contention between co-located processes (gslice_contention.h): SM
+//    oversubscription and iGniter's L2 interference, from the neighbours'
+//    GPU% and busy fractions, in every policy unless turned off;
+//  * the knee-point initial GPU% (ShareLatencyModel::KneeShare).
 // The workload it runs is gslice_workload.h's; its reports are rendered by
 // gslice_report_format.h.
 //
@@ -26,6 +33,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,9 +51,14 @@ enum class GslicePolicy {
   kStatic,        // the initial GPU% and the fixed maximum batch, nothing adapts
   kGslice,        // SLAB + self-tuning GPU% with shadow reloads
   kIgniterGuard,  // fixed GPU% and batch, plus iGniter's shadow with extra GPU%
+  kDefaultMps,    // the paper's "default MPS": no GPU% limit (100% each), batch 1
+  kMpsSlab,       // the paper's "MPS + SLAB" (M+S): no GPU% limit, SLAB
+  kStaticSlab,    // the initial GPU% as a fixed MPS limit, SLAB
+  kClipper,       // Clipper: each model alone on its own GPU, AIMD batching
 };
 
-// "static", "gslice", "igniter-guard".
+// "static", "gslice", "igniter-guard", "default-mps", "mps-slab",
+// "static-slab", "clipper".
 std::string_view GslicePolicyName(GslicePolicy policy);
 // The policy called `name`; InvalidArgument listing the names otherwise.
 Result<GslicePolicy> ParseGslicePolicy(std::string_view name);
@@ -59,11 +72,21 @@ struct GsliceOptions {
   // Tuning period: reports, GPU% tuning and iGniter's p99 check run at its
   // end. Default: 1 (GSLICE's manager and iGniter's monitor both use 1 s).
   double period_s = 1;
-  // Every service's GPU% at the start, in (0, 1]; the services together must
-  // fit in the GPU. Default: 0.3 (GSLICE's default for an unprofiled model).
-  double initial_share = 0.3;
+  // Every service's GPU% at the start (gslice, static, static-slab,
+  // igniter-guard), in (0, 1]; the services together must fit in the GPU.
+  // GSLICE's default for an unprofiled model is 0.3. Default: none, i.e. each
+  // model's knee point at `knee_batch` (the paper's "elastic demand"), scaled
+  // down by the max-min fair allocation when the knees exceed the GPU.
+  std::optional<double> initial_share;
+  // The batch whose throughput-vs-GPU% curve gives the knee. Default: 1 (the
+  // paper's Fig. 2 profiles batch 1).
+  int knee_batch = 1;
+  // Model contention between the processes on the GPU (gslice_contention.h):
+  // off, each process runs at its GPU%'s solo latency. Default: true.
+  bool contention = true;
   // The largest batch: SLAB's ceiling and starting point; the fixed maximum of
-  // static and igniter-guard. Default: 32.
+  // static and igniter-guard; the ceiling of Clipper's AIMD (which starts at
+  // 1). Default: 32.
   int max_batch = 32;
   // Algorithm 1 keeps a GPU% when both |diffL%| and |diffT%| are below this
   // fraction. Default: 0.05 (the paper's 5%; TuningOptions' default).
@@ -87,8 +110,10 @@ struct GsliceOptions {
   // Switch-over: the service starts no batch for this long once its old
   // process has finished its batch. Default: 100e-6 (the paper: < 100 us).
   double switch_downtime_s = 100e-6;
-  // A service is not retuned until this long after its last switch-over (the
-  // paper's hold-down, e.g. 10 s). Default: 0.
+  // gslice: a service is not retuned until this long after its last GPU%
+  // change took effect (the paper's hold-down: "till a specified minimum time
+  // (e.g., 10 sec.) has elapsed"). Default: 0 (the other rules suffice on
+  // the Fig. 16 example; docs/gslice-runtime.md).
   double hold_down_s = 0;
   // igniter-guard: the shadow's extra GPU% over the original, capped by what
   // the GPU has left. Default: 0.10 (iGniter's 10%).
@@ -115,6 +140,12 @@ struct GsliceOptions {
 // (0.049%) of the exact nearest-rank p99.
 struct GsliceWindow {
   double share = 0;  // GPU% in effect at the period's end
+  // The SM share the process got at the period's end after oversubscription,
+  // and the factor its batches took for the neighbours' L2 traffic (1 and
+  // `share` without contention).
+  double effective_share = 0;
+  double interference = 1;
+  double busy = 0;  // fraction of the period the process ran a batch
   int max_batch = 0;
   long arrivals = 0;
   long completed = 0;
@@ -155,9 +186,13 @@ struct GsliceServiceSummary {
   double rate_rps = 0;
   double slo_ms = 0;
   long requests = 0;      // arrived (every one is served: the run drains)
+  long violations = 0;    // requests that missed the SLO
   double compliance = 0;  // share of requests within the SLO
+  // Requests served while requests arrived, per second of --duration.
+  double throughput_rps = 0;
   double mean_ms = 0;
   double p99_ms = 0;
+  double knee_share = 0;  // the model's knee point at knee_batch
   double initial_share = 0;
   double final_share = 0;
   int final_max_batch = 0;
@@ -171,6 +206,13 @@ struct GsliceReport {
   double duration_s = 0;
   double period_s = 0;
   std::uint64_t seed = 0;
+  bool contention = true;
+  // "knee", "fixed" (--initial-share) or "whole-gpu" (default-mps, mps-slab,
+  // clipper).
+  std::string initial_shares;
+  int gpus = 1;               // clipper: one per service
+  double throughput_rps = 0;  // the services' throughput_rps summed
+  long violations = 0;        // the services' summed
   std::vector<GsliceServiceSummary> services;
   std::vector<GslicePeriod> periods;
   std::vector<GsliceEvent> events;  // by time
@@ -178,8 +220,8 @@ struct GsliceReport {
 };
 
 // Runs the workload under `options`. InvalidArgument for invalid options, no
-// service, services whose initial shares exceed the GPU, or (kTrace) a
-// service without a trace.
+// service, services whose fixed initial_share together exceeds the GPU (a
+// policy with limits), or (kTrace) a service without a trace.
 Result<GsliceReport> RunGslice(const GsliceWorkload& workload, const GsliceOptions& options);
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #ifndef TESSERA_SHARE_LATENCY_MODEL_H_
 #define TESSERA_SHARE_LATENCY_MODEL_H_
 
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -47,6 +48,9 @@ class ShareLatencyModel {
   }
   // The profiled shares, ascending.
   std::vector<double> Shares() const;
+  // GSLICE's knee point at `batch`: KneePoint of the throughput at the shares
+  // 1%, 2%, ..., 100%. REQUIRES: batch >= 1.
+  double KneeShare(int batch) const;
 
  private:
   struct Column {
@@ -58,6 +62,17 @@ class ShareLatencyModel {
 
   std::vector<Column> columns_;  // by share, ascending
 };
+
+// GSLICE's "kneepoint" (Dhakal et al., SoCC'20, section 2.1.3): the GPU%
+// after which more GPU% brings diminishing returns. The paper reads it off
+// its throughput-vs-GPU% figures (batch 1: Jasper 50%, ResNet-50 ~60%,
+// VGG-19 and GNMT 70%); here it is Kneedle's point (Satopaa et al., ICDCS
+// workshops 2011) of the curve normalised by its last point: the share s
+// maximising T(s) / T(s_last) - s / s_last, i.e. where one more point of
+// GPU% starts to add less throughput than the whole GPU's average per point.
+// `curve` is (share, throughput) by ascending share with share > 0 and a
+// last throughput > 0; the earliest share wins a tie. REQUIRES: non-empty.
+double KneePoint(std::span<const std::pair<double, double>> curve);
 
 }  // namespace tessera
 

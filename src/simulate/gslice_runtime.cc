@@ -16,6 +16,7 @@
 #include <queue>
 
 #include "simulate/sampling.h"
+#include "tessera/gslice_contention.h"
 #include "tessera/quantile_histogram.h"
 #include "tessera/text_io.h"
 
@@ -32,6 +33,43 @@ constexpr double kEpsilon = 1e-9;
 constexpr double kTuningEwmaWeight = 0.5;
 // Weight of the newest batch in SLAB's latency average.
 constexpr double kSlabEwmaWeight = 0.3;
+// Clipper's AIMD (Crankshaw et al., NSDI'17, section 4.3.1): "additively
+// increase the batch size by a fixed amount until the latency to process a
+// batch exceeds the latency objective, at which point we perform a small
+// multiplicative backoff, reducing the batch size by 10%".
+constexpr int kAimdIncrease = 1;
+constexpr double kAimdBackoff = 0.9;
+
+constexpr GslicePolicy kPolicies[] = {GslicePolicy::kGslice,       GslicePolicy::kStatic,
+                                      GslicePolicy::kIgniterGuard, GslicePolicy::kDefaultMps,
+                                      GslicePolicy::kMpsSlab,      GslicePolicy::kStaticSlab,
+                                      GslicePolicy::kClipper};
+
+// How a policy sizes batches.
+enum class Batching { kFixed, kOne, kSlab, kAimd };
+
+Batching BatchingOf(GslicePolicy p) {
+  switch (p) {
+    case GslicePolicy::kGslice:
+    case GslicePolicy::kMpsSlab:
+    case GslicePolicy::kStaticSlab:
+      return Batching::kSlab;
+    case GslicePolicy::kDefaultMps:
+      return Batching::kOne;
+    case GslicePolicy::kClipper:
+      return Batching::kAimd;
+    case GslicePolicy::kStatic:
+    case GslicePolicy::kIgniterGuard:
+      break;
+  }
+  return Batching::kFixed;
+}
+
+// Policies whose processes have no GPU% limit (100% each).
+bool WholeGpu(GslicePolicy p) {
+  return p == GslicePolicy::kDefaultMps || p == GslicePolicy::kMpsSlab ||
+         p == GslicePolicy::kClipper;
+}
 
 }  // namespace
 
@@ -45,15 +83,27 @@ std::string_view GslicePolicyName(GslicePolicy policy) {
       return "gslice";
     case GslicePolicy::kIgniterGuard:
       return "igniter-guard";
+    case GslicePolicy::kDefaultMps:
+      return "default-mps";
+    case GslicePolicy::kMpsSlab:
+      return "mps-slab";
+    case GslicePolicy::kStaticSlab:
+      return "static-slab";
+    case GslicePolicy::kClipper:
+      return "clipper";
   }
   return "?";
 }
 
 Result<GslicePolicy> ParseGslicePolicy(std::string_view name) {
-  for (GslicePolicy p : {GslicePolicy::kStatic, GslicePolicy::kGslice, GslicePolicy::kIgniterGuard})
+  std::string names;
+  for (GslicePolicy p : kPolicies) {
     if (GslicePolicyName(p) == name) return p;
-  return Status::InvalidArgument(fmt::format(
-      "policy: expected gslice, static or igniter-guard, got {}", QuoteForMessage(name)));
+    names += names.empty() ? "" : ", ";
+    names += GslicePolicyName(p);
+  }
+  return Status::InvalidArgument(
+      fmt::format("policy: expected one of {}, got {}", names, QuoteForMessage(name)));
 }
 
 namespace {
@@ -73,10 +123,14 @@ Status GsliceOptions::Validate() const {
       Check(Finite(duration_s) && duration_s > 0, "duration_s", "a time > 0 s", duration_s));
   TESSERA_RETURN_IF_ERROR(Check(Finite(period_s) && period_s > 0 && period_s <= duration_s,
                                 "period_s", "> 0 s and at most the duration", period_s));
-  TESSERA_RETURN_IF_ERROR(
-      Check(initial_share > 0 && initial_share <= 1, "initial_share", "in (0, 1]", initial_share));
+  if (initial_share) {
+    TESSERA_RETURN_IF_ERROR(Check(*initial_share > 0 && *initial_share <= 1, "initial_share",
+                                  "in (0, 1]", *initial_share));
+  }
   TESSERA_RETURN_IF_ERROR(Check(max_batch >= 1 && max_batch <= 4096, "max_batch",
                                 "an integer in [1, 4096]", max_batch));
+  TESSERA_RETURN_IF_ERROR(Check(knee_batch >= 1 && knee_batch <= 4096, "knee_batch",
+                                "an integer in [1, 4096]", knee_batch));
   TESSERA_RETURN_IF_ERROR(Check(tuning_threshold >= 0 && tuning_threshold < 1, "tuning_threshold",
                                 "in [0, 1)", tuning_threshold));
   TESSERA_RETURN_IF_ERROR(Check(apply_threshold >= 0 && apply_threshold < 1, "apply_threshold",
@@ -151,16 +205,27 @@ struct ServiceState {
   std::deque<double> queue;  // arrival times, oldest first
   double share = 0;
   int max_batch = 1;
-  std::vector<double> latency_ms;  // batch b at index b - 1, at `share`
+  double knee = 0;         // the model's knee point
+  double alpha_cache = 0;  // its iGniter L2 sensitivity
+  // Contention as of the last refresh: the SM share the process gets, the
+  // factor of its neighbours' L2 traffic, and (for its neighbours) the
+  // fraction of the last period it was busy (1 before the first period: a
+  // neighbour is assumed active until measured).
+  double effective_share = 0;
+  double interference = 1;
+  double busy_fraction = 1;
+  std::vector<double> latency_ms;  // batch b at index b - 1, at `share`, contended
   // The process.
   bool busy = false;
   double batch_start = 0;
   double prev_batch_start = -1;   // start of the batch before the running one
   std::vector<double> in_flight;  // arrival times of the running batch
   double batch_latency_ms = 0;    // the running batch's, as SLAB sees it
+  double batch_exec_ms = 0;       // the running batch's execution time (AIMD's)
   double resume_at = 0;           // no batch starts before (switch-over)
   // Measurements.
   Counters total;
+  long completed_by_end = 0;  // completed when the arrivals stopped
   QuantileHistogram all_latencies_ms;
   QuantileHistogram period_latencies_ms;
   Counters period_base;
@@ -182,6 +247,17 @@ struct ServiceState {
   GsliceServiceSummary summary;
 };
 
+// Every service's GPU% at the start: the whole GPU without limits, the fixed
+// initial share, or the knees, scaled down max-min fairly when they exceed
+// the GPU (the knee is the paper's elastic demand; what no knee asks for is
+// left for the tuner to hand out).
+std::vector<double> InitialShares(const GsliceWorkload& w, const GsliceOptions& options,
+                                  const std::vector<double>& knees) {
+  if (WholeGpu(options.policy)) return std::vector<double>(w.services.size(), 1.0);
+  if (options.initial_share) return std::vector<double>(w.services.size(), *options.initial_share);
+  return MaxMinFairShares(knees, 1.0, /*distribute_spare=*/false);
+}
+
 class GsliceRun {
  public:
   GsliceRun(const GsliceWorkload& workload, const GsliceOptions& options)
@@ -199,21 +275,28 @@ class GsliceRun {
 
  private:
   const GsliceService& Spec(int s) const { return workload_.services[s]; }
-  bool Adaptive() const { return options_.policy == GslicePolicy::kGslice; }
 
   void Push(double time, int kind, int id) { events_.push({time, kind, seq_++, id}); }
 
   Status Setup() {
+    std::vector<double> knees;
+    for (const GsliceService& spec : workload_.services)
+      knees.push_back(spec.performance.KneeShare(options_.knee_batch));
+    const std::vector<double> shares = InitialShares(workload_, options_, knees);
+    const Batching batching = BatchingOf(options_.policy);
     for (size_t s = 0; s < workload_.services.size(); ++s) {
       TESSERA_ASSIGN_OR_RETURN(ArrivalStream stream, StreamFor(s));
       ServiceState st(std::move(stream));
-      st.share = options_.initial_share;
-      st.max_batch = options_.max_batch;
+      st.share = shares[s];
+      st.knee = knees[s];
+      st.alpha_cache = ContentionAlphaCache(Spec(s).model);
+      st.max_batch =
+          batching == Batching::kOne || batching == Batching::kAimd ? 1 : options_.max_batch;
       st.summary.initial_share = st.share;
       states_.push_back(std::move(st));
-      RefreshLatencies(static_cast<int>(s));
       ScheduleArrival(static_cast<int>(s));
     }
+    RefreshAll();
     Push(NextTick(0), kTick, 0);
     return Status::Ok();
   }
@@ -236,11 +319,31 @@ class GsliceRun {
     return std::min(next, options_.duration_s);
   }
 
-  void RefreshLatencies(int s) {
-    ServiceState& st = states_[s];
-    st.latency_ms.resize(options_.max_batch);
-    for (int b = 1; b <= options_.max_batch; ++b)
-      st.latency_ms[b - 1] = Spec(s).performance.LatencyMs(b, st.share);
+  // The other processes on service `s`'s GPU, as it feels them: none with
+  // contention off, or under Clipper (each model has its GPU).
+  std::vector<MpsNeighbour> Neighbours(int s) const {
+    std::vector<MpsNeighbour> out;
+    if (!options_.contention || options_.policy == GslicePolicy::kClipper) return out;
+    for (size_t o = 0; o < states_.size(); ++o)
+      if (static_cast<int>(o) != s) out.push_back({states_[o].share, states_[o].busy_fraction});
+    return out;
+  }
+
+  // Batch latencies at every service's current GPU% and contention; a batch
+  // already running keeps the time it started with.
+  void RefreshAll() {
+    for (size_t s = 0; s < states_.size(); ++s) {
+      ServiceState& st = states_[s];
+      const std::vector<MpsNeighbour> others = Neighbours(static_cast<int>(s));
+      st.effective_share = EffectiveShare(st.share, others);
+      st.interference = InterferenceFactor(st.alpha_cache, others);
+      st.latency_ms.resize(options_.max_batch);
+      for (int b = 1; b <= options_.max_batch; ++b) {
+        st.latency_ms[b - 1] =
+            Spec(static_cast<int>(s)).performance.LatencyMs(b, st.effective_share) *
+            st.interference;
+      }
+    }
   }
 
   void ScheduleArrival(int s) {
@@ -284,7 +387,8 @@ class GsliceRun {
     const int size = std::min(static_cast<int>(st.queue.size()), st.max_batch);
     st.in_flight.assign(st.queue.begin(), st.queue.begin() + size);
     st.queue.erase(st.queue.begin(), st.queue.begin() + size);
-    const double done = now + st.latency_ms[size - 1] / kMsPerS;
+    st.batch_exec_ms = st.latency_ms[size - 1];
+    const double done = now + st.batch_exec_ms / kMsPerS;
     // The batch latency SLAB reads: from the oldest request's arrival, but
     // not before the previous batch started. A backlog older than that is no
     // batch size's doing (it is the GPU%'s); counted, it would pin SLAB at
@@ -310,7 +414,9 @@ class GsliceRun {
       st.period_latencies_ms.Add(ms);
     }
     WatchUnderprovisioning(s, now);
-    if (Adaptive()) Slab(st, slo);
+    const Batching batching = BatchingOf(options_.policy);
+    if (batching == Batching::kSlab) Slab(st, slo);
+    if (batching == Batching::kAimd) Aimd(st, slo);
     if (st.switching) return SwitchOver(s, now);
     TryStart(s, now);
   }
@@ -340,6 +446,13 @@ class GsliceRun {
     st.max_batch = static_cast<int>(std::clamp(next, 1.0, static_cast<double>(options_.max_batch)));
   }
 
+  // Clipper's AIMD on the batch's execution time against the SLO.
+  void Aimd(ServiceState& st, double slo_ms) const {
+    const double next = st.batch_exec_ms > slo_ms ? std::floor(st.max_batch * kAimdBackoff)
+                                                  : st.max_batch + kAimdIncrease;
+    st.max_batch = static_cast<int>(std::clamp(next, 1.0, static_cast<double>(options_.max_batch)));
+  }
+
   // The shadow takes over once the old process is idle; after the downtime
   // the service serves at its new GPU%.
   void SwitchOver(int s, double now) {
@@ -349,7 +462,7 @@ class GsliceRun {
     st.pending = st.switching = false;
     st.resume_at = now + options_.switch_downtime_s;
     st.last_switch_s = now;
-    RefreshLatencies(s);
+    RefreshAll();  // its neighbours feel the new GPU% too
     // Measurements of the old process do not describe the new one.
     st.have_avg = false;
     ++st.summary.switch_overs;
@@ -373,12 +486,17 @@ class GsliceRun {
     if (!last && options_.policy == GslicePolicy::kIgniterGuard) Guard(now);
     for (size_t s = 0; s < states_.size(); ++s) {
       ServiceState& st = states_[s];
-      st.period_base = CountersAt(st, now);
+      const Counters now_counters = CountersAt(st, now);
+      if (now > last_tick_)
+        st.busy_fraction = (now_counters - st.period_base).busy_s / (now - last_tick_);
+      if (last) st.completed_by_end = st.total.completed;
+      st.period_base = now_counters;
       st.period_latencies_ms = QuantileHistogram();
       st.period_late = !st.queue.empty() &&
                        (now - st.queue.front()) * kMsPerS > Spec(static_cast<int>(s)).slo_ms;
     }
     last_tick_ = now;
+    RefreshAll();  // the busy fractions moved
     if (!last) Push(NextTick(now), kTick, 0);
   }
 
@@ -390,6 +508,9 @@ class GsliceRun {
       const Counters w = CountersAt(st, now) - st.period_base;
       GsliceWindow row;
       row.share = st.share;
+      row.effective_share = st.effective_share;
+      row.interference = st.interference;
+      row.busy = span > 0 ? w.busy_s / span : 0;
       row.max_batch = st.max_batch;
       row.arrivals = w.arrivals;
       row.completed = w.completed;
@@ -541,7 +662,16 @@ class GsliceRun {
     r.duration_s = options_.duration_s;
     r.period_s = options_.period_s;
     r.seed = options_.seed;
-    for (size_t s = 0; s < states_.size(); ++s) r.services.push_back(Summary(static_cast<int>(s)));
+    r.contention = options_.contention;
+    r.initial_shares = WholeGpu(options_.policy) ? "whole-gpu"
+                       : options_.initial_share  ? "fixed"
+                                                 : "knee";
+    r.gpus = options_.policy == GslicePolicy::kClipper ? static_cast<int>(states_.size()) : 1;
+    for (size_t s = 0; s < states_.size(); ++s) {
+      r.services.push_back(Summary(static_cast<int>(s)));
+      r.throughput_rps += r.services.back().throughput_rps;
+      r.violations += r.services.back().violations;
+    }
     r.periods = std::move(periods_);
     std::stable_sort(
         events_out_.begin(), events_out_.end(),
@@ -561,6 +691,9 @@ class GsliceRun {
     out.rate_rps = spec.rate_rps;
     out.slo_ms = spec.slo_ms;
     out.requests = st.total.arrivals;
+    out.violations = st.total.arrivals - st.total.within;
+    out.throughput_rps = st.completed_by_end / options_.duration_s;
+    out.knee_share = st.knee;
     out.compliance =
         st.total.arrivals > 0 ? static_cast<double>(st.total.within) / st.total.arrivals : kNaN;
     const bool any = st.total.completed > 0;
@@ -582,14 +715,14 @@ class GsliceRun {
   std::vector<GsliceEvent> events_out_;
 };
 
-// The services must fit in the GPU at their initial GPU%.
+// The services must fit in the GPU at a fixed initial GPU%.
 Status CheckWorkload(const GsliceWorkload& w, const GsliceOptions& options) {
   if (w.services.empty()) return Status::InvalidArgument("workload: no service to run");
-  const double total = options.initial_share * w.services.size();
-  if (total > 1 + kEpsilon) {
+  const double total = options.initial_share.value_or(0) * w.services.size();
+  if (!WholeGpu(options.policy) && total > 1 + kEpsilon) {
     return Status::InvalidArgument(fmt::format(
         "initial_share: {} services x {:g} need {:g}% of the GPU; at most {:g} each fits",
-        w.services.size(), options.initial_share, 100 * total, 1.0 / w.services.size()));
+        w.services.size(), *options.initial_share, 100 * total, 1.0 / w.services.size()));
   }
   for (const GsliceService& s : w.services) {
     if (!(s.rate_rps > 0 && s.slo_ms > 0)) {

@@ -28,6 +28,14 @@ GsliceWorkload Fig16() {
   return *w;
 }
 
+// The paper's Fig. 16 starts both services at 30% ("We assume the 'knee' GPU
+// percentages of the IF models are unknown"), not at their knees.
+GsliceOptions Fig16Options() {
+  GsliceOptions o;
+  o.initial_share = 0.3;
+  return o;
+}
+
 GsliceReport RunOk(const GsliceWorkload& w, const GsliceOptions& o) {
   Result<GsliceReport> r = RunGslice(w, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -49,7 +57,7 @@ double ComplianceAfter(const GsliceReport& r, size_t s, double from_s) {
 TEST(GsliceRuntime, Fig16ConvergesWithGsliceAndMissesWithStatic) {
   const GsliceWorkload w = Fig16();
   ASSERT_EQ(w.services[0].name, "vgg19");
-  GsliceOptions o;  // gslice, 30 s, 30% each, 5 s reload
+  GsliceOptions o = Fig16Options();  // gslice, 30 s, 30% each, 5 s reload
   const GsliceReport tuned = RunOk(w, o);
   for (size_t s = 0; s < 2; ++s) {
     EXPECT_GE(ComplianceAfter(tuned, s, 20), 0.99) << w.services[s].name;
@@ -71,7 +79,7 @@ TEST(GsliceRuntime, Fig16ConvergesWithGsliceAndMissesWithStatic) {
 TEST(GsliceRuntime, ShadowReloadDelayIsHonoured) {
   const GsliceWorkload w = Fig16();
   for (double delay : {2.0, 5.0, 12.0}) {
-    GsliceOptions o;
+    GsliceOptions o = Fig16Options();
     o.reload_delay_s = delay;
     const GsliceReport r = RunOk(w, o);
     double first_request = -1;
@@ -95,7 +103,7 @@ TEST(GsliceRuntime, ShadowReloadDelayIsHonoured) {
 }
 
 TEST(GsliceRuntime, IgniterGuardSwitchesOnceToTheShadow) {
-  GsliceOptions o;
+  GsliceOptions o = Fig16Options();
   o.policy = GslicePolicy::kIgniterGuard;
   const GsliceReport r = RunOk(Fig16(), o);
   ASSERT_EQ(r.events.size(), 1u);  // vgg19 only; resnet50 meets its SLO
@@ -144,6 +152,7 @@ TEST(GsliceOptions, ValidationNamesTheField) {
       {"period_s", [](GsliceOptions& o) { o.period_s = 60; }},
       {"initial_share", [](GsliceOptions& o) { o.initial_share = 1.5; }},
       {"max_batch", [](GsliceOptions& o) { o.max_batch = 0; }},
+      {"knee_batch", [](GsliceOptions& o) { o.knee_batch = 0; }},
       {"tuning_threshold", [](GsliceOptions& o) { o.tuning_threshold = -0.1; }},
       {"apply_threshold", [](GsliceOptions& o) { o.apply_threshold = 1; }},
       {"min_share", [](GsliceOptions& o) { o.min_share = 0; }},
@@ -173,16 +182,20 @@ TEST(GsliceOptions, ServicesMustFitAtTheirInitialShare) {
   GsliceWorkload w = Fig16();
   w.services.push_back(w.services[0]);
   w.services.push_back(w.services[1]);
-  GsliceOptions o;  // 4 x 30% = 120%
+  GsliceOptions o = Fig16Options();  // 4 x 30% = 120%
   Result<GsliceReport> r = RunGslice(w, o);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().message().starts_with("initial_share")) << r.status().message();
   o.initial_share = 0.25;
   EXPECT_TRUE(RunGslice(w, o).ok());
+  o.initial_share.reset();  // the knees, scaled down to fit
+  EXPECT_TRUE(RunGslice(w, o).ok());
 }
 
 TEST(GsliceOptions, PolicyNamesRoundTrip) {
-  for (GslicePolicy p : {GslicePolicy::kStatic, GslicePolicy::kGslice, GslicePolicy::kIgniterGuard})
+  for (GslicePolicy p : {GslicePolicy::kStatic, GslicePolicy::kGslice, GslicePolicy::kIgniterGuard,
+                         GslicePolicy::kDefaultMps, GslicePolicy::kMpsSlab,
+                         GslicePolicy::kStaticSlab, GslicePolicy::kClipper})
     EXPECT_EQ(*ParseGslicePolicy(GslicePolicyName(p)), p);
   EXPECT_FALSE(ParseGslicePolicy("mps").ok());
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -76,6 +77,30 @@ std::vector<double> ShareLatencyModel::Shares() const {
   std::vector<double> shares;
   for (const Column& c : columns_) shares.push_back(c.share);
   return shares;
+}
+
+double ShareLatencyModel::KneeShare(int batch) const {
+  constexpr int kSteps = 100;  // 1% apart
+  std::vector<std::pair<double, double>> curve;
+  for (int k = 1; k <= kSteps; ++k) {
+    const double share = static_cast<double>(k) / kSteps;
+    curve.emplace_back(share, ThroughputRps(batch, share));
+  }
+  return KneePoint(curve);
+}
+
+double KneePoint(std::span<const std::pair<double, double>> curve) {
+  const auto [last_share, last_throughput] = curve.back();
+  double best = curve.front().first;
+  double best_gain = -std::numeric_limits<double>::infinity();
+  for (const auto& [share, throughput] : curve) {
+    const double gain = throughput / last_throughput - share / last_share;
+    if (gain > best_gain + 1e-12) {
+      best_gain = gain;
+      best = share;
+    }
+  }
+  return best;
 }
 
 }  // namespace tessera
