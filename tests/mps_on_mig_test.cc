@@ -68,7 +68,7 @@ TEST(MpsFromProfilesTest, RecoversAKnownCurveAndInterference) {
   ASSERT_EQ(derived->fits.size(), 1u);
   const WorkloadCoefficients& w = derived->coefficients.workloads.front();
   EXPECT_EQ(derived->coefficients.hardware.gpu, "a100-80gb");
-  EXPECT_NEAR(derived->coefficients.hardware.unit_pct, 100.0 / 54, 1e-12);
+  EXPECT_DOUBLE_EQ(derived->coefficients.hardware.unit_pct, 1.85);  // 100 / 54 TPCs
   // The fit is exact on noiseless samples: its residual is the golden
   // section's, far below the 1e-4 allowed.
   EXPECT_LT(derived->fits[0].solo_rms, 1e-4);
@@ -243,6 +243,10 @@ TEST_F(MpsOnMigCliTest, PlanDerivesCoefficientsAndCoeffsStillOverride) {
   const nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
   EXPECT_EQ(j["sharing"], "mps");
   EXPECT_EQ(j["gpu"], "a100-80gb");
+  // The plan, read back, is valid against the same derived coefficients.
+  const auto plan = Write("p.json", o.out);
+  testing::Outcome v = Tessera("validate --deployment " + plan.string() + " --scenario " + s1);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   // --coeffs wins: the V100 coefficients know none of ParvaGPU's models
   // but ResNet-50 and VGG-19, and the derivation is not run.
   if (testing::SharedDataPresent("igniter/derived/fitted_coefficients_v100.json")) {

@@ -29,7 +29,8 @@
 //    not to draw more power than the whole GPU running one model: power_coef
 //    = [0, 0], p_idle = 0, so the clock stays at F. F = 1410 MHz and
 //    P = 400 W (A100 SXM4), B_pcie = 25.6e6 bytes/ms (PCIe 4.0 x16, unused
-//    with zero copy sizes), unit = 100 / (SMs / 2).
+//    with zero copy sizes), unit = 100 / (SMs / 2) rounded to 0.01% (so that plans
+//    written with 4 decimals read back exactly; A100 1.85%).
 //  * gpu-lets' tables. At batches 1..32 and partitions 20, 40, 50, 60, 80
 //    and 100%: latency and throughput predicted alone by the derived
 //    coefficients, l2 from cache_coef, dram 0 (not measured); interference

@@ -46,7 +46,10 @@ MpsHardware DerivedHardware(const GpuModel& gpu) {
   hw.max_frequency_mhz = kFrequencyMhz;
   hw.power_cap_w = kPowerCapW;
   hw.idle_power_w = 0;
-  hw.unit_pct = 100.0 / (gpu.sms / 2.0);
+  // One TPC (2 SMs), rounded to 0.01%: resources are multiples of the unit,
+  // and plans are written with 4 decimals, which 100 / 54 (A100) would not
+  // read back to the same predictions.
+  hw.unit_pct = std::round(100.0 / (gpu.sms / 2.0) * 100) / 100;
   hw.pcie_bytes_per_ms = kPcieBytesPerMs;
   return hw;
 }
