@@ -55,10 +55,14 @@ Result<ShadowGuardResult> ApplyShadowGuard(const Deployment& plan, const Problem
   out.deployment = BuildDeployment(problem, guarded, plan.planner,
                                    {plan.metrics.lower_bound, plan.metrics.lower_bound_kind},
                                    plan.metrics.plan_ms);
-  // BuildDeployment keeps GPUs (none empties) and their processes in order.
+  // BuildDeployment keeps GPUs (it drops only empty ones) and their
+  // processes in order.
   size_t k = 0;
   for (const GpuAssignment& gpu : out.deployment.gpus) {
     for (const MpsProcess& p : gpu.processes) {
+      if (k == out.processes.size()) {
+        return Status::Internal("the guarded plan has more processes than the plan");
+      }
       ShadowProcess& s = out.processes[k++];
       s.latency_ms = p.latency_ms;
       s.meets_slo = p.meets_slo;
