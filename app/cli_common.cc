@@ -163,12 +163,23 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
                   "the time limit cuts the search short")
       ->check(NonNegative())
       ->capture_default_str();
+  command
+      .add_option("--score", flags.score,
+                  "The heuristic score MIG-serving's planners (migserving-*) rank GPU "
+                  "configurations by: capped (a service's utility counts up to what it still "
+                  "needs) or paper (the paper's formula as written, each unsatisfied service's "
+                  "whole utility); docs/migserving-planner.md")
+      ->check(CLI::IsMember({"capped", "paper"}))
+      ->capture_default_str();
 }
 
-PlanContext ContextFrom(const SearchFlags& flags) {
+PlanContext ContextFrom(const SearchFlags& flags, const Planner& planner) {
   PlanContext context;
   context.time_limit_s = flags.time_limit_s;
   context.seed = flags.seed;
+  if (planner.UsesMigServingScore() && flags.score == "paper") {
+    context.migserving_score = MigServingScore::kPaper;
+  }
   context.progress = [](std::string_view line) {
     PrintMessage("tessera: " + std::string(line) + "\n");
   };

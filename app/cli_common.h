@@ -65,8 +65,9 @@ struct InputFlags {
 
 // Search settings of the planners that search (e.g. exact).
 struct SearchFlags {
-  double time_limit_s = 0;  // --time-limit SECONDS; 0 = the planner's default
-  std::uint64_t seed = 1;   // --seed N
+  double time_limit_s = 0;       // --time-limit SECONDS; 0 = the planner's default
+  std::uint64_t seed = 1;        // --seed N
+  std::string score = "capped";  // --score capped|paper (MIG-serving's planners)
 };
 
 // A flag validator for numbers >= 0, saying what is wrong: CLI11's
@@ -84,7 +85,9 @@ Result<Scenario> Replicated(const Scenario& scenario, int copies);
 
 // Declares the SearchFlags options on `command`.
 void AddSearchFlags(CLI::App& command, SearchFlags& flags);
-PlanContext ContextFrom(const SearchFlags& flags);
+// The context of the flags for `planner`: --score reaches it only when it
+// UsesMigServingScore().
+PlanContext ContextFrom(const SearchFlags& flags, const Planner& planner);
 
 // Declares the InputFlags options on `command`.
 void AddInputFlags(CLI::App& command, InputFlags& flags);

@@ -125,7 +125,7 @@ int RunCompare(const CompareFlags& flags) {
     Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
     if (!planner.ok()) return ReportError(planner.status());
     const bool is_mps = (*planner)->Mode() == Sharing::kMps;
-    PlanContext context = ContextFrom(flags.search);
+    PlanContext context = ContextFrom(flags.search, **planner);
     // Without --time-limit, a planner whose work is not about linear in the
     // services runs under the budget it names for compare (said below).
     const bool defaulted = !(context.time_limit_s > 0) && (*planner)->CompareTimeLimitS() > 0;
@@ -151,6 +151,13 @@ int RunCompare(const CompareFlags& flags) {
         "time limits (no --time-limit given; --time-limit T sets T for every planner): {}\n",
         limits);
     if (flags.format != "table") PrintMessage("tessera: note: " + limits);
+  }
+  if (flags.search.score == "paper") {
+    const std::string score =
+        "score: MIG-serving's planners ranked GPU configurations by the paper's uncapped "
+        "score (--score paper)\n";
+    if (flags.format != "table") PrintMessage("tessera: note: " + score);
+    limits += score;
   }
   if (!ran_once.empty()) {
     PrintMessage(fmt::format(

@@ -86,6 +86,11 @@ int RunPlan(const PlanFlags& flags) {
         "--shadow/--no-shadow does not apply to planner " + name +
         ": the shadow guard is for the MPS planners (whole GPUs shared through MPS)"));
   }
+  if (flags.search.score != "capped" && !(*planner)->UsesMigServingScore()) {
+    return ReportError(Status::InvalidArgument(
+        "--score does not apply to planner " + name +
+        ": it chooses the heuristic score of MIG-serving's planners (migserving-*)"));
+  }
   if (mps && flags.format == "csv") {
     return ReportError(Status::InvalidArgument(
         "--format csv is ParvaGPU's map of MIG instances; MPS plans print as table or json"));
@@ -103,7 +108,7 @@ int RunPlan(const PlanFlags& flags) {
     if (!fits.ok()) return ReportError(fits);
   }
   Result<PlanReport> report = PlanProblem(flags.incremental, *current, flags.planner, **planner,
-                                          *problem, ContextFrom(flags.search));
+                                          *problem, ContextFrom(flags.search, **planner));
   if (!report.ok()) return ReportError(report.status());
   std::optional<ShadowGuardResult> shadow;
   if (mps && ShadowOn(flags.shadow, report->deployment.planner)) {

@@ -81,6 +81,8 @@ const char* const kCompareHelp =
     "  tessera compare --scenario examples/scenarios/s5.yaml --replicate 10 --repeat 1\n"
     "  tessera gen --preset normal-1 -o normal-1.yaml\n"
     "  tessera compare --scenario normal-1.yaml --repeat 1 --time-limit 20\n"
+    "  tessera compare --scenario normal-1.yaml --repeat 1 --score paper  # MIG-serving's\n"
+    "      planners under the paper's uncapped score (docs/migserving-planner.md)\n"
     "  tessera compare --list\n\n"
     "The MPS planners run too (igniter, ffd+, gslice+, gpulet), on whole GPUs shared\n"
     "through MPS: GPUs, hourly cost, the SMs allocated and Theorem 1's lower bound on\n"

@@ -318,7 +318,8 @@ TEST_F(CliTest, CompareOnAPoolRunsOnlyPoolPlanners) {
   EXPECT_EQ(rows[0]["valid"], true);
   EXPECT_NE(o.err.find("note: skipped migserving-ga, migserving-greedy, migserving-greedy-mps2, "
                        "migserving-greedy-mps4, parva, parva-single, parva-unopt, static-7, "
-                       "static-7x1, static-mix: plans one GPU model"),
+                       "static-7-mps, static-7x1, static-7x1-mps, static-mix, static-mix-mps: "
+                       "plans one GPU model"),
             std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find("skipped"), std::string::npos) << o.err;

@@ -27,6 +27,18 @@
 
 namespace tessera {
 
+// The heuristic score MIG-serving's planners (migserving-*) rank GPU
+// configurations by (docs/migserving-planner.md, "The score"): the sum over
+// the services not yet satisfied of (1 - completion) x utility.
+enum class MigServingScore {
+  // Each service's utility counted up to what it still needs, so capacity
+  // beyond a service's need counts for nothing. Tessera's default.
+  kCapped,
+  // The paper's formula as written (section 5.3): each unsatisfied service's
+  // whole utility.
+  kPaper,
+};
+
 // Per-run settings every planner may read.
 struct PlanContext {
   // Wall-clock budget in seconds; 0 = none. Every planner honours it
@@ -42,6 +54,9 @@ struct PlanContext {
   // Where planners that search for long report progress, one line (no
   // newline) at a time, at most about once a second; unset = silent.
   std::function<void(std::string_view)> progress = nullptr;
+  // Read by the planners whose UsesMigServingScore() is true; the others
+  // ignore it. Default: kCapped.
+  MigServingScore migserving_score = MigServingScore::kCapped;
 };
 
 // One segment placed on a GPU.
@@ -99,6 +114,9 @@ class Planner {
   // own default; MIG-serving's fast algorithm, which scores every pair of
   // services, names one too. Default: 0.
   virtual double CompareTimeLimitS() const { return 0; }
+  // True iff Plan() reads PlanContext::migserving_score (MIG-serving's
+  // planners). Default: false.
+  virtual bool UsesMigServingScore() const { return false; }
   // Places every service that can meet its SLO (for MIG planners: that has a
   // feasible triplet). Services left out are reported infeasible by the
   // engine. Unless SupportsPools(), the problem has one GPU model.

@@ -42,17 +42,33 @@ PlannerRegistry MakeBuiltins() {
     o.optimize = false;
     return NewParvaPlanner(o, "parva-unopt");
   });
-  r.MustRegister("static-7",
-                 "MIG-serving's A100-7/7 baseline: whole GPUs, one service each, no MPS",
-                 [] { return NewStaticPlanner(StaticPartition::kWhole, "static-7"); });
-  r.MustRegister("static-7x1",
-                 "MIG-serving's A100-7x1/7 baseline: every GPU cut into 1g instances, "
-                 "shared by all services, no MPS",
-                 [] { return NewStaticPlanner(StaticPartition::kSingles, "static-7x1"); });
-  r.MustRegister("static-mix",
-                 "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on A30), "
-                 "one service each, no MPS",
-                 [] { return NewStaticPlanner(StaticPartition::kMix, "static-mix"); });
+  struct StaticBaseline {
+    const char* name;
+    StaticPartition partition;
+    const char* description;
+  };
+  for (const StaticBaseline& b :
+       {StaticBaseline{"static-7", StaticPartition::kWhole,
+                       "MIG-serving's A100-7/7 baseline: whole GPUs, one service each"},
+        StaticBaseline{"static-7x1", StaticPartition::kSingles,
+                       "MIG-serving's A100-7x1/7 baseline: every GPU cut into 1g instances, "
+                       "shared by all services"},
+        StaticBaseline{"static-mix", StaticPartition::kMix,
+                       "MIG-serving's A100-MIX baseline: every GPU cut 4g+2g+1g (2g+1g+1g on "
+                       "A30), one service each"}}) {
+    const std::string name = b.name, mps = name + "-mps";
+    const StaticPartition partition = b.partition;
+    r.MustRegister(name, fmt::format("{}, no MPS", b.description), [name, partition] {
+      return NewStaticPlanner({partition, 1}, name);
+    });
+    r.MustRegister(mps,
+                   fmt::format("{}, each instance running as many MPS processes as the "
+                               "profiles allow (its Figure 11)",
+                               b.description),
+                   [mps, partition] {
+                     return NewStaticPlanner({partition, 0}, mps);
+                   });
+  }
   r.MustRegister("migserving-greedy",
                  "MIG-serving's fast algorithm: GPU configurations by heuristic score, "
                  "one process per instance",

@@ -64,9 +64,10 @@ int ProcsCap(const ServiceSpec& spec, int max_procs) {
 
 }  // namespace
 
-ConfigSpace ConfigSpace::Build(const Problem& problem, int max_procs) {
+ConfigSpace ConfigSpace::Build(const Problem& problem, int max_procs, MigServingScore score) {
   ConfigSpace space;
   space.gpu_ = &problem.gpu();
+  space.score_ = score;
   const int n = static_cast<int>(problem.services().size());
   const int profiles = space.num_profiles();
   space.triplets_.assign(n * profiles, Triplet{});
@@ -129,8 +130,7 @@ double ConfigSpace::Score(const GpuConfig& config, const Coverage& coverage) con
   }
   double score = 0;
   for (int s = 0; s < num_services(); ++s) {
-    const double need = coverage.Need(s);
-    score += need * std::min(added[s], need);
+    score += Gain(coverage.Need(s), 0.0, added[s]);
   }
   return score;
 }
@@ -149,7 +149,7 @@ double ConfigSpace::Fill(int layout, std::span<const int> allowed, std::span<con
   double score = 0;
   // What instance `i` adds to the score serving allowed[j].
   auto gain = [&](size_t j, int i) {
-    return InstanceGain(needs[j], added[j], Utility(allowed[j], placements[i].profile));
+    return Gain(needs[j], added[j], Utility(allowed[j], placements[i].profile));
   };
   auto assign = [&](size_t j, int i) {
     score += gain(j, i);

@@ -16,11 +16,12 @@
 //    service can run on, plus the service of each instance (or none).
 //  * Completion rates are what a deployment covers of each rate. The score
 //    of a configuration is sum_i (1 - completion_i)+ x utility_i (section
-//    5.3), with each service's utility counted up to (1 - completion_i)+,
-//    what it still needs: satisfied services count for nothing, as the paper
-//    says, and neither does capacity beyond a service's need. Without that
-//    cap a GPU of seven 1g instances serving one service that needs one of
-//    them would score seven times what it gives.
+//    5.3). Under MigServingScore::kCapped (the default) each service's
+//    utility counts up to (1 - completion_i)+, what it still needs:
+//    satisfied services count for nothing, as the paper says, and neither
+//    does capacity beyond a service's need. Without that cap (kPaper, the
+//    formula as the paper writes it) a GPU of seven 1g instances serving one
+//    service that needs one of them scores seven times what it gives.
 //
 // A configuration for a layout and a set of services is built instance by
 // instance, largest first: each goes to the service it adds most score to
@@ -83,15 +84,6 @@ class Coverage {
   int unsatisfied_ = 0;
 };
 
-// What one more instance of `utility` adds to a configuration's score for a
-// service that needs `need` and has `added` utility from it already: the
-// service's need times the part of the utility it still needs. Every
-// configuration is scored through this, so that gains computed apart add up
-// to exactly the scores ConfigSpace gives.
-inline double InstanceGain(double need, double added, double utility) {
-  return need * (std::min(added + utility, need) - std::min(added, need));
-}
-
 // A configuration and its score.
 struct ScoredConfig {
   GpuConfig config;
@@ -101,7 +93,19 @@ struct ScoredConfig {
 class ConfigSpace {
  public:
   // REQUIRES: max_procs >= 1. Uses problem.gpu() only.
-  static ConfigSpace Build(const Problem& problem, int max_procs);
+  static ConfigSpace Build(const Problem& problem, int max_procs,
+                           MigServingScore score = MigServingScore::kCapped);
+
+  // What one more instance of `utility` adds to a configuration's score for
+  // a service that needs `need` and has `added` utility from it already:
+  // the service's need times the part of the utility it still needs
+  // (kCapped), or times the whole utility (kPaper; 0 when need is 0). Every
+  // configuration is scored through this, so that gains computed apart add
+  // up to exactly the scores ConfigSpace gives.
+  double Gain(double need, double added, double utility) const {
+    if (score_ == MigServingScore::kPaper) return need * utility;
+    return need * (std::min(added + utility, need) - std::min(added, need));
+  }
 
   const GpuModel& gpu() const { return *gpu_; }
   int num_services() const { return static_cast<int>(rates_.size()); }
@@ -149,6 +153,7 @@ class ConfigSpace {
               int* services) const;
 
   const GpuModel* gpu_ = nullptr;
+  MigServingScore score_ = MigServingScore::kCapped;
   std::vector<double> rates_;
   std::vector<bool> servable_;
   std::vector<Triplet> triplets_;  // [service x profile]; capacity 0 = none

@@ -56,7 +56,7 @@ GreedySearch::GreedySearch(const ConfigSpace& space, const Coverage& coverage)
 void GreedySearch::FileGains(int service) {
   const double need = coverage_.Need(service);
   for (int p = 0; p < space_.num_profiles(); ++p) {
-    const double gain = InstanceGain(need, 0.0, space_.Utility(service, p));
+    const double gain = space_.Gain(need, 0.0, space_.Utility(service, p));
     if (!(gain > 0)) continue;
     fresh_[p].insert({gain, service});
     filed_[static_cast<size_t>(service) * space_.num_profiles() + p] = gain;
@@ -176,7 +176,7 @@ ScoredConfig GreedySearch::Widened(int layout, int first) const {
   int skip = -1;
   double skip_gain = 0;
   for (int i : space_.FillOrder(layout)) {
-    const double g = InstanceGain(need_first, 0.0, space_.Utility(first, placements[i].profile));
+    const double g = space_.Gain(need_first, 0.0, space_.Utility(first, placements[i].profile));
     if (g > 0 && (skip < 0 || g > skip_gain)) {
       skip = i;
       skip_gain = g;
@@ -201,7 +201,7 @@ ScoredConfig GreedySearch::Widened(int layout, int first) const {
       break;
     }
     for (Taken& t : taken) {
-      const double g = InstanceGain(t.need, t.added, space_.Utility(t.service, profile));
+      const double g = space_.Gain(t.need, t.added, space_.Utility(t.service, profile));
       if (g > best || (g == best && g > 0 && t.service < chosen)) {
         best = g;
         chosen = t.service;

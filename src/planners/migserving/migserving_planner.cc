@@ -49,6 +49,7 @@ class MigServingPlanner : public Planner {
   double CompareTimeLimitS() const override {
     return options_.genetic ? options_.default_time_limit_s : options_.compare_time_limit_s;
   }
+  bool UsesMigServingScore() const override { return true; }
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const Clock& clock = context.clock ? *context.clock : SystemClock();
@@ -61,7 +62,8 @@ class MigServingPlanner : public Planner {
     // The fast algorithm stops at 90% of the limit: the rest is for serving
     // the services it has not reached, trimming and describing the plan.
     const Deadline greedy_deadline(clock, kFastAlgorithmShare * limit_s);
-    const ConfigSpace space = ConfigSpace::Build(problem, options_.max_procs);
+    const ConfigSpace space =
+        ConfigSpace::Build(problem, options_.max_procs, context.migserving_score);
     Coverage coverage(space);
     Deployment deployment;
     TESSERA_ASSIGN_OR_RETURN(const migserving::GreedyOutcome greedy,

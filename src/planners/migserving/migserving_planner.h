@@ -7,7 +7,9 @@
 //    the Genetic Algorithm (genetic.h) whose crossover refills erased GPUs
 //    with the customised Monte Carlo Tree Search (tree_search.h).
 // Instances run one process each by default, as MIG-serving does; up to N
-// MPS processes per instance is its Figure 11 experiment. Both phases end
+// MPS processes per instance is its Figure 11 experiment. Configurations
+// are ranked by PlanContext::migserving_score: the capped score by default,
+// or the paper's formula as written (config_space.h). Both phases end
 // with idle instances trimmed (config_space.h), and the GA never returns a
 // plan worse than the fast algorithm's: fewer GPUs, or as many with fewer
 // busy compute slices.

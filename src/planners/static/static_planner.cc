@@ -36,16 +36,21 @@ std::vector<int> InstanceSizes(const GpuModel& gpu, StaticPartition partition) {
   return {};
 }
 
-// For each profile of `cut`, the service's one-process triplet with the most
-// capacity (ties: the first in profile-table order). Profiles it cannot run
-// on are absent.
-std::map<int, Triplet> BestSingleProcess(const ServiceSpec& spec,
-                                         const std::vector<Placement>& cut) {
+// The processes of `t` beyond `max_procs` (0 = no limit): 0 when within.
+int ProcsOver(const Triplet& t, int max_procs) {
+  return max_procs > 0 && t.procs > max_procs ? t.procs : 0;
+}
+
+// For each profile of `cut`, the service's triplet of at most `max_procs`
+// processes with the most capacity (ties: the first in profile-table order).
+// Profiles it cannot run on are absent.
+std::map<int, Triplet> BestTriplets(const ServiceSpec& spec, const std::vector<Placement>& cut,
+                                    int max_procs) {
   std::map<int, Triplet> best;
   for (const Triplet& t : spec.feasible) {
     const bool in_cut = std::any_of(cut.begin(), cut.end(),
                                     [&](const Placement& p) { return p.profile == t.profile; });
-    if (t.procs != 1 || !in_cut) continue;
+    if (ProcsOver(t, max_procs) > 0 || !in_cut) continue;
     auto [it, inserted] = best.try_emplace(t.profile, t);
     if (!inserted && t.capacity_rps > it->second.capacity_rps) it->second = t;
   }
@@ -53,12 +58,15 @@ std::map<int, Triplet> BestSingleProcess(const ServiceSpec& spec,
 }
 
 // What a service no instance of the cut can serve runs on: its
-// fewest-process, then highest-capacity triplet (ties: the first in
+// highest-capacity triplet within `max_procs`, or when it has none within,
+// its fewest-process, then highest-capacity one (ties: the first in
 // profile-table order). nullopt iff it has no feasible triplet.
-std::optional<Triplet> OwnGpuTriplet(const ServiceSpec& spec) {
+std::optional<Triplet> OwnGpuTriplet(const ServiceSpec& spec, int max_procs) {
   auto it = std::min_element(spec.feasible.begin(), spec.feasible.end(),
-                             [](const Triplet& a, const Triplet& b) {
-                               if (a.procs != b.procs) return a.procs < b.procs;
+                             [&](const Triplet& a, const Triplet& b) {
+                               const int over_a = ProcsOver(a, max_procs);
+                               const int over_b = ProcsOver(b, max_procs);
+                               if (over_a != over_b) return over_a < over_b;
                                return a.capacity_rps > b.capacity_rps;
                              });
   return it == spec.feasible.end() ? std::nullopt : std::optional<Triplet>(*it);
@@ -102,25 +110,25 @@ class InstanceStream {
 
 class StaticPlanner : public Planner {
  public:
-  StaticPlanner(StaticPartition partition, std::string name)
-      : partition_(partition), name_(std::move(name)) {}
+  StaticPlanner(const StaticOptions& options, std::string name)
+      : options_(options), name_(std::move(name)) {}
 
   std::string_view Name() const override { return name_; }
 
   Result<PlanResult> Plan(const Problem& problem, const PlanContext& context) const override {
     const Deadline deadline = PlanDeadline(context);
     const GpuModel& gpu = problem.gpu();
-    TESSERA_ASSIGN_OR_RETURN(std::vector<Placement> cut, StaticCut(gpu, partition_));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Placement> cut, StaticCut(gpu, options_.partition));
     PlanResult plan;
-    InstanceStream stream(cut, partition_ == StaticPartition::kSingles, plan);
+    InstanceStream stream(cut, options_.partition == StaticPartition::kSingles, plan);
     for (size_t i = 0; i < problem.services().size(); ++i) {
       if (deadline.Passed()) return TimeLimitPassed(context, "while placing services");
       const ServiceSpec& spec = problem.services()[i];
       const int index = static_cast<int>(i);
-      const std::map<int, Triplet> best = BestSingleProcess(spec, cut);
+      const std::map<int, Triplet> best = BestTriplets(spec, cut, options_.max_procs);
       if (!best.empty()) {
         stream.Serve(index, spec.service.rate_rps, best);
-      } else if (std::optional<Triplet> own = OwnGpuTriplet(spec)) {
+      } else if (std::optional<Triplet> own = OwnGpuTriplet(spec, options_.max_procs)) {
         const Placement alone{own->profile, gpu.profiles[own->profile].starts.front()};
         InstanceStream({alone}, false, plan)
             .Serve(index, spec.service.rate_rps, {{own->profile, *own}});
@@ -130,7 +138,7 @@ class StaticPlanner : public Planner {
   }
 
  private:
-  const StaticPartition partition_;
+  const StaticOptions options_;
   const std::string name_;
 };
 
@@ -156,8 +164,8 @@ Result<std::vector<Placement>> StaticCut(const GpuModel& gpu, StaticPartition pa
   return *cut;
 }
 
-std::unique_ptr<Planner> NewStaticPlanner(StaticPartition partition, std::string name) {
-  return std::make_unique<StaticPlanner>(partition, std::move(name));
+std::unique_ptr<Planner> NewStaticPlanner(const StaticOptions& options, std::string name) {
+  return std::make_unique<StaticPlanner>(options, std::move(name));
 }
 
 }  // namespace tessera

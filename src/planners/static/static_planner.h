@@ -4,10 +4,14 @@
 // whatever the workload, and services are then assigned to the instances.
 //
 // A service's instances all use one triplet per profile: among its feasible
-// triplets on that profile with one process (MIG-serving's baselines run
-// without MPS), the one with the highest capacity (ties: the first in
-// profile-table order). A service needs instances until their capacities
-// cover its rate (ceil(rate / capacity) of one profile).
+// triplets on that profile with at most `max_procs` processes, the one with
+// the highest capacity (ties: the first in profile-table order). The
+// paper's baselines run one process per instance (max_procs 1, static-7,
+// static-7x1, static-mix); its Figure 11 gives them up to N MPS processes
+// inside each MIG instance, and static-7-mps, static-7x1-mps and
+// static-mix-mps run as many as the profiles and the latency rule allow
+// (max_procs 0). A service needs instances until their capacities cover
+// its rate (ceil(rate / capacity) of one profile).
 //
 //   kWhole   (A100-7/7): each GPU is one instance of the full-GPU profile,
 //            serving one service.
@@ -27,8 +31,9 @@
 // A service no instance of the cut can serve (say, one whose SLO a 1g is too
 // slow for under kSingles) still gets served, as the Planner contract asks
 // of every service with a feasible triplet: it gets GPUs of its own, each
-// holding one instance of its fewest-process, then highest-capacity
-// triplet (usually the full GPU, as A100-7/7 would). The paper's baselines
+// holding one instance of its highest-capacity triplet within `max_procs`,
+// or of its fewest-process one beyond it when it has none within (usually
+// the full GPU, as A100-7/7 would). The paper's baselines
 // do not say what they do with such a service.
 // Only a service with no feasible triplet at all is left out (the engine
 // reports it infeasible).
@@ -46,6 +51,13 @@ namespace tessera {
 
 enum class StaticPartition { kWhole, kSingles, kMix };
 
+struct StaticOptions {
+  StaticPartition partition = StaticPartition::kWhole;
+  // MPS processes an instance may run: 1 (no MPS, the paper's baselines),
+  // N, or 0 = as many as the problem's feasible triplets have.
+  int max_procs = 1;
+};
+
 // The legal layout every GPU is cut into, in the order services fill it:
 // larger instances first, then by start. Internal if `gpu` lacks a primary
 // profile the partition needs or no legal layout holds the cut (neither
@@ -53,7 +65,8 @@ enum class StaticPartition { kWhole, kSingles, kMix };
 Result<std::vector<Placement>> StaticCut(const GpuModel& gpu, StaticPartition partition);
 
 // A single-model planner (SupportsPools() is false).
-std::unique_ptr<Planner> NewStaticPlanner(StaticPartition partition, std::string name);
+// REQUIRES: options.max_procs >= 0.
+std::unique_ptr<Planner> NewStaticPlanner(const StaticOptions& options, std::string name);
 
 }  // namespace tessera
 

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "tessera/plan.h"
+#include "tessera/profile_synth.h"
 #include "tessera/validator.h"
 #include "tiny_problem.h"
 
@@ -32,14 +35,15 @@ ProfileTable TableWith4gAndMps() {
   return t;
 }
 
-// Plans `rates` (services s0, s1, ...) with `partition` under the bare rule
-// and checks the plan with the validator.
+// Plans `rates` (services s0, s1, ...) with `partition` (and at most
+// `max_procs` processes an instance, 0 = any) under the bare rule and checks
+// the plan with the validator.
 Deployment PlanWith(StaticPartition partition, const std::vector<double>& rates,
-                    const ProfileTable& table, double slo_ms = 1000) {
+                    const ProfileTable& table, double slo_ms = 1000, int max_procs = 1) {
   const Scenario scenario = TinyScenario(rates, slo_ms);
   Result<Problem> problem = Problem::Build(scenario, A100(), table, BareRule());
   EXPECT_TRUE(problem.ok()) << problem.status().ToString();
-  auto planner = NewStaticPlanner(partition, "static");
+  auto planner = NewStaticPlanner({partition, max_procs}, "static");
   Result<PlanReport> report = RunPlanner(*planner, *problem, PlanContext{});
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   const std::vector<Violation> violations = ValidateDeployment(report->deployment, *problem);
@@ -160,6 +164,86 @@ TEST(StaticPlanners, ServeAServiceTheCutCannotOnGpusOfItsOwn) {
             (Names{"s0 4g.40gb@0", "s0 4g.40gb@0"}));
 }
 
+// The MPS-inside-MIG variants: the same cuts, each instance running the
+// service's highest-capacity triplet of any process count.
+TEST(StaticWholeMps, RunsTheTwoProcessSevenG) {
+  // 7g with 2 processes serves 1200: s0 (1000), s1 (800) and s2 (50) one
+  // GPU each, where one process needed 2 GPUs for s0.
+  const Deployment d =
+      PlanWith(StaticPartition::kWhole, {1000, 800, 50}, TableWith4gAndMps(), 1000, 0);
+  EXPECT_EQ(Gpus(d), (Names{"s0 7g.80gb@0 x2", "s1 7g.80gb@0 x2", "s2 7g.80gb@0 x2"}));
+}
+
+TEST(StaticSinglesMps, PacksTwoProcessOneGInstances) {
+  // 1g with 2 processes serves 180: s0 (250) takes 2 instances, s1 (500) 3,
+  // s2 (700) 4: nine instances on 2 GPUs, where one process needed 15 on 3.
+  const Deployment d =
+      PlanWith(StaticPartition::kSingles, {250, 500, 700}, TableWith4gAndMps(), 1000, 0);
+  EXPECT_EQ(Gpus(d), (Names{"s0 1g.10gb@0 x2, s0 1g.10gb@1 x2, s1 1g.10gb@2 x2, s1 1g.10gb@3 x2, "
+                            "s1 1g.10gb@4 x2, s2 1g.10gb@5 x2, s2 1g.10gb@6 x2",
+                            "s2 1g.10gb@0 x2, s2 1g.10gb@1 x2"}));
+}
+
+TEST(StaticMixMps, TakesTheBestTripletOfEachProfile) {
+  // The 4g has only one process (420), the 2g too (220), the 1g two (180):
+  // a 4-2-1 GPU serves 820. s0 (1500): one whole GPU, then 4g + 2g + 1g
+  // again (1640 >= 1500). s1 (70): the 4g.
+  const Deployment d = PlanWith(StaticPartition::kMix, {1500, 70}, TableWith4gAndMps(), 1000, 0);
+  EXPECT_EQ(Gpus(d), (Names{"s0 4g.40gb@0, s0 2g.20gb@4, s0 1g.10gb@6 x2",
+                            "s0 4g.40gb@0, s0 2g.20gb@4, s0 1g.10gb@6 x2", "s1 4g.40gb@0"}));
+}
+
+TEST(StaticPlannersMps, AServiceTheCutCannotServeGetsItsBestTripletAlone) {
+  // SLO 19 ms rules out the 1g and the 7g: the 7/7 cut gives s0 (800) GPUs
+  // of its own with its highest-capacity triplet, the 3g with 2 processes
+  // (500): ceil(800/500) = 2, where one process took the 4g (420).
+  EXPECT_EQ(Gpus(PlanWith(StaticPartition::kWhole, {800}, TableWith4gAndMps(), 19, 0)),
+            (Names{"s0 3g.40gb@0 x2", "s0 3g.40gb@0 x2"}));
+  // At most 2 processes is the same here; at most 1 is the paper's.
+  EXPECT_EQ(Gpus(PlanWith(StaticPartition::kWhole, {800}, TableWith4gAndMps(), 19, 2)),
+            (Names{"s0 3g.40gb@0 x2", "s0 3g.40gb@0 x2"}));
+}
+
+TEST(StaticPlannersMps, NeverNeedMoreGpusThanOneProcessAndStayValid) {
+  // Random scenarios on the embedded A100 profiles (which profile up to 5
+  // processes), under the CLI's default rule (pooled capacity behind jsq;
+  // under the queueing rule these profiles' extra processes rarely add
+  // capacity): with MPS each instance serves at least what one process
+  // does, so no cut needs more GPUs; and MPS does save GPUs somewhere.
+  const ProfileTable table = DefaultProfiles(A100());
+  LatencyRule rule;
+  rule.pooled = true;
+  rule.router = Router::kShortestQueue;
+  const std::vector<std::string> models = table.Models();
+  std::mt19937_64 rng(20261128);
+  int saved = 0;
+  for (int k = 0; k < 30; ++k) {
+    Scenario s;
+    s.name = "random";
+    s.gpu = "a100-80gb";
+    const int n = 1 + static_cast<int>(rng() % 10);
+    for (int i = 0; i < n; ++i) {
+      const double rate =
+          std::round(20 * std::pow(500.0, std::generate_canonical<double, 53>(rng)));
+      const double slo = 40 + static_cast<double>(rng() % 160);
+      s.services.push_back({fmt::format("s{}", i), models[rng() % models.size()], rate, slo, 0});
+    }
+    Result<Problem> problem = Problem::Build(s, A100(), table, rule);
+    ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+    for (StaticPartition partition :
+         {StaticPartition::kWhole, StaticPartition::kSingles, StaticPartition::kMix}) {
+      Result<PlanReport> one = RunPlanner(*NewStaticPlanner({partition, 1}, "one"), *problem, {});
+      Result<PlanReport> mps = RunPlanner(*NewStaticPlanner({partition, 0}, "mps"), *problem, {});
+      ASSERT_TRUE(one.ok() && mps.ok());
+      const std::vector<Violation> violations = ValidateDeployment(mps->deployment, *problem);
+      EXPECT_TRUE(violations.empty()) << FormatViolations(violations);
+      EXPECT_LE(mps->deployment.metrics.gpus, one->deployment.metrics.gpus) << "scenario " << k;
+      saved += mps->deployment.metrics.gpus < one->deployment.metrics.gpus;
+    }
+  }
+  EXPECT_GT(saved, 0);
+}
+
 TEST(StaticPlanners, LeaveOutAServiceNothingCanServe) {
   // SLO 5 ms allows no triplet: the service is left out and reported
   // infeasible; the others are planned as usual.
@@ -173,7 +257,7 @@ TEST(StaticPlanners, LeaveOutAServiceNothingCanServe) {
   for (StaticPartition partition :
        {StaticPartition::kWhole, StaticPartition::kSingles, StaticPartition::kMix}) {
     Result<PlanReport> report =
-        RunPlanner(*NewStaticPlanner(partition, "static"), *problem, PlanContext{});
+        RunPlanner(*NewStaticPlanner({partition, 1}, "static"), *problem, PlanContext{});
     ASSERT_TRUE(report.ok());
     const Deployment& d = report->deployment;
     EXPECT_TRUE(ValidateDeployment(d, *problem).empty());
@@ -187,7 +271,10 @@ TEST(StaticPlanners, LeaveOutAServiceNothingCanServe) {
 TEST(StaticPlanners, AreRegisteredAsMigServingsBaselines) {
   for (const auto& [name, baseline] : {std::pair{"static-7", "A100-7/7"},
                                        {"static-7x1", "A100-7x1/7"},
-                                       {"static-mix", "A100-MIX"}}) {
+                                       {"static-mix", "A100-MIX"},
+                                       {"static-7-mps", "A100-7/7"},
+                                       {"static-7x1-mps", "A100-7x1/7"},
+                                       {"static-mix-mps", "A100-MIX"}}) {
     Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
     ASSERT_TRUE(planner.ok()) << name;
     EXPECT_EQ((*planner)->Name(), name);
