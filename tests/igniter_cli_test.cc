@@ -224,6 +224,39 @@ TEST_F(IgniterCliTest, ChoosesTheT4sForTheTwelveWorkloadsAsFig20) {
       << o.out;
 }
 
+// The choice follows the prices: with the scenario pool's prices ($2.00 a
+// V100, $0.90 a T4) the 6 V100s ($12.00) beat the T4s, whichever comes first.
+TEST_F(IgniterCliTest, ChooseKeepsTheCheapestByThePoolsPrices) {
+  TESSERA_SKIP_WITHOUT_SHARED_DATA(kV100);
+  const fs::path t4 = dir_ / "t4.json";
+  ASSERT_EQ(Tessera(SynthT4Args(t4)).exit_code, 0);
+  std::string services = ReadAll(testing::SourcePath("examples/scenarios/igniter-12.yaml"));
+  services = services.substr(services.find("services:"));
+  const fs::path pool = Write("pool.yaml",
+                              "pool: [{gpu: v100-16gb, price_per_hour: 2.0}, "
+                              "{gpu: t4-16gb, price_per_hour: 0.9}]\n" +
+                                  services);
+  // The bundled V100 file names no GPU, and this scenario has a pool: name it.
+  nlohmann::json v100 = nlohmann::json::parse(ReadAll(testing::SharedDataPath(kV100)));
+  v100["hardware"]["gpu"] = "v100-16gb";
+  const fs::path v100_file = Write("v100.json", v100.dump());
+  for (const std::string& order :
+       {" --coeffs " + v100_file.string() + " --coeffs " + t4.string(),
+        " --coeffs " + t4.string() + " --coeffs " + v100_file.string()}) {
+    Outcome o = Tessera("igniter choose --scenario " + pool.string() + order + " --format json");
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const nlohmann::json j = nlohmann::json::parse(o.out);
+    EXPECT_EQ(j["chosen"], "v100-16gb") << o.out;
+    for (const nlohmann::json& type : j["types"]) {
+      const double want = type["gpu"] == "v100-16gb" ? 2.0 : 0.9;
+      EXPECT_NEAR(type["price_per_hour"].get<double>(), want, 1e-12) << type.dump();
+      if (type["gpu"] == "v100-16gb") {
+        EXPECT_NEAR(type["cost_per_hour"].get<double>(), 12.0, 1e-9);
+      }
+    }
+  }
+}
+
 TEST_F(IgniterCliTest, ChooseErrors) {
   TESSERA_SKIP_WITHOUT_SHARED_DATA(kV100);
   const std::string twelve =
