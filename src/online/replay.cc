@@ -26,8 +26,15 @@ class SeriesBuilder {
   // count during that span (recorded at the bucket ends crossed).
   void AdvanceTo(double t, double rate, int resident) {
     while (last_t_ < t) {
-      const size_t b = Bucket(last_t_);
-      const double bucket_end = t0_ + (b + 1) * bucket_s_;
+      size_t b = Bucket(last_t_);
+      double bucket_end = t0_ + (b + 1) * bucket_s_;
+      // Rounding can put a time that closed bucket b back into it (t0 +
+      // (b + 1) x bucket, less t0, over bucket, just under b + 1): move on,
+      // or this loop would never advance.
+      if (bucket_end <= last_t_) {
+        b = Bucket(bucket_end + bucket_s_ / 2);
+        bucket_end = t0_ + (b + 1) * bucket_s_;
+      }
       const double until = std::min(t, bucket_end);
       samples_[b].active_hw_rate += rate * (until - last_t_);  // integral for now
       auc_ += rate * (until - last_t_);
