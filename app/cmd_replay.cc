@@ -14,7 +14,9 @@
 #include "tessera/input_limits.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
+#include "tessera/replay_optimum.h"
 #include "tessera/replay_report_format.h"
+#include "tessera/replay_sweep.h"
 #include "tessera/text_io.h"
 #include "trace_flags.h"
 
@@ -33,6 +35,10 @@ struct ReplayFlags {
   std::string format = "table";
   std::string svg;
   std::string output;
+  bool optimum = false;
+  double optimum_time_limit = 60;
+  std::string sweep;
+  bool policy_given = false;  // --policy on the command line (a sweep runs every policy without)
 };
 
 // "off" or 0 turn consolidation off; anything else is a duration.
@@ -93,8 +99,9 @@ std::string DescribeTrace(const VmTrace& trace) {
 
 Result<std::vector<ReplayReport>> ReplayAll(const VmTrace& trace, const ReplayFlags& flags,
                                             const PlacerOptions& options) {
+  const bool every = flags.compare || (!flags.sweep.empty() && !flags.policy_given);
   const std::vector<std::string> policies =
-      flags.compare ? BuiltinPlacers().Names() : std::vector<std::string>{flags.policy};
+      every ? BuiltinPlacers().Names() : std::vector<std::string>{flags.policy};
   std::vector<ReplayReport> reports;
   for (const std::string& name : policies) {
     Result<std::unique_ptr<OnlinePlacer>> placer = BuiltinPlacers().Create(name, options);
@@ -106,10 +113,63 @@ Result<std::vector<ReplayReport>> ReplayAll(const VmTrace& trace, const ReplayFl
 }
 
 std::string Render(const std::vector<ReplayReport>& reports, const VmTrace& trace,
-                   const std::string& format) {
-  if (format == "json") return FormatReplayJson(reports, /*with_samples=*/false);
+                   const std::string& format, const ReplayOptimum* optimum) {
+  if (format == "json") return FormatReplayJson(reports, /*with_samples=*/false, optimum);
   if (format == "csv") return FormatReplayCsv(reports);
-  return "Trace\n" + DescribeTrace(trace) + "\n" + FormatReplayTable(reports);
+  return "Trace\n" + DescribeTrace(trace) + "\n" + FormatReplayTable(reports, optimum);
+}
+
+Result<ReplayOptimum> SolveOptimum(const VmTrace& trace, const ReplayFlags& flags) {
+  OptimumOptions o;
+  o.time_limit_s = flags.optimum_time_limit;
+  Result<ReplayOptimum> optimum = SolveReplayOptimum(trace, o);
+  if (!optimum.ok()) return optimum.status().WithContext("--optimum");
+  return optimum;
+}
+
+// --sweep: every knob value, every policy (or --policy), the optimum with
+// --optimum; a CSV on -o or stdout, the chart on --svg, progress on stderr.
+int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions& options) {
+  Result<SweepSpec> spec = ParseSweep(flags.sweep);
+  if (!spec.ok()) return ReportError(spec.status());
+  if (flags.format == "json") {
+    return ReportError(Status::InvalidArgument("--format json: --sweep writes CSV"));
+  }
+  if (spec->knob == SweepKnob::kGpusPerHost && flags.trace.gpus_per_host) {
+    return ReportError(
+        Status::InvalidArgument("--gpus-per-host: --sweep gpus-per-host sets it; give one"));
+  }
+  if (spec->knob == SweepKnob::kLifetime && flags.trace.lifetime != "trace") {
+    return ReportError(Status::InvalidArgument("--lifetime: --sweep lifetime sets it; give one"));
+  }
+  ReplaySweep sweep;
+  sweep.knob = spec->name;
+  for (size_t v = 0; v < spec->values.size(); ++v) {
+    const std::string& value = spec->values[v];
+    PrintMessage(fmt::format("tessera: sweep {}={} ({}/{})\n", spec->name, value, v + 1,
+                             spec->values.size()));
+    Result<VmTrace> trace = ApplySweepValue(base, spec->knob, value);
+    if (!trace.ok()) return ReportError(trace.status().WithContext("--sweep " + spec->name));
+    if (Status s = CheckConsolidationRounds(*trace, options.consolidate_every_s); !s.ok()) {
+      return ReportError(s);
+    }
+    SweepPoint point;
+    point.value = value;
+    Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, options);
+    if (!reports.ok()) return ReportError(reports.status());
+    point.reports = std::move(reports).value();
+    if (flags.optimum) {
+      Result<ReplayOptimum> optimum = SolveOptimum(*trace, flags);
+      if (!optimum.ok()) return ReportError(optimum.status());
+      point.optimum = std::move(optimum).value();
+    }
+    sweep.points.push_back(std::move(point));
+  }
+  if (!flags.svg.empty()) {
+    if (Status s = WriteOutput(flags.svg, FormatSweepSvg(sweep)); !s.ok()) return ReportError(s);
+  }
+  if (Status s = WriteOutput(flags.output, FormatSweepCsv(sweep)); !s.ok()) return ReportError(s);
+  return kExitOk;
 }
 
 int RunReplay(const ReplayFlags& flags) {
@@ -128,7 +188,16 @@ int RunReplay(const ReplayFlags& flags) {
     return ReportError(rounds);
   }
   // Machine formats keep stdout parseable: the trace summary goes to stderr.
-  if (flags.format != "table") PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
+  if (flags.format != "table" || !flags.sweep.empty()) {
+    PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
+  }
+  if (!flags.sweep.empty()) return RunSweep(*trace, flags, *options);
+  std::optional<ReplayOptimum> optimum;
+  if (flags.optimum) {
+    Result<ReplayOptimum> solved = SolveOptimum(*trace, flags);
+    if (!solved.ok()) return ReportError(solved.status());
+    optimum = std::move(solved).value();
+  }
   Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, *options);
   if (!reports.ok()) return ReportError(reports.status());
   if (!flags.svg.empty()) {
@@ -136,7 +205,8 @@ int RunReplay(const ReplayFlags& flags) {
       return ReportError(s);
     }
   }
-  if (Status s = WriteOutput(flags.output, Render(*reports, *trace, flags.format)); !s.ok()) {
+  const ReplayOptimum* best = optimum ? &*optimum : nullptr;
+  if (Status s = WriteOutput(flags.output, Render(*reports, *trace, flags.format, best)); !s.ok()) {
     return ReportError(s);
   }
   return kExitOk;
@@ -164,7 +234,17 @@ constexpr const char* kFooter =
     "      --pods $D/openb_pod_list_default.csv --compare --gpus-per-host 1 --lifetime none \\\n"
     "      --svg replay.svg\n"
     "  tessera replay ... --compare --format json     # one row per policy\n"
-    "  tessera replay ... --format csv -o hourly.csv  # the hourly series";
+    "  tessera replay ... --format csv -o hourly.csv  # the hourly series\n"
+    "  tessera replay ... --compare --max-pods 30 --hosts 4 --optimum  # distance to the ILP\n"
+    "  tessera replay ... --sweep gpus-per-host=1,2,4,8 --svg sweep.svg -o sweep.csv\n"
+    "  tessera replay ... --sweep lifetime=scale:1,scale:10,scale:100,none -o sweep.csv\n"
+    "  tessera replay ... --sweep arrival-rate=0.5,1,2,4 --max-pods 30 --hosts 4 --optimum\n\n"
+    "--optimum solves GRMU's own ILP (section 6) offline over the whole window (at most 40 VMs):\n"
+    "the most accepted VMs, then the least active hardware, then the fewest migrations, and\n"
+    "prints every policy's distance to it. --sweep replays the trace at every value of one\n"
+    "stress knob (gpus-per-host, lifetime or arrival-rate) with every policy (or --policy)\n"
+    "and writes one CSV row per value x policy; --svg draws acceptance and active hardware\n"
+    "against the knob (GRMU Fig. 6 and 8).";
 
 void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
   auto* policy = cmd.add_option("--policy", flags.policy,
@@ -205,9 +285,24 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
                   "table (for people), json (one row per policy) or csv (hourly series)")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--svg", flags->svg, "Also draw the hourly series of every policy to FILE");
+  cmd->add_option("--svg", flags->svg,
+                  "Also draw the hourly series of every policy (with --sweep: the sweep) to FILE");
   cmd->add_option("-o,--output", flags->output, "Write the report to FILE (default stdout)");
-  cmd->callback([flags, &exit_code] { exit_code = RunReplay(*flags); });
+  cmd->add_flag("--optimum", flags->optimum,
+                "Also solve GRMU's ILP offline over the window (at most 40 VMs) and report each "
+                "policy's distance to it");
+  cmd->add_option("--optimum-time-limit", flags->optimum_time_limit,
+                  "Seconds per objective of --optimum (acceptance, hardware, migrations); an "
+                  "objective cut short is reported as not proven")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--sweep", flags->sweep,
+                  "KNOB=V1,V2,...: replay at every value of gpus-per-host, lifetime (trace, none, "
+                  "scale:K) or arrival-rate (K x as dense); CSV out, chart on --svg");
+  cmd->callback([flags, cmd, &exit_code] {
+    flags->policy_given = cmd->count("--policy") > 0;
+    exit_code = RunReplay(*flags);
+  });
 }
 
 }  // namespace tessera::cli

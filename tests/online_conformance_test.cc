@@ -10,6 +10,8 @@
 #include "tessera/alibaba_trace.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
+#include "tessera/replay_optimum.h"
+#include "tessera/synthetic_trace.h"
 #include "test_paths.h"
 
 namespace tessera {
@@ -156,6 +158,159 @@ TEST_F(OnlineConformance, FairKeepsUpWithGrmuWithDepartures) {
   const VmTrace trace = LoadShaped(shaping);
   const std::map<std::string, ReplayReport> r = ReplayEveryPolicy(trace);
   EXPECT_GE(r.at("fair").accepted, r.at("grmu").accepted);
+}
+
+// --- The offline optimum: GRMU's ILP (section 6) over a small window. ---
+
+struct TestVm {
+  const char* profile;
+  double arrival_h;
+  double departure_h;  // kNeverDeparts: never
+};
+
+// `hosts` hosts of `gpus` A100-40GB each, with room for any VM's CPU and RAM.
+VmTrace SmallTrace(int hosts, int gpus, const std::vector<TestVm>& vms) {
+  VmTrace trace;
+  trace.gpu = *FindGpu("a100-40gb");
+  for (int h = 0; h < hosts; ++h)
+    trace.hosts.push_back({"h" + std::to_string(h), 64000, 262144, gpus});
+  for (const TestVm& v : vms) {
+    VmRequest r;
+    r.id = static_cast<int>(trace.vms.size());
+    r.name = "vm" + std::to_string(r.id);
+    for (size_t p = 0; p < trace.gpu->profiles.size(); ++p) {
+      if (trace.gpu->profiles[p].name == v.profile) r.profile = static_cast<int>(p);
+    }
+    r.cpu_milli = 1000;
+    r.memory_mib = 1024;
+    r.arrival_s = v.arrival_h * 3600;
+    r.departure_s = v.departure_h == kNeverDeparts ? kNeverDeparts : v.departure_h * 3600;
+    trace.vms.push_back(r);
+  }
+  return trace;
+}
+
+std::map<std::string, ReplayReport> ReplayQuietly(const VmTrace& trace) {
+  std::map<std::string, ReplayReport> reports;
+  for (const std::string& policy : BuiltinPlacers().Names()) {
+    auto placer = BuiltinPlacers().Create(policy, PlacerOptions{}).value();
+    reports[policy] = Replay(trace, *placer).value();
+  }
+  return reports;
+}
+
+// GRMU Table 5 writes each A100 profile as a GI size g_i (memory slices) and
+// a last start s_i, starts being multiples of g_i: the encoding the ILP takes
+// from the catalog must be the paper's, exactly (integers, no tolerance).
+TEST(OptimumConformance, GiEncodingIsGrmuTable5) {
+  const GpuModel& gpu = **FindGpu("a100-40gb");
+  const std::map<std::string, std::pair<int, int>> table5 = {
+      {"1g.5gb", {1, 6}},  {"1g.10gb", {2, 6}}, {"2g.10gb", {2, 4}},
+      {"3g.20gb", {4, 4}}, {"4g.20gb", {4, 0}}, {"7g.40gb", {8, 0}}};
+  const std::vector<GiEncoding> gi = GiEncodings(gpu);
+  int checked = 0;
+  for (size_t p = 0; p < gpu.profiles.size(); ++p) {
+    auto it = table5.find(gpu.profiles[p].name);
+    if (it == table5.end()) continue;
+    ++checked;
+    EXPECT_EQ(gi[p].g, it->second.first) << it->first;
+    EXPECT_EQ(gi[p].s, it->second.second) << it->first;
+    std::vector<int> multiples;  // z = g * beta <= s (Eq. 14-16)
+    for (int z = 0; z <= gi[p].s; z += gi[p].g) multiples.push_back(z);
+    EXPECT_EQ(gi[p].starts, multiples) << it->first;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+// GRMU Fig. 3 / Table 3: two 1g.5gb placed by the driver's rule land on
+// blocks 6 and 4 and leave room for 2 x 1g.10gb; arranged on blocks 2 and 3
+// (same CC) they leave room for 3. Online, every policy places with the
+// driver's rule: 2 + 2 accepted. The offline optimum may arrange them as
+// Table 3's alternative: 2 + 3. Counts are integers: exact.
+TEST(OptimumConformance, OptimumReachesGrmuTable3AlternativeArrangement) {
+  const VmTrace trace = SmallTrace(1, 1,
+                                   {{"1g.5gb", 0, kNeverDeparts},
+                                    {"1g.5gb", 1, kNeverDeparts},
+                                    {"1g.10gb", 2, kNeverDeparts},
+                                    {"1g.10gb", 3, kNeverDeparts},
+                                    {"1g.10gb", 4, kNeverDeparts}});
+  const ReplayOptimum opt = SolveReplayOptimum(trace).value();
+  ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
+  EXPECT_EQ(opt.accepted, 2 + 3);  // Table 3, alternative: 1g.10gb capacity 3
+  for (const auto& [policy, r] : ReplayQuietly(trace)) {
+    EXPECT_LE(r.accepted, opt.accepted) << policy;
+    if (r.intra_migrations + r.inter_migrations == 0) {
+      EXPECT_EQ(r.accepted, 2 + 2) << policy;  // Table 3, default placement: 2
+    }
+  }
+  // GRMU's defragmentation re-creates the GPU largest first after the third
+  // 1g.10gb is rejected, which reaches the alternative arrangement.
+  EXPECT_EQ(ReplayQuietly(trace).at("grmu").accepted, 2 + 3);
+}
+
+// By hand: one single-GPU host. A 7g.40gb arrives at 0 h, a 4g.20gb at 1 h,
+// a 3g.20gb at 2 h, all leave at 10 h. Online, the 7g.40gb takes the GPU and
+// the other two are turned away (1 accepted, active 0-10 h: 1,000 %h).
+// Offline, rejecting the 7g.40gb admits both others: 2 accepted, active
+// 1-10 h: 100% x 9 h = 900 %h, no migration.
+TEST(OptimumConformance, OptimumMatchesAHandComputedWindow) {
+  const VmTrace trace =
+      SmallTrace(1, 1, {{"7g.40gb", 0, 10}, {"4g.20gb", 1, 10}, {"3g.20gb", 2, 10}});
+  const ReplayOptimum opt = SolveReplayOptimum(trace).value();
+  ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
+  EXPECT_EQ(opt.accepted, 2);
+  EXPECT_NEAR(opt.active_hw_auc, 900, 1e-9);  // exact arithmetic on whole hours
+  EXPECT_EQ(opt.intra_migrations + opt.inter_migrations, 0);
+  const std::map<std::string, ReplayReport> online = ReplayQuietly(trace);
+  EXPECT_EQ(online.at("ff").accepted, 1);
+  EXPECT_NEAR(online.at("ff").active_hw_auc, 1000, 1e-9);
+}
+
+// The optimum's second objective: with everything accepted, one host active
+// at a time beats two. Two hosts of one GPU; two 3g.20gb overlap in time.
+// MCC spreads them over both hosts; the optimum packs them on one GPU.
+TEST(OptimumConformance, OptimumConsolidatesWhenAcceptanceTies) {
+  const VmTrace trace = SmallTrace(2, 1, {{"3g.20gb", 0, 4}, {"3g.20gb", 1, 4}});
+  const ReplayOptimum opt = SolveReplayOptimum(trace).value();
+  ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
+  EXPECT_EQ(opt.accepted, 2);
+  // One host + its GPU of 2 + 2 pieces of hardware for 4 h: 50% x 4 h.
+  EXPECT_NEAR(opt.active_hw_auc, 200, 1e-9);
+  EXPECT_GT(ReplayQuietly(trace).at("mcc").active_hw_auc, opt.active_hw_auc);
+}
+
+// No online policy accepts more than the offline optimum, on random windows
+// with departures, two GPUs per host and tight host CPU.
+TEST(OptimumConformance, OptimumBoundsEveryPolicyOnRandomWindows) {
+  const GpuModel& gpu = **FindGpu("a100-40gb");
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    SyntheticTraceOptions o;
+    o.hosts = 2;
+    o.gpus_per_host = 2;
+    o.vms = 12;
+    o.arrivals_per_hour = 6;
+    o.median_lifetime_s = 3 * 3600.0;
+    o.host_cpu_milli = 16000;  // four VMs of 4 cores per host
+    o.seed = seed;
+    const VmTrace trace = GenerateSyntheticTrace(gpu, o).value();
+    OptimumOptions acceptance_only;  // Eq. 3 is what this test checks, and the fastest
+    acceptance_only.objectives = 1;
+    const ReplayOptimum opt = SolveReplayOptimum(trace, acceptance_only).value();
+    ASSERT_TRUE(opt.acceptance_proven) << seed;
+    int best_online = 0;
+    for (const auto& [policy, r] : ReplayQuietly(trace)) {
+      EXPECT_LE(r.accepted, opt.accepted) << policy << " seed " << seed;
+      best_online = std::max(best_online, r.accepted);
+    }
+    EXPECT_GT(best_online, 0) << seed;
+  }
+}
+
+TEST(OptimumConformance, RejectsWindowsOverTheLimit) {
+  std::vector<TestVm> vms(kOptimumMaxVms + 1, TestVm{"1g.5gb", 0, 1});
+  const Result<ReplayOptimum> opt = SolveReplayOptimum(SmallTrace(1, 1, vms));
+  ASSERT_FALSE(opt.ok());
+  EXPECT_NE(opt.status().message().find("at most 40"), std::string::npos) << opt.status().message();
 }
 
 }  // namespace

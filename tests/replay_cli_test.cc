@@ -5,7 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+// svg_check.h first: it names gtest's testing:: unqualified, which
+// tessera::testing (cli_fixture.h's) would hide.
+// clang-format off
+#include "svg_check.h"
 #include "cli_fixture.h"
+// clang-format on
 
 namespace tessera {
 namespace {
@@ -102,6 +107,15 @@ TEST_F(ReplayCliTest, BadInputExitsTwoNamingTheProblem) {
       {trace + " --policy fair --fair-factor 0", "--fair-factor"},
       {trace + " --fair-factor 1.5", "--fair-factor"},
       {trace + " --gpu a200", "--gpu"},
+      {trace + " --sweep cores=1,2", "unknown knob 'cores'"},
+      {trace + " --sweep gpus-per-host", "KNOB=V1,V2"},
+      {trace + " --sweep gpus-per-host=1,0", "--sweep gpus-per-host"},
+      {trace + " --sweep gpus-per-host=1,,2", "empty value"},
+      {trace + " --sweep lifetime=forever", "--sweep lifetime"},
+      {trace + " --sweep arrival-rate=-1", "--sweep arrival-rate"},
+      {trace + " --sweep gpus-per-host=1,2 --gpus-per-host 2", "--gpus-per-host"},
+      {trace + " --sweep lifetime=none --lifetime none", "--lifetime"},
+      {trace + " --sweep gpus-per-host=1 --format json", "--format json"},
       {"replay --nodes " + (dir_ / "nodes.csv").string() + " --pods " + bad_pods.string(),
        "bad.csv:2: field 'gpu_milli'"},
       {"replay --nodes " + (dir_ / "missing.csv").string() + " --pods " + bad_pods.string(),
@@ -112,6 +126,48 @@ TEST_F(ReplayCliTest, BadInputExitsTwoNamingTheProblem) {
     EXPECT_EQ(o.exit_code, 2) << c.args;
     EXPECT_NE(o.err.find(c.expected), std::string::npos) << c.args << "\n" << o.err;
   }
+}
+
+TEST_F(ReplayCliTest, OptimumReportsEveryPolicysDistance) {
+  const testing::Outcome table = Tessera(TraceFlags() + " --compare --optimum");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("Offline optimum"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("Distance to the optimum"), std::string::npos) << table.out;
+  const testing::Outcome o = Tessera(TraceFlags() + " --compare --optimum --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 7u);  // six policies, then the optimum
+  const nlohmann::json& optimum = rows.back();
+  EXPECT_EQ(optimum["policy"], "optimum");
+  EXPECT_TRUE(optimum["acceptance_proven"].get<bool>());
+  // Two GPUs: 7g.40gb on one, 4g.20gb + 3g.20gb on the other; the CPU-only
+  // pod's 1g.5gb never fits beside them (their lifetimes cover its own).
+  EXPECT_EQ(optimum["accepted"], 3);
+  for (size_t i = 0; i + 1 < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["accepted_gap"], 0) << rows[i]["policy"];
+  }
+}
+
+TEST_F(ReplayCliTest, SweepWritesOneCsvRowPerValueAndPolicyAndAChart) {
+  const auto svg = dir_ / "sweep.svg";
+  const auto csv = dir_ / "sweep.csv";
+  const testing::Outcome o = Tessera(TraceFlags() + " --sweep gpus-per-host=1,2 --optimum --svg " +
+                                     svg.string() + " -o " + csv.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("sweep gpus-per-host=2 (2/2)"), std::string::npos) << o.err;
+  const std::string text = testing::ReadAll(csv);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "knob,value,policy,hosts,gpus,requests,accepted,acceptance,active_hw_auc,"
+            "mean_active_hw_rate,intra_migrations,inter_migrations,migration_share,"
+            "optimum_accepted");
+  // 2 values x (6 policies + the optimum) + the header.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 15);
+  EXPECT_NE(text.find("gpus-per-host,2,optimum,2,4,4,4,"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpus-per-host,1,ff,2,2,4,3,"), std::string::npos) << text;
+  const std::string chart = testing::ReadAll(svg);
+  EXPECT_TRUE(WellFormedXml(chart));
+  EXPECT_EQ(Count(chart, "<polyline"), 2u * 6 + 1);  // two charts, the optimum once
+  EXPECT_NE(chart.find("optimum (ILP)"), std::string::npos);
 }
 
 }  // namespace

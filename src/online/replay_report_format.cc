@@ -288,38 +288,38 @@ void AppendOpen(int height, std::string& out) {
                  kWidth, height);
 }
 
-void AppendTitle(std::span<const ReplayReport> reports, std::string& out) {
-  std::string subtitle = "no reports";
-  if (!reports.empty()) {
-    const ReplayReport& r = reports.front();
-    subtitle = fmt::format("{} requests on {} hosts / {} GPUs ({}), {:.1f} h", r.requests, r.hosts,
-                           r.gpus, r.gpu, r.duration_s / 3600);
-  }
+void AppendTitle(std::string_view title, std::string_view subtitle, std::string& out) {
   fmt::format_to(Out(out),
                  "<text x=\"{0}\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
-                 "fill=\"#222222\">Online replay</text>\n"
-                 "<text x=\"{0}\" y=\"50\" font-size=\"12\" fill=\"#555555\">{1}</text>\n",
-                 kMargin, XmlEscape(subtitle));
+                 "fill=\"#222222\">{1}</text>\n"
+                 "<text x=\"{0}\" y=\"50\" font-size=\"12\" fill=\"#555555\">{2}</text>\n",
+                 kMargin, XmlEscape(title), XmlEscape(subtitle));
 }
 
-void AppendLegend(std::span<const ReplayReport> reports, std::string& out) {
+std::string Subtitle(const ReplayReport& r) {
+  return fmt::format("{} requests on {} hosts / {} GPUs ({}), {:.1f} h", r.requests, r.hosts,
+                     r.gpus, r.gpu, r.duration_s / 3600);
+}
+
+void AppendLegend(std::span<const std::string> names, std::string& out) {
   out += "<g class=\"legend\" font-size=\"12\" fill=\"#333333\">\n";
   const int columns = LegendColumns();
-  for (size_t i = 0; i < reports.size(); ++i) {
+  for (size_t i = 0; i < names.size(); ++i) {
     const int x = kMargin + static_cast<int>(i % columns) * kLegendItemWidth;
     const int y = kTitleHeight + static_cast<int>(i / columns) * kLegendRowHeight;
     fmt::format_to(Out(out),
                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
                    "stroke-width=\"3\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
-                   x, y + 7, x + 18, y + 7, PaletteColour(i), x + 24, y + 11,
-                   XmlEscape(reports[i].policy));
+                   x, y + 7, x + 18, y + 7, PaletteColour(i), x + 24, y + 11, XmlEscape(names[i]));
   }
   out += "</g>\n";
 }
 
-// Caption, horizontal grid lines with percent labels, vertical hour grid
-// lines, the frame; hour labels only under the bottom chart (`hour_labels`).
-void AppendFrame(const Plot& p, std::string_view caption, bool hour_labels, std::string& out) {
+// Caption, horizontal grid lines with percent labels, vertical grid lines,
+// the frame; x labels only under the bottom chart (`x_labels`): the hour, or
+// when `names` is not empty, names[x] at each x = 0, 1, ...
+void AppendFrame(const Plot& p, std::string_view caption, bool x_labels, std::string& out,
+                 std::span<const std::string> names = {}) {
   const int bottom = p.top + kPlotHeight;
   fmt::format_to(Out(out),
                  "<g class=\"chart\">\n<text x=\"{}\" y=\"{}\" font-size=\"13\" "
@@ -333,15 +333,18 @@ void AppendFrame(const Plot& p, std::string_view caption, bool hour_labels, std:
                    "<text x=\"{3}\" y=\"{4:.1f}\" stroke=\"none\" text-anchor=\"end\">{5}</text>\n",
                    kPlotX, y, kPlotX + kPlotWidth, kPlotX - 6, y + 3.5, percent);
   }
-  const int step = XTickStep(p.hours);
+  const int step = names.empty() ? XTickStep(p.hours) : 1;
   for (int hour = 0; hour <= p.hours; hour += step) {
     const double x = p.X(hour);
     fmt::format_to(Out(out), "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x,
                    p.top, bottom + 4);
-    if (hour_labels) {
+    if (x_labels) {
+      const std::string label =
+          names.empty() ? std::to_string(hour)
+                        : (hour < static_cast<int>(names.size()) ? XmlEscape(names[hour]) : "");
       fmt::format_to(Out(out),
                      "<text x=\"{:.1f}\" y=\"{}\" stroke=\"none\" text-anchor=\"middle\">{}</text>",
-                     x, bottom + 16, hour);
+                     x, bottom + 16, label);
     }
     out += '\n';
   }
@@ -400,20 +403,121 @@ void AppendSeries(const Plot& p, const std::vector<Point>& points, std::string_v
   }
 }
 
+// ---- Offline optimum ------------------------------------------------------
+
+// The optimum as one more column of the per-profile table.
+ReplayReport OptimumAsReport(const ReplayOptimum& o, const ReplayReport& like) {
+  ReplayReport r;
+  r.policy = "optimum";
+  r.gpu = like.gpu;
+  r.requests = o.requests;
+  r.accepted = o.accepted;
+  r.per_profile = o.per_profile;
+  r.active_hw_auc = o.active_hw_auc;
+  r.intra_migrations = o.intra_migrations;
+  r.inter_migrations = o.inter_migrations;
+  return r;
+}
+
+std::string Proven(bool proven) { return proven ? "proven" : "not proven (time limit)"; }
+
+void AppendOptimum(const ReplayOptimum& o, std::span<const ReplayReport> reports,
+                   std::string& out) {
+  fmt::format_to(Out(out),
+                 "\nOffline optimum (GRMU's ILP, Eq. 3-5 in order; {} columns, {} rows, {} ms)\n",
+                 o.columns, o.rows, Fixed(o.solve_ms, 1));
+  fmt::format_to(Out(out), "  accepted {} of {} ({}%), {}; at most {}\n", o.accepted, o.requests,
+                 FloorPercent(o.accepted, o.requests), Proven(o.acceptance_proven),
+                 o.accepted_bound);
+  fmt::format_to(
+      Out(out), "  active hardware {} %h, {}\n", Grouped(o.active_hw_auc),
+      o.acceptance_proven ? Proven(o.active_hw_proven) : "of the plan found, not minimised");
+  fmt::format_to(
+      Out(out), "  migrations {} intra, {} inter, {}\n", o.intra_migrations, o.inter_migrations,
+      o.active_hw_proven ? Proven(o.migrations_proven) : "of the plan found, not minimised");
+  out += "\nDistance to the optimum\n";
+  fmt::format_to(Out(out), "  {:<12}  {:>14}  {:>16}\n", "policy", "accepted fewer",
+                 "HW AUC more %h");
+  for (const ReplayReport& r : reports) {
+    fmt::format_to(Out(out), "  {:<12}  {:>14}  {:>16}\n", Fit(r.policy, 12),
+                   o.accepted - r.accepted, Grouped(r.active_hw_auc - o.active_hw_auc));
+  }
+}
+
+OrderedJson OptimumJson(const ReplayOptimum& o, const ReplayReport& like) {
+  OrderedJson j;
+  j["policy"] = "optimum";
+  j["requests"] = o.requests;
+  j["accepted"] = o.accepted;
+  j["acceptance"] = RatioJson(o.accepted, o.requests);
+  j["active_hw_auc"] = Measurement(o.active_hw_auc);
+  j["migrations"] = o.intra_migrations + o.inter_migrations;
+  j["intra_migrations"] = o.intra_migrations;
+  j["inter_migrations"] = o.inter_migrations;
+  j["acceptance_proven"] = o.acceptance_proven;
+  j["active_hw_proven"] = o.active_hw_proven;
+  j["migrations_proven"] = o.migrations_proven;
+  j["accepted_bound"] = o.accepted_bound;
+  j["columns"] = o.columns;
+  j["rows"] = o.rows;
+  j["solve_ms"] = Measurement(o.solve_ms);
+  OrderedJson profiles = OrderedJson::array();
+  ReplayReport as_report = OptimumAsReport(o, like);
+  for (const ProfileTally& t : o.per_profile) profiles.push_back(ProfileJson(as_report, t));
+  j["per_profile"] = std::move(profiles);
+  return j;
+}
+
+// ---- Sweep ----------------------------------------------------------------
+
+// Policies in first-seen order over the sweep's points.
+std::vector<std::string> SweepPolicies(const ReplaySweep& sweep) {
+  std::vector<std::string> names;
+  for (const SweepPoint& p : sweep.points) {
+    for (const ReplayReport& r : p.reports) {
+      if (std::find(names.begin(), names.end(), r.policy) == names.end()) names.push_back(r.policy);
+    }
+  }
+  return names;
+}
+
+const ReplayReport* FindPolicy(const SweepPoint& p, const std::string& policy) {
+  for (const ReplayReport& r : p.reports) {
+    if (r.policy == policy) return &r;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-std::string FormatReplayTable(std::span<const ReplayReport> reports) {
+std::string FormatReplayTable(std::span<const ReplayReport> reports, const ReplayOptimum* optimum) {
   if (reports.empty()) return "Replay: no reports\n";
   std::string out;
   AppendHeader(reports.front(), out);
   AppendPolicies(reports, out);
-  AppendProfiles(reports, out);
+  if (optimum == nullptr) {
+    AppendProfiles(reports, out);
+    return out;
+  }
+  std::vector<ReplayReport> with_optimum(reports.begin(), reports.end());
+  with_optimum.push_back(OptimumAsReport(*optimum, reports.front()));
+  AppendProfiles(with_optimum, out);
+  AppendOptimum(*optimum, reports, out);
   return out;
 }
 
-std::string FormatReplayJson(std::span<const ReplayReport> reports, bool with_samples) {
+std::string FormatReplayJson(std::span<const ReplayReport> reports, bool with_samples,
+                             const ReplayOptimum* optimum) {
   OrderedJson j = OrderedJson::array();
-  for (const ReplayReport& r : reports) j.push_back(ReportJson(r, with_samples));
+  for (const ReplayReport& r : reports) {
+    OrderedJson row = ReportJson(r, with_samples);
+    if (optimum != nullptr) {
+      row["accepted_gap"] = optimum->accepted - r.accepted;
+      row["active_hw_auc_gap"] = Measurement(r.active_hw_auc - optimum->active_hw_auc);
+    }
+    j.push_back(std::move(row));
+  }
+  if (optimum != nullptr && !reports.empty()) j.push_back(OptimumJson(*optimum, reports.front()));
   // "replace": a policy name with invalid UTF-8 must not make dump() throw.
   return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }
@@ -444,8 +548,10 @@ std::string FormatReplaySvg(std::span<const ReplayReport> reports) {
 
   std::string out;
   AppendOpen(height, out);
-  AppendTitle(reports, out);
-  AppendLegend(reports, out);
+  AppendTitle("Online replay", reports.empty() ? "no reports" : Subtitle(reports.front()), out);
+  std::vector<std::string> names;
+  for (const ReplayReport& r : reports) names.push_back(r.policy);
+  AppendLegend(names, out);
   AppendFrame(acceptance, "Acceptance (cumulative, %)", false, out);
   AppendFrame(active_hw, "Active hardware rate (%)", true, out);
   fmt::format_to(Out(out),
@@ -463,6 +569,92 @@ std::string FormatReplaySvg(std::span<const ReplayReport> reports) {
   }
   out += "</g>\n";
   out += "</svg>\n";
+  return out;
+}
+
+std::string FormatSweepCsv(const ReplaySweep& sweep) {
+  std::string out =
+      "knob,value,policy,hosts,gpus,requests,accepted,acceptance,active_hw_auc,"
+      "mean_active_hw_rate,intra_migrations,inter_migrations,migration_share,optimum_accepted\n";
+  const std::string knob = CsvField(sweep.knob);
+  for (const SweepPoint& p : sweep.points) {
+    const std::string value = CsvField(p.value);
+    const std::string optimum = p.optimum ? std::to_string(p.optimum->accepted) : "";
+    for (const ReplayReport& r : p.reports) {
+      fmt::format_to(Out(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", knob, value,
+                     CsvField(r.policy), r.hosts, r.gpus, r.requests, r.accepted,
+                     CsvRatio(r.accepted, r.requests), CsvNumber(r.active_hw_auc),
+                     CsvNumber(r.mean_active_hw_rate), r.intra_migrations, r.inter_migrations,
+                     CsvNumber(r.migration_share), optimum);
+    }
+    if (p.optimum && !p.reports.empty()) {
+      const ReplayOptimum& o = *p.optimum;
+      const ReplayReport& like = p.reports.front();
+      fmt::format_to(Out(out), "{},{},optimum,{},{},{},{},{},{},,{},{},{},{}\n", knob, value,
+                     like.hosts, like.gpus, o.requests, o.accepted,
+                     CsvRatio(o.accepted, o.requests), CsvNumber(o.active_hw_auc),
+                     o.intra_migrations, o.inter_migrations,
+                     CsvRatio(o.intra_migrations + o.inter_migrations, o.accepted), o.accepted);
+    }
+  }
+  return out;
+}
+
+std::string FormatSweepSvg(const ReplaySweep& sweep) {
+  std::vector<std::string> names = SweepPolicies(sweep);
+  const size_t policies = names.size();
+  bool any_optimum = false;
+  for (const SweepPoint& p : sweep.points) any_optimum |= p.optimum.has_value();
+  if (any_optimum) names.push_back("optimum (ILP)");
+  std::vector<std::string> values;
+  for (const SweepPoint& p : sweep.points) values.push_back(p.value);
+  const int last = std::max(1, static_cast<int>(values.size()) - 1);
+  const int legend_height = LegendRows(names.size()) * kLegendRowHeight;
+  const Plot acceptance{kTitleHeight + legend_height + kCaptionHeight, last};
+  const Plot active_hw{acceptance.top + kPlotHeight + kChartGap + kCaptionHeight, last};
+  const int height = active_hw.top + kPlotHeight + kXLabelsHeight + kMargin / 2;
+
+  std::string out;
+  AppendOpen(height, out);
+  AppendTitle("Stress sweep: " + sweep.knob,
+              fmt::format("{} values x {} policies", values.size(), policies), out);
+  AppendLegend(names, out);
+  AppendFrame(acceptance, "Overall acceptance (%)", false, out, values);
+  AppendFrame(active_hw, "Mean active hardware rate (%)", true, out, values);
+  fmt::format_to(Out(out),
+                 "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#666666\" "
+                 "text-anchor=\"middle\">{}</text>\n",
+                 kPlotX + kPlotWidth / 2, active_hw.top + kPlotHeight + 34, XmlEscape(sweep.knob));
+  out += "<g class=\"series\" id=\"acceptance\">\n";
+  for (size_t i = 0; i < policies; ++i) {
+    std::vector<Point> points;
+    for (size_t v = 0; v < sweep.points.size(); ++v) {
+      if (const ReplayReport* r = FindPolicy(sweep.points[v], names[i])) {
+        points.push_back({static_cast<double>(v), r->acceptance});
+      }
+    }
+    AppendSeries(acceptance, points, PaletteColour(i), names[i], out);
+  }
+  if (any_optimum) {
+    std::vector<Point> points;
+    for (size_t v = 0; v < sweep.points.size(); ++v) {
+      if (sweep.points[v].optimum) {
+        points.push_back({static_cast<double>(v), sweep.points[v].optimum->acceptance});
+      }
+    }
+    AppendSeries(acceptance, points, PaletteColour(policies), names.back(), out);
+  }
+  out += "</g>\n<g class=\"series\" id=\"active-hw\">\n";
+  for (size_t i = 0; i < policies; ++i) {
+    std::vector<Point> points;
+    for (size_t v = 0; v < sweep.points.size(); ++v) {
+      if (const ReplayReport* r = FindPolicy(sweep.points[v], names[i])) {
+        points.push_back({static_cast<double>(v), r->mean_active_hw_rate});
+      }
+    }
+    AppendSeries(active_hw, points, PaletteColour(i), names[i], out);
+  }
+  out += "</g>\n</svg>\n";
   return out;
 }
 

@@ -1,0 +1,54 @@
+// ReplaySweep: one trace replayed under each value of one stress knob, every
+// policy at each value (GRMU section 8.2's curves: acceptance and active
+// hardware against a parameter).
+//
+// Knobs (SweepKnob): gpus-per-host (every host gets N GPUs), lifetime (trace,
+// none or scale:K, as --lifetime), arrival-rate (arrivals K times as dense:
+// each arrival moves to t0 + (t - t0) / K, lifetimes kept).
+// ParseSweep reads "KNOB=V1,V2,...": InvalidArgument naming the knob or value.
+// ApplySweepValue shapes a copy of the trace; InvalidArgument for a bad value.
+//
+// Thread-safety: values and free functions.
+#ifndef TESSERA_REPLAY_SWEEP_H_
+#define TESSERA_REPLAY_SWEEP_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/replay.h"
+#include "tessera/replay_optimum.h"
+#include "tessera/vm_trace.h"
+
+namespace tessera {
+
+enum class SweepKnob { kGpusPerHost, kLifetime, kArrivalRate };
+
+inline constexpr int kMaxSweepValues = 64;
+
+struct SweepSpec {
+  SweepKnob knob = SweepKnob::kGpusPerHost;
+  std::string name;                 // as written: "gpus-per-host"
+  std::vector<std::string> values;  // 1..kMaxSweepValues, each checked
+};
+
+Result<SweepSpec> ParseSweep(std::string_view text);
+
+// The trace with the knob at `value` (one of spec.values).
+Result<VmTrace> ApplySweepValue(const VmTrace& trace, SweepKnob knob, std::string_view value);
+
+struct SweepPoint {
+  std::string value;
+  std::vector<ReplayReport> reports;     // one per policy
+  std::optional<ReplayOptimum> optimum;  // where solved
+};
+
+struct ReplaySweep {
+  std::string knob;
+  std::vector<SweepPoint> points;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_REPLAY_SWEEP_H_

@@ -1,0 +1,116 @@
+// ParseSweep and ApplySweepValue (replay_sweep.h): the knobs reuse the trace
+// shaping of vm_trace.h; arrival-rate is the one knob of their own.
+#include "tessera/replay_sweep.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+#include "tessera/text_io.h"
+
+namespace tessera {
+namespace {
+
+constexpr std::string_view kKnobs = "gpus-per-host, lifetime or arrival-rate";
+
+Result<int> ParseGpus(std::string_view value) {
+  const std::optional<double> n = ToDouble(value);
+  if (!n || *n != std::floor(*n) || *n < 1 || *n > 65'536) {
+    return Status::InvalidArgument(
+        "--sweep gpus-per-host: expected an integer in [1, 65536], got " + QuoteForMessage(value));
+  }
+  return static_cast<int>(*n);
+}
+
+Result<double> ParseRate(std::string_view value) {
+  const std::optional<double> k = ToDouble(value);
+  if (!k || !std::isfinite(*k) || *k < 1e-3 || *k > 1e3) {
+    return Status::InvalidArgument(
+        "--sweep arrival-rate: expected a factor in [0.001, 1000], got " + QuoteForMessage(value));
+  }
+  return *k;
+}
+
+Status CheckValue(SweepKnob knob, std::string_view value) {
+  switch (knob) {
+    case SweepKnob::kGpusPerHost:
+      return ParseGpus(value).status();
+    case SweepKnob::kLifetime:
+      if (Result<Lifetime> l = Lifetime::Parse(value); !l.ok()) {
+        return l.status().WithContext("--sweep lifetime");
+      }
+      return Status::Ok();
+    case SweepKnob::kArrivalRate:
+      return ParseRate(value).status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SweepSpec> ParseSweep(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "--sweep: expected KNOB=V1,V2,... with KNOB {}, got {}", kKnobs, QuoteForMessage(text)));
+  }
+  SweepSpec spec;
+  spec.name = std::string(text.substr(0, eq));
+  if (spec.name == "gpus-per-host") {
+    spec.knob = SweepKnob::kGpusPerHost;
+  } else if (spec.name == "lifetime") {
+    spec.knob = SweepKnob::kLifetime;
+  } else if (spec.name == "arrival-rate") {
+    spec.knob = SweepKnob::kArrivalRate;
+  } else {
+    return Status::InvalidArgument(
+        fmt::format("--sweep: unknown knob {}; expected {}", QuoteForMessage(spec.name), kKnobs));
+  }
+  std::string_view rest = text.substr(eq + 1);
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view value = rest.substr(0, comma);
+    if (value.empty()) {
+      return Status::InvalidArgument("--sweep " + spec.name + ": empty value in " +
+                                     QuoteForMessage(text));
+    }
+    TESSERA_RETURN_IF_ERROR(CheckValue(spec.knob, value));
+    spec.values.emplace_back(value);
+    if (spec.values.size() > static_cast<size_t>(kMaxSweepValues)) {
+      return Status::InvalidArgument(
+          fmt::format("--sweep {}: at most {} values", spec.name, kMaxSweepValues));
+    }
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return spec;
+}
+
+Result<VmTrace> ApplySweepValue(const VmTrace& trace, SweepKnob knob, std::string_view value) {
+  TESSERA_RETURN_IF_ERROR(CheckValue(knob, value));
+  TraceShaping shaping;
+  switch (knob) {
+    case SweepKnob::kGpusPerHost:
+      shaping.gpus_per_host = *ParseGpus(value);
+      return ShapeTrace(trace, shaping);
+    case SweepKnob::kLifetime:
+      shaping.lifetime = *Lifetime::Parse(value);
+      return ShapeTrace(trace, shaping);
+    case SweepKnob::kArrivalRate:
+      break;
+  }
+  const double k = *ParseRate(value);
+  VmTrace out = trace;
+  if (out.vms.empty()) return out;
+  const double t0 = out.vms.front().arrival_s;
+  for (VmRequest& vm : out.vms) {
+    const double arrival = t0 + (vm.arrival_s - t0) / k;
+    if (vm.departure_s != kNeverDeparts) vm.departure_s = arrival + (vm.departure_s - vm.arrival_s);
+    vm.arrival_s = arrival;
+  }
+  out.notes.push_back(fmt::format("shaping: arrivals {:g} times as dense (lifetimes kept)", k));
+  return out;
+}
+
+}  // namespace tessera
