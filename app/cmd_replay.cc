@@ -39,6 +39,7 @@ struct ReplayFlags {
   double optimum_time_limit = 60;
   std::string sweep;
   bool policy_given = false;  // --policy on the command line (a sweep runs every policy without)
+  bool heavy_share_given = false;
 };
 
 // "off" or 0 turn consolidation off; anything else is a duration.
@@ -142,24 +143,31 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
   if (spec->knob == SweepKnob::kLifetime && flags.trace.lifetime != "trace") {
     return ReportError(Status::InvalidArgument("--lifetime: --sweep lifetime sets it; give one"));
   }
+  if (spec->knob == SweepKnob::kHeavyShare && flags.heavy_share_given) {
+    return ReportError(
+        Status::InvalidArgument("--heavy-share: --sweep heavy-share sets it; give one"));
+  }
   ReplaySweep sweep;
   sweep.knob = spec->name;
   for (size_t v = 0; v < spec->values.size(); ++v) {
     const std::string& value = spec->values[v];
     PrintMessage(fmt::format("tessera: sweep {}={} ({}/{})\n", spec->name, value, v + 1,
                              spec->values.size()));
-    Result<VmTrace> trace = ApplySweepValue(base, spec->knob, value);
-    if (!trace.ok()) return ReportError(trace.status().WithContext("--sweep " + spec->name));
-    if (Status s = CheckConsolidationRounds(*trace, options.consolidate_every_s); !s.ok()) {
+    VmTrace trace = base;
+    PlacerOptions at_value = options;
+    if (Status s = ApplySweepValue(spec->knob, value, trace, at_value); !s.ok()) {
+      return ReportError(s.WithContext("--sweep " + spec->name));
+    }
+    if (Status s = CheckConsolidationRounds(trace, at_value.consolidate_every_s); !s.ok()) {
       return ReportError(s);
     }
     SweepPoint point;
     point.value = value;
-    Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, options);
+    Result<std::vector<ReplayReport>> reports = ReplayAll(trace, flags, at_value);
     if (!reports.ok()) return ReportError(reports.status());
     point.reports = std::move(reports).value();
     if (flags.optimum) {
-      Result<ReplayOptimum> optimum = SolveOptimum(*trace, flags);
+      Result<ReplayOptimum> optimum = SolveOptimum(trace, flags);
       if (!optimum.ok()) return ReportError(optimum.status());
       point.optimum = std::move(optimum).value();
     }
@@ -238,11 +246,14 @@ constexpr const char* kFooter =
     "  tessera replay ... --compare --max-pods 30 --hosts 4 --optimum  # distance to the ILP\n"
     "  tessera replay ... --sweep gpus-per-host=1,2,4,8 --svg sweep.svg -o sweep.csv\n"
     "  tessera replay ... --sweep lifetime=scale:1,scale:10,scale:100,none -o sweep.csv\n"
-    "  tessera replay ... --sweep arrival-rate=0.5,1,2,4 --max-pods 30 --hosts 4 --optimum\n\n"
+    "  tessera replay ... --sweep arrival-rate=0.5,1,2,4 --max-pods 30 --hosts 4 --optimum\n"
+    "  tessera replay ... --gpus-per-host 1 --lifetime none --policy grmu --no-defragment \\\n"
+    "      --sweep heavy-share=0.2,0.3,0.4,0.5,0.6,0.7,0.8 --svg fig6.svg\n\n"
     "--optimum solves GRMU's own ILP (section 6) offline over the whole window (at most 40 VMs):\n"
     "the most accepted VMs, then the least active hardware, then the fewest migrations, and\n"
     "prints every policy's distance to it. --sweep replays the trace at every value of one\n"
-    "stress knob (gpus-per-host, lifetime or arrival-rate) with every policy (or --policy)\n"
+    "stress knob (gpus-per-host, lifetime, arrival-rate, or GRMU's heavy-share as in its\n"
+    "Fig. 6-8) with every policy (or --policy)\n"
     "and writes one CSV row per value x policy; --svg draws acceptance and active hardware\n"
     "against the knob (GRMU Fig. 6 and 8).";
 
@@ -298,9 +309,11 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--sweep", flags->sweep,
                   "KNOB=V1,V2,...: replay at every value of gpus-per-host, lifetime (trace, none, "
-                  "scale:K) or arrival-rate (K x as dense); CSV out, chart on --svg");
+                  "scale:K), arrival-rate (K x as dense) or heavy-share (grmu, 0..1); CSV out, "
+                  "chart on --svg");
   cmd->callback([flags, cmd, &exit_code] {
     flags->policy_given = cmd->count("--policy") > 0;
+    flags->heavy_share_given = cmd->count("--heavy-share") > 0;
     exit_code = RunReplay(*flags);
   });
 }

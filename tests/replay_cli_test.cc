@@ -116,6 +116,8 @@ TEST_F(ReplayCliTest, BadInputExitsTwoNamingTheProblem) {
       {trace + " --sweep gpus-per-host=1,2 --gpus-per-host 2", "--gpus-per-host"},
       {trace + " --sweep lifetime=none --lifetime none", "--lifetime"},
       {trace + " --sweep gpus-per-host=1 --format json", "--format json"},
+      {trace + " --sweep heavy-share=0.2,1.5", "--sweep heavy-share"},
+      {trace + " --sweep heavy-share=0.2 --heavy-share 0.3", "--heavy-share"},
       {"replay --nodes " + (dir_ / "nodes.csv").string() + " --pods " + bad_pods.string(),
        "bad.csv:2: field 'gpu_milli'"},
       {"replay --nodes " + (dir_ / "missing.csv").string() + " --pods " + bad_pods.string(),

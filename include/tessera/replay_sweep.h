@@ -4,9 +4,11 @@
 //
 // Knobs (SweepKnob): gpus-per-host (every host gets N GPUs), lifetime (trace,
 // none or scale:K, as --lifetime), arrival-rate (arrivals K times as dense:
-// each arrival moves to t0 + (t - t0) / K, lifetimes kept).
+// each arrival moves to t0 + (t - t0) / K, lifetimes kept), heavy-share
+// (GRMU's heavy basket capacity, 0..1: GRMU section 8.2.1, Fig. 6-8).
 // ParseSweep reads "KNOB=V1,V2,...": InvalidArgument naming the knob or value.
-// ApplySweepValue shapes a copy of the trace; InvalidArgument for a bad value.
+// ApplySweepValue sets the knob in the trace or the placer options;
+// InvalidArgument for a bad value.
 //
 // Thread-safety: values and free functions.
 #ifndef TESSERA_REPLAY_SWEEP_H_
@@ -17,13 +19,14 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_optimum.h"
 #include "tessera/vm_trace.h"
 
 namespace tessera {
 
-enum class SweepKnob { kGpusPerHost, kLifetime, kArrivalRate };
+enum class SweepKnob { kGpusPerHost, kLifetime, kArrivalRate, kHeavyShare };
 
 inline constexpr int kMaxSweepValues = 64;
 
@@ -35,8 +38,9 @@ struct SweepSpec {
 
 Result<SweepSpec> ParseSweep(std::string_view text);
 
-// The trace with the knob at `value` (one of spec.values).
-Result<VmTrace> ApplySweepValue(const VmTrace& trace, SweepKnob knob, std::string_view value);
+// `trace` and `options` with the knob at `value` (one of spec.values).
+Status ApplySweepValue(SweepKnob knob, std::string_view value, VmTrace& trace,
+                       PlacerOptions& options);
 
 struct SweepPoint {
   std::string value;

@@ -12,7 +12,7 @@
 namespace tessera {
 namespace {
 
-constexpr std::string_view kKnobs = "gpus-per-host, lifetime or arrival-rate";
+constexpr std::string_view kKnobs = "gpus-per-host, lifetime, arrival-rate or heavy-share";
 
 Result<int> ParseGpus(std::string_view value) {
   const std::optional<double> n = ToDouble(value);
@@ -32,6 +32,15 @@ Result<double> ParseRate(std::string_view value) {
   return *k;
 }
 
+Result<double> ParseShare(std::string_view value) {
+  const std::optional<double> share = ToDouble(value);
+  if (!share || !(*share >= 0 && *share <= 1)) {
+    return Status::InvalidArgument("--sweep heavy-share: expected a share in [0, 1], got " +
+                                   QuoteForMessage(value));
+  }
+  return *share;
+}
+
 Status CheckValue(SweepKnob knob, std::string_view value) {
   switch (knob) {
     case SweepKnob::kGpusPerHost:
@@ -43,6 +52,8 @@ Status CheckValue(SweepKnob knob, std::string_view value) {
       return Status::Ok();
     case SweepKnob::kArrivalRate:
       return ParseRate(value).status();
+    case SweepKnob::kHeavyShare:
+      return ParseShare(value).status();
   }
   return Status::Ok();
 }
@@ -63,6 +74,8 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
     spec.knob = SweepKnob::kLifetime;
   } else if (spec.name == "arrival-rate") {
     spec.knob = SweepKnob::kArrivalRate;
+  } else if (spec.name == "heavy-share") {
+    spec.knob = SweepKnob::kHeavyShare;
   } else {
     return Status::InvalidArgument(
         fmt::format("--sweep: unknown knob {}; expected {}", QuoteForMessage(spec.name), kKnobs));
@@ -87,30 +100,38 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   return spec;
 }
 
-Result<VmTrace> ApplySweepValue(const VmTrace& trace, SweepKnob knob, std::string_view value) {
+Status ApplySweepValue(SweepKnob knob, std::string_view value, VmTrace& trace,
+                       PlacerOptions& options) {
   TESSERA_RETURN_IF_ERROR(CheckValue(knob, value));
   TraceShaping shaping;
   switch (knob) {
     case SweepKnob::kGpusPerHost:
       shaping.gpus_per_host = *ParseGpus(value);
-      return ShapeTrace(trace, shaping);
+      break;
     case SweepKnob::kLifetime:
       shaping.lifetime = *Lifetime::Parse(value);
-      return ShapeTrace(trace, shaping);
-    case SweepKnob::kArrivalRate:
       break;
+    case SweepKnob::kHeavyShare:
+      options.heavy_share = *ParseShare(value);
+      return Status::Ok();
+    case SweepKnob::kArrivalRate: {
+      const double k = *ParseRate(value);
+      if (trace.vms.empty()) return Status::Ok();
+      const double t0 = trace.vms.front().arrival_s;
+      for (VmRequest& vm : trace.vms) {
+        const double arrival = t0 + (vm.arrival_s - t0) / k;
+        if (vm.departure_s != kNeverDeparts) {
+          vm.departure_s = arrival + (vm.departure_s - vm.arrival_s);
+        }
+        vm.arrival_s = arrival;
+      }
+      trace.notes.push_back(
+          fmt::format("shaping: arrivals {:g} times as dense (lifetimes kept)", k));
+      return Status::Ok();
+    }
   }
-  const double k = *ParseRate(value);
-  VmTrace out = trace;
-  if (out.vms.empty()) return out;
-  const double t0 = out.vms.front().arrival_s;
-  for (VmRequest& vm : out.vms) {
-    const double arrival = t0 + (vm.arrival_s - t0) / k;
-    if (vm.departure_s != kNeverDeparts) vm.departure_s = arrival + (vm.departure_s - vm.arrival_s);
-    vm.arrival_s = arrival;
-  }
-  out.notes.push_back(fmt::format("shaping: arrivals {:g} times as dense (lifetimes kept)", k));
-  return out;
+  TESSERA_ASSIGN_OR_RETURN(trace, ShapeTrace(std::move(trace), shaping));
+  return Status::Ok();
 }
 
 }  // namespace tessera
