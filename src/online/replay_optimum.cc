@@ -222,15 +222,36 @@ class Model {
 
   using Plan = std::vector<std::vector<Placement>>;  // [state][vm]
 
-  // First fit in trace order, each VM at one (GPU, start) for its whole
-  // life: free in every state it is in, with room on the host.
+  // The better of two first fits (in trace order, and smallest GI first,
+  // which favours the count Eq. 3 maximises), each VM at one (GPU, start)
+  // for its whole life: free in every state it is in, with room on the host.
   Plan Greedy() const {
+    std::vector<int> order(trace_.vms.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    Plan in_order = FirstFit(order);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return gi_[trace_.vms[a].profile].g < gi_[trace_.vms[b].profile].g;
+    });
+    Plan smallest_first = FirstFit(order);
+    return CountPlaced(smallest_first) > CountPlaced(in_order) ? smallest_first : in_order;
+  }
+
+  int CountPlaced(const Plan& where) const {
+    std::vector<char> placed(trace_.vms.size(), 0);
+    for (const auto& state : where) {
+      for (size_t i = 0; i < state.size(); ++i) placed[i] |= state[i].gpu >= 0;
+    }
+    return static_cast<int>(std::count(placed.begin(), placed.end(), 1));
+  }
+
+  Plan FirstFit(const std::vector<int>& order) const {
     const size_t n = trace_.vms.size();
     Plan where(states_.size(), std::vector<Placement>(n));
     std::vector<std::vector<unsigned>> used(states_.size(), std::vector<unsigned>(gpus_.size(), 0));
     std::vector<std::vector<std::pair<double, double>>> host_use(
         states_.size(), std::vector<std::pair<double, double>>(hosts_.size(), {0, 0}));
-    for (size_t i = 0; i < n; ++i) {
+    for (const int vm_index : order) {
+      const size_t i = static_cast<size_t>(vm_index);
       std::vector<size_t> in;
       for (size_t m = 0; m < states_.size(); ++m) {
         if (std::binary_search(states_[m].vms.begin(), states_[m].vms.end(), static_cast<int>(i)))
