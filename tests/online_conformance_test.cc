@@ -13,6 +13,7 @@
 #include "tessera/replay_optimum.h"
 #include "tessera/synthetic_trace.h"
 #include "test_paths.h"
+#include "vm_trace_builder.h"
 
 namespace tessera {
 namespace {
@@ -162,33 +163,9 @@ TEST_F(OnlineConformance, FairKeepsUpWithGrmuWithDepartures) {
 
 // --- The offline optimum: GRMU's ILP (section 6) over a small window. ---
 
-struct TestVm {
-  const char* profile;
-  double arrival_h;
-  double departure_h;  // kNeverDeparts: never
-};
+using testing::VmTraceBuilder;
 
-// `hosts` hosts of `gpus` A100-40GB each, with room for any VM's CPU and RAM.
-VmTrace SmallTrace(int hosts, int gpus, const std::vector<TestVm>& vms) {
-  VmTrace trace;
-  trace.gpu = *FindGpu("a100-40gb");
-  for (int h = 0; h < hosts; ++h)
-    trace.hosts.push_back({"h" + std::to_string(h), 64000, 262144, gpus});
-  for (const TestVm& v : vms) {
-    VmRequest r;
-    r.id = static_cast<int>(trace.vms.size());
-    r.name = "vm" + std::to_string(r.id);
-    for (size_t p = 0; p < trace.gpu->profiles.size(); ++p) {
-      if (trace.gpu->profiles[p].name == v.profile) r.profile = static_cast<int>(p);
-    }
-    r.cpu_milli = 1000;
-    r.memory_mib = 1024;
-    r.arrival_s = v.arrival_h * 3600;
-    r.departure_s = v.departure_h == kNeverDeparts ? kNeverDeparts : v.departure_h * 3600;
-    trace.vms.push_back(r);
-  }
-  return trace;
-}
+constexpr double kH = 3600;  // an hour in trace seconds
 
 std::map<std::string, ReplayReport> ReplayQuietly(const VmTrace& trace) {
   std::map<std::string, ReplayReport> reports;
@@ -228,12 +205,14 @@ TEST(OptimumConformance, GiEncodingIsGrmuTable5) {
 // driver's rule: 2 + 2 accepted. The offline optimum may arrange them as
 // Table 3's alternative: 2 + 3. Counts are integers: exact.
 TEST(OptimumConformance, OptimumReachesGrmuTable3AlternativeArrangement) {
-  const VmTrace trace = SmallTrace(1, 1,
-                                   {{"1g.5gb", 0, kNeverDeparts},
-                                    {"1g.5gb", 1, kNeverDeparts},
-                                    {"1g.10gb", 2, kNeverDeparts},
-                                    {"1g.10gb", 3, kNeverDeparts},
-                                    {"1g.10gb", 4, kNeverDeparts}});
+  const VmTrace trace = VmTraceBuilder("a100-40gb")
+                            .Hosts(1, 1)
+                            .Vm("1g.5gb", 0)
+                            .Vm("1g.5gb", 1 * kH)
+                            .Vm("1g.10gb", 2 * kH)
+                            .Vm("1g.10gb", 3 * kH)
+                            .Vm("1g.10gb", 4 * kH)
+                            .Build();
   const ReplayOptimum opt = SolveReplayOptimum(trace).value();
   ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
   EXPECT_EQ(opt.accepted, 2 + 3);  // Table 3, alternative: 1g.10gb capacity 3
@@ -254,8 +233,12 @@ TEST(OptimumConformance, OptimumReachesGrmuTable3AlternativeArrangement) {
 // Offline, rejecting the 7g.40gb admits both others: 2 accepted, active
 // 1-10 h: 100% x 9 h = 900 %h, no migration.
 TEST(OptimumConformance, OptimumMatchesAHandComputedWindow) {
-  const VmTrace trace =
-      SmallTrace(1, 1, {{"7g.40gb", 0, 10}, {"4g.20gb", 1, 10}, {"3g.20gb", 2, 10}});
+  const VmTrace trace = VmTraceBuilder("a100-40gb")
+                            .Hosts(1, 1)
+                            .Vm("7g.40gb", 0, 10 * kH)
+                            .Vm("4g.20gb", 1 * kH, 10 * kH)
+                            .Vm("3g.20gb", 2 * kH, 10 * kH)
+                            .Build();
   const ReplayOptimum opt = SolveReplayOptimum(trace).value();
   ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
   EXPECT_EQ(opt.accepted, 2);
@@ -270,7 +253,11 @@ TEST(OptimumConformance, OptimumMatchesAHandComputedWindow) {
 // at a time beats two. Two hosts of one GPU; two 3g.20gb overlap in time.
 // MCC spreads them over both hosts; the optimum packs them on one GPU.
 TEST(OptimumConformance, OptimumConsolidatesWhenAcceptanceTies) {
-  const VmTrace trace = SmallTrace(2, 1, {{"3g.20gb", 0, 4}, {"3g.20gb", 1, 4}});
+  const VmTrace trace = VmTraceBuilder("a100-40gb")
+                            .Hosts(2, 1)
+                            .Vm("3g.20gb", 0, 4 * kH)
+                            .Vm("3g.20gb", 1 * kH, 4 * kH)
+                            .Build();
   const ReplayOptimum opt = SolveReplayOptimum(trace).value();
   ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
   EXPECT_EQ(opt.accepted, 2);
@@ -307,8 +294,10 @@ TEST(OptimumConformance, OptimumBoundsEveryPolicyOnRandomWindows) {
 }
 
 TEST(OptimumConformance, RejectsWindowsOverTheLimit) {
-  std::vector<TestVm> vms(kOptimumMaxVms + 1, TestVm{"1g.5gb", 0, 1});
-  const Result<ReplayOptimum> opt = SolveReplayOptimum(SmallTrace(1, 1, vms));
+  VmTraceBuilder builder("a100-40gb");
+  builder.Hosts(1, 1);
+  for (int i = 0; i <= kOptimumMaxVms; ++i) builder.Vm("1g.5gb", 0, kH);
+  const Result<ReplayOptimum> opt = SolveReplayOptimum(builder.Build());
   ASSERT_FALSE(opt.ok());
   EXPECT_NE(opt.status().message().find("at most 40"), std::string::npos) << opt.status().message();
 }

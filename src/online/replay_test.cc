@@ -46,6 +46,16 @@ TEST(Replay, ActiveHardwareCountsAHostAndAllItsGpusWhileItRunsAnyVm) {
   EXPECT_EQ(r.intra_migrations + r.inter_migrations, 0);
 }
 
+// t0 + 2 h - t0 is a hair under 2 h in doubles when t0 = 1,234.567 s: the
+// time that closes hour 1 once fell back into it and the replay never ended.
+TEST(Replay, AnHourEndThatRoundsBackIntoItsHourStillEnds) {
+  const VmTrace t =
+      VmTraceBuilder("a100-40gb").Hosts(1, 1).Vm("1g.5gb", 1234.567, 1234.567 + 3 * 3600).Build();
+  const ReplayReport r = ReplayWith(t, "ff");
+  EXPECT_EQ(r.samples.size(), 3u);
+  EXPECT_NEAR(r.active_hw_auc, 100 * 3.0, 1e-6);  // rounding only
+}
+
 TEST(Replay, CountsAcceptancePerProfileAndPerHour) {
   // One GPU: the 7g.40gb fills it, so the 3g.20gb an hour later is refused
   // until the first leaves.
