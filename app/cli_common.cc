@@ -371,17 +371,7 @@ Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) 
         "profiles they are derived from (" +
         (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
   }
-  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, flags.profiles.empty()
-                                                      ? EmbeddedProfiles({*gpu})
-                                                      : LoadProfiles(flags.profiles));
-  TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, **gpu));
-  PrintMessage(fmt::format(
-      "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "
-      "tables derived from the {} profiles of {} run whole ({}; docs/igniter-planner.md, \"On "
-      "MIG workloads\")\n",
-      flags.profiles.empty() ? "embedded" : flags.profiles, (*gpu)->name,
-      DescribeDerivedFits(derived)));
-  return derived;
+  return DeriveMpsForGpu(flags.profiles, **gpu);
 }
 
 Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
@@ -406,6 +396,19 @@ Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario
 }
 
 }  // namespace
+
+Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu) {
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, profiles_path.empty()
+                                                      ? EmbeddedProfiles({&gpu})
+                                                      : LoadProfiles(profiles_path));
+  TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, gpu));
+  PrintMessage(fmt::format(
+      "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "
+      "tables derived from the {} profiles of {} run whole ({}; docs/igniter-planner.md, \"On "
+      "MIG workloads\")\n",
+      profiles_path.empty() ? "embedded" : profiles_path, gpu.name, DescribeDerivedFits(derived)));
+  return derived;
+}
 
 Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view planners) {
   struct Given {

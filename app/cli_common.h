@@ -15,6 +15,7 @@
 #include "tessera/gpu_catalog.h"
 #include "tessera/input_limits.h"
 #include "tessera/latency_rule.h"
+#include "tessera/mps_from_profiles.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/profile_table.h"
@@ -106,6 +107,11 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
 // field, or the flag.
 Result<Problem> LoadProblem(const InputFlags& flags, bool mps,
                             const LatencyRule* recorded = nullptr);
+// The iGniter coefficients and gpu-lets' tables of `gpu` (a MIG GPU) run
+// whole, derived from its MIG profiles (`profiles_path`, else the embedded
+// ones; mps_from_profiles.h), with a note on stderr saying so: what the MPS
+// planners, validate and simulate use when no --coeffs is given.
+Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu);
 // The same for a scenario already loaded with LoadScenario(flags), so that a
 // command planning it both ways reads the file once.
 Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,

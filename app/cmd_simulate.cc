@@ -174,20 +174,27 @@ Result<Deployment> LoadDeployment(const std::string& path) {
 // The scenario on the deployment's GPU models under the plan's rule: with
 // --profiles, or the embedded profiles of every GPU model the deployment uses
 // (as `plan` synthesizes them for its pool); an MPS plan with the iGniter
-// coefficients of --coeffs.
+// coefficients of --coeffs, or, on a MIG GPU run whole, with those derived
+// from its profiles as `plan` derives them without --coeffs.
 Result<Problem> ProblemFor(const SimulateFlags& flags, const Scenario& scenario,
                            const Deployment& d) {
   const std::string where = flags.deployment + ": field 'gpu'";
   if (d.sharing == Sharing::kMps) {
-    if (flags.coefficients.empty()) {
+    Result<const GpuModel*> gpu = FindGpu(d.gpu);
+    if (!gpu.ok()) return gpu.status().WithContext(where);
+    if (!flags.coefficients.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(MpsCoefficients coefficients,
+                               LoadMpsCoefficients(flags.coefficients));
+      return Problem::BuildMps(scenario, {*gpu, 0, 0}, std::move(coefficients), d.rule);
+    }
+    if (!(*gpu)->HasMig()) {
       return Status::InvalidArgument(flags.deployment +
                                      ": an MPS plan is simulated with the iGniter coefficients "
                                      "it was made with: --coeffs FILE");
     }
-    TESSERA_ASSIGN_OR_RETURN(MpsCoefficients coefficients, LoadMpsCoefficients(flags.coefficients));
-    Result<const GpuModel*> gpu = FindGpu(d.gpu);
-    if (!gpu.ok()) return gpu.status().WithContext(where);
-    return Problem::BuildMps(scenario, {*gpu, 0, 0}, std::move(coefficients), d.rule);
+    // Made without --coeffs: with the coefficients `plan` derived from the same profiles.
+    TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsForGpu(flags.profiles, **gpu));
+    return Problem::BuildMps(scenario, {*gpu, 0, 0}, std::move(derived.coefficients), d.rule);
   }
   if (!flags.coefficients.empty()) {
     return Status::InvalidArgument("--coeffs applies to MPS plans; " + flags.deployment +
@@ -496,7 +503,8 @@ void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
                  "Profile CSV or ParvaGPU prof_data directory the deployment was planned with; "
                  "default: the embedded synthesized profiles of its GPU models");
   cmd.add_option("--coeffs", flags.coefficients,
-                 "iGniter coefficients (JSON) an MPS plan was made with (tessera plan --coeffs)");
+                 "iGniter coefficients (JSON) an MPS plan was made with (tessera plan --coeffs); "
+                 "default for a MIG GPU run whole: derived from its profiles, as plan does");
   cmd.add_option("--format", flags.format, "table (for people) or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
