@@ -34,6 +34,9 @@ struct ProfileKey {
   friend bool operator==(const ProfileKey&, const ProfileKey&) = default;
 };
 
+// "(model, gpu, profile, batch B, procs P)": how error messages name a key.
+std::string DescribeKey(const ProfileKey& key);
+
 struct ProfileEntry {
   ProfileKey key;
   double throughput_rps = 0;      // whole segment, requests per second

@@ -112,11 +112,6 @@ class RowReader {
   std::vector<std::string_view> fields_;
 };
 
-std::string DescribeKey(const ProfileKey& key) {
-  return fmt::format("({}, {}, {}, batch {}, procs {})", key.model, key.gpu, key.profile, key.batch,
-                     key.procs);
-}
-
 // The error of `key`, read at `line`, seen first at `first_line`. `field`
 // names the key's columns.
 Status DuplicateError(std::string_view source, int line, std::string_view field,

@@ -1,5 +1,7 @@
 #include "tessera/profile_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +69,11 @@ Status ProfileTable::Add(ProfileEntry entry) {
 Status ProfileTable::Merge(const ProfileTable& other) {
   for (const ProfileEntry& e : other.entries()) TESSERA_RETURN_IF_ERROR(Add(e));
   return Status::Ok();
+}
+
+std::string DescribeKey(const ProfileKey& key) {
+  return fmt::format("({}, {}, {}, batch {}, procs {})", key.model, key.gpu, key.profile, key.batch,
+                     key.procs);
 }
 
 const ProfileTable::Group* ProfileTable::FindGroup(std::string_view model,

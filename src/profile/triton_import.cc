@@ -243,11 +243,6 @@ Result<std::optional<ProfileEntry>> ReadRow(const Row& row, const Layout& l,
   return std::optional<ProfileEntry>(std::move(e));
 }
 
-std::string DescribeKey(const ProfileKey& key) {
-  return fmt::format("({}, {}, {}, batch {}, procs {})", key.model, key.gpu, key.profile, key.batch,
-                     key.procs);
-}
-
 }  // namespace
 
 Result<TritonFormat> ParseTritonFormat(std::string_view name) {
