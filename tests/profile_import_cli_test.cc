@@ -89,7 +89,9 @@ TEST_F(ProfileImportCli, PlansOnImportedProfilesLikeOnParvaGpus) {
 TEST_F(ProfileImportCli, PerfAnalyzerFilesWithSettingsMergeIntoOneTable) {
   ProfileTable resnet;
   for (const ProfileEntry& e : parva_.entries()) {
-    if (e.key.model == "resnet50") ASSERT_TRUE(resnet.Add(e).ok());
+    if (e.key.model == "resnet50") {
+      ASSERT_TRUE(resnet.Add(e).ok());
+    }
   }
   std::string files;
   for (const auto& [key, text] : testing::PerfAnalyzerCsvs(resnet)) {

@@ -5,12 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-// svg_check.h first: it names gtest's testing:: unqualified, which
-// tessera::testing (cli_fixture.h's) would hide.
-// clang-format off
-#include "svg_check.h"
 #include "cli_fixture.h"
-// clang-format on
+#include "svg_check.h"
 
 namespace tessera {
 namespace {

@@ -31,7 +31,7 @@ inline ::testing::AssertionResult WellFormedXml(std::string_view svg) {
       std::string_view ref = svg.substr(pos, semi == std::string_view::npos ? 8 : semi - pos + 1);
       bool known = ref == "&amp;" || ref == "&lt;" || ref == "&gt;" || ref == "&quot;" ||
                    ref == "&apos;" || (ref.size() > 3 && ref[1] == '#');
-      if (!known) return testing::AssertionFailure() << "bad entity at " << pos << ": " << ref;
+      if (!known) return ::testing::AssertionFailure() << "bad entity at " << pos << ": " << ref;
       continue;
     }
     if (svg[pos] != '<') continue;
@@ -45,14 +45,14 @@ inline ::testing::AssertionResult WellFormedXml(std::string_view svg) {
       if (svg[end] == '"' || svg[end] == '\'')
         quote = quote == 0 ? svg[end] : (quote == svg[end] ? 0 : quote);
       if (quote == 0 && svg[end] == '<')
-        return testing::AssertionFailure() << "'<' in tag at " << pos;
+        return ::testing::AssertionFailure() << "'<' in tag at " << pos;
     }
-    if (end == svg.size()) return testing::AssertionFailure() << "unterminated tag at " << pos;
+    if (end == svg.size()) return ::testing::AssertionFailure() << "unterminated tag at " << pos;
     std::string_view tag = svg.substr(pos + 1, end - pos - 1);
     if (tag.starts_with('/')) {
       std::string name(tag.substr(1));
       if (open.empty() || open.back() != name) {
-        return testing::AssertionFailure()
+        return ::testing::AssertionFailure()
                << "</" << name << "> closes <" << (open.empty() ? "" : open.back()) << ">";
       }
       open.pop_back();
@@ -61,8 +61,8 @@ inline ::testing::AssertionResult WellFormedXml(std::string_view svg) {
     }
     pos = end;
   }
-  if (!open.empty()) return testing::AssertionFailure() << "<" << open.back() << "> never closed";
-  return testing::AssertionSuccess();
+  if (!open.empty()) return ::testing::AssertionFailure() << "<" << open.back() << "> never closed";
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace tessera
