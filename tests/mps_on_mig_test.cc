@@ -247,6 +247,14 @@ TEST_F(MpsOnMigCliTest, PlanDerivesCoefficientsAndCoeffsStillOverride) {
   const auto plan = Write("p.json", o.out);
   testing::Outcome v = Tessera("validate --deployment " + plan.string() + " --scenario " + s1);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  // ... and simulated with them, as the note says, without a --coeffs file.
+  testing::Outcome sim = Tessera("simulate --deployment " + plan.string() + " --scenario " + s1 +
+                                 " --duration 2s --format json");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.err.find("derived from the embedded profiles"), std::string::npos) << sim.err;
+  const nlohmann::json report = nlohmann::json::parse(sim.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << sim.out;
+  EXPECT_EQ(report["services"].size(), 6u) << sim.out;
   // --coeffs wins: the V100 coefficients know none of ParvaGPU's models
   // but ResNet-50 and VGG-19, and the derivation is not run.
   if (testing::SharedDataPresent("igniter/derived/fitted_coefficients_v100.json")) {
