@@ -121,6 +121,7 @@ int RunCompare(const CompareFlags& flags) {
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> planners
   std::map<double, std::vector<std::string>> limited;       // seconds -> planners
   std::vector<std::string> ran_once;
+  bool paper_score_ran = false;  // a MIG-serving planner ran under --score paper
   for (const std::string& name : BuiltinPlanners().Names()) {
     Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
     if (!planner.ok()) return ReportError(planner.status());
@@ -134,6 +135,7 @@ int RunCompare(const CompareFlags& flags) {
         RunOne(**planner, is_mps ? mps : mig, flags.repeat, context, skipped, ran_once);
     if (!row.ok()) return ReportError(row.status());
     if (!*row) continue;
+    paper_score_ran |= flags.search.score == "paper" && (*planner)->UsesMigServingScore();
     rows.push_back(**row);
     if (defaulted) limited[context.time_limit_s].push_back(name);
   }
@@ -152,7 +154,7 @@ int RunCompare(const CompareFlags& flags) {
         limits);
     if (flags.format != "table") PrintMessage("tessera: note: " + limits);
   }
-  if (flags.search.score == "paper") {
+  if (paper_score_ran) {
     const std::string score =
         "score: MIG-serving's planners ranked GPU configurations by the paper's uncapped "
         "score (--score paper)\n";

@@ -75,6 +75,13 @@ TEST_F(CliTest, CompareListsTheMpsStaticBaselinesAndSaysWhichScore) {
   }
   EXPECT_EQ(checked, 2) << json.out;
   EXPECT_NE(json.err.find("tessera: note: score: "), std::string::npos) << json.err;
+  // On a pool no MIG-serving planner runs, so nothing is said of their score.
+  Outcome pool =
+      Tessera("compare --scenario " + testing::SourcePath("examples/scenarios/pool.yaml") +
+              " --repeat 1 --time-limit 2 --score paper");
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  EXPECT_EQ(pool.out.find("migserving-greedy "), std::string::npos) << pool.out;
+  EXPECT_EQ(pool.out.find("score:"), std::string::npos) << pool.out;
 }
 
 }  // namespace
