@@ -51,7 +51,8 @@ TEST(IgniterSynth, ScalesTheV100ToTheT4) {
   EXPECT_DOUBLE_EQ(hw.alpha_f, -1.0 * (1590.0 / 1530) / r.power);
   EXPECT_DOUBLE_EQ(hw.alpha_sch, 0.004);
   const WorkloadCoefficients& w = t4->workloads[0];
-  const WorkloadCoefficients& v = Base().workloads[0];
+  const MpsCoefficients base = Base();
+  const WorkloadCoefficients& v = base.workloads[0];
   // The solo active time at any batch and share is C times the V100's.
   for (int b : {1, 8, 32}) {
     for (double pct : {10.0, 50.0, 100.0}) {
