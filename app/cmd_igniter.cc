@@ -137,6 +137,16 @@ struct SynthFlags {
   std::optional<double> pcie_bytes_per_ms;
 };
 
+// The example both subcommands' help ends with: a T4 made from the V100's
+// fit, then the cheaper of the two for iGniter's twelve workloads.
+constexpr char kT4Example[] =
+    "  tessera igniter synth --from ../shared/data/igniter/derived/fitted_coefficients_v100.json "
+    "\\\n"
+    "      --from-gpu v100-16gb --gpu t4-16gb --max-clock-mhz 1590 --power-cap-w 70 \\\n"
+    "      --pcie-bytes-per-ms 5882000 -o t4.json\n"
+    "  tessera igniter choose --scenario examples/scenarios/igniter-12.yaml \\\n"
+    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --coeffs t4.json";
+
 constexpr char kSynthFooter[] =
     "Writes coefficients for GPU --gpu, which nobody profiled, from coefficients fitted on\n"
     "another GPU (--from) and the two GPUs' catalog figures (`tessera gpus`). With\n"
@@ -151,13 +161,7 @@ constexpr char kSynthFooter[] =
     "with it are predictions of a model nobody measured on that GPU.\n\n"
     "Prints the ratios. Example (the T4 of iGniter's 5.3; its clock and PCIe bandwidth\n"
     "from the artifact's one T4 log, Profile/tools/PCIeInfo.txt: 1.59 GHz, 602112 B in\n"
-    "0.102364 ms; its 70 W cap from NVIDIA's T4 datasheet):\n"
-    "  tessera igniter synth --from ../shared/data/igniter/derived/fitted_coefficients_v100.json "
-    "\\\n"
-    "      --from-gpu v100-16gb --gpu t4-16gb --max-clock-mhz 1590 --power-cap-w 70 \\\n"
-    "      --pcie-bytes-per-ms 5882000 -o t4.json\n"
-    "  tessera igniter choose --scenario examples/scenarios/igniter-12.yaml \\\n"
-    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --coeffs t4.json";
+    "0.102364 ms; its 70 W cap from NVIDIA's T4 datasheet):\n";
 
 // A catalog GPU named by `flag` (its value `name`).
 Result<const GpuModel*> CatalogGpu(const std::string& flag, const std::string& name) {
@@ -222,13 +226,7 @@ constexpr char kChooseFooter[] =
     "Prints every type's GPUs and $/h side by side, then the chosen plan; --format json\n"
     "prints {types: [...], chosen} instead; -o writes the chosen plan's deployment JSON\n"
     "(for validate, simulate, deploy). Exit 3 when no type meets every SLO.\n\n"
-    "Example:\n"
-    "  tessera igniter synth --from ../shared/data/igniter/derived/fitted_coefficients_v100.json "
-    "\\\n"
-    "      --from-gpu v100-16gb --gpu t4-16gb --max-clock-mhz 1590 --power-cap-w 70 \\\n"
-    "      --pcie-bytes-per-ms 5882000 -o t4.json\n"
-    "  tessera igniter choose --scenario examples/scenarios/igniter-12.yaml \\\n"
-    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --coeffs t4.json";
+    "Example:\n";
 
 // One GPU type's plan.
 struct TypePlan {
@@ -408,7 +406,7 @@ void AddIgniterCommand(CLI::App& app, int& exit_code) {
   auto synth_flags = std::make_shared<SynthFlags>();
   CLI::App* synth = cmd->add_subcommand(
       "synth", "Synthesize iGniter coefficients for an unprofiled GPU from another GPU's");
-  synth->footer(kSynthFooter);
+  synth->footer(std::string(kSynthFooter) + kT4Example);
   synth->add_option("--from", synth_flags->from, "Coefficients JSON fitted on another GPU")
       ->required();
   synth->add_option("--from-gpu", synth_flags->from_gpu,
@@ -443,7 +441,7 @@ void AddIgniterCommand(CLI::App& app, int& exit_code) {
   auto choose_flags = std::make_shared<ChooseFlags>();
   CLI::App* choose = cmd->add_subcommand(
       "choose", "Plan a scenario on several GPU types; keep the cheapest meeting every SLO");
-  choose->footer(kChooseFooter);
+  choose->footer(std::string(kChooseFooter) + kT4Example);
   choose->add_option("--scenario", choose_flags->scenario, "Scenario YAML")->required();
   choose
       ->add_option("--coeffs", choose_flags->coefficients,
