@@ -264,10 +264,7 @@ Result<TypePlan> PlanType(const ChooseFlags& flags, const Scenario& scenario,
   out.gpu = problem.gpu().name;
   out.instance = problem.gpu().cloud.instance;
   out.deployment = std::move(report.deployment);
-  if (ShadowOn(flags.shadow, planner.Name())) {
-    TESSERA_ASSIGN_OR_RETURN(out.shadow, ApplyShadowGuard(out.deployment, problem));
-    out.deployment = out.shadow->deployment;
-  }
+  TESSERA_ASSIGN_OR_RETURN(out.shadow, GuardIfOn(flags.shadow, out.deployment, problem));
   for (const ServiceOutcome& s : out.deployment.services) {
     out.infeasible += s.status == ServiceStatus::kInfeasible;
   }

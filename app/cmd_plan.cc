@@ -28,7 +28,7 @@ struct PlanFlags {
   std::string svg;
   bool verify = false;
   std::string verify_duration = "60s";
-  std::optional<bool> shadow;  // --shadow / --no-shadow; unset: ShadowOn's default
+  std::optional<bool> shadow;  // --shadow / --no-shadow; unset: GuardIfOn's default
 };
 
 // --planner, else igniter with --coeffs, else the default of plan.h.
@@ -111,11 +111,11 @@ int RunPlan(const PlanFlags& flags) {
                                           *problem, ContextFrom(flags.search, **planner));
   if (!report.ok()) return ReportError(report.status());
   std::optional<ShadowGuardResult> shadow;
-  if (mps && ShadowOn(flags.shadow, report->deployment.planner)) {
-    Result<ShadowGuardResult> guarded = ApplyShadowGuard(report->deployment, *problem);
+  if (mps) {
+    Result<std::optional<ShadowGuardResult>> guarded =
+        GuardIfOn(flags.shadow, report->deployment, *problem);
     if (!guarded.ok()) return ReportError(guarded.status());
     shadow = std::move(guarded).value();
-    report->deployment = shadow->deployment;
   }
   const Deployment& d = report->deployment;
   const std::vector<Violation> violations = ValidateDeployment(d, *problem);

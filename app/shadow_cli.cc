@@ -20,8 +20,12 @@ void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow) {
       ->excludes(on);
 }
 
-bool ShadowOn(const std::optional<bool>& flag, std::string_view planner) {
-  return flag.value_or(planner == "igniter");
+Result<std::optional<ShadowGuardResult>> GuardIfOn(const std::optional<bool>& flag,
+                                                   Deployment& plan, const Problem& problem) {
+  if (!flag.value_or(plan.planner == "igniter")) return std::optional<ShadowGuardResult>();
+  TESSERA_ASSIGN_OR_RETURN(ShadowGuardResult guarded, ApplyShadowGuard(plan, problem));
+  plan = guarded.deployment;
+  return std::optional<ShadowGuardResult>(std::move(guarded));
 }
 
 std::string FormatShadowTable(const ShadowGuardResult& guard) {
