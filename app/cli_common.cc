@@ -44,7 +44,21 @@ int ReportError(const Status& status) {
   return ExitCodeFor(status);
 }
 
-void PrintMessage(std::string_view text) { std::cerr << EscapeMessage(text); }
+namespace {
+thread_local NoteCollector* current_collector = nullptr;
+}  // namespace
+
+NoteCollector::NoteCollector() : outer_(current_collector) { current_collector = this; }
+
+NoteCollector::~NoteCollector() { current_collector = outer_; }
+
+void PrintMessage(std::string_view text) {
+  if (current_collector != nullptr) {
+    current_collector->notes_.push_back(EscapeMessage(text));
+    return;
+  }
+  std::cerr << EscapeMessage(text);
+}
 
 void AddInputFlags(CLI::App& command, InputFlags& flags) {
   auto* scenario = command.add_option("--scenario", flags.scenario,
@@ -297,7 +311,9 @@ Result<Problem> LoadMigProblem(const InputFlags& flags, const Scenario& scenario
                                const LatencyRule& rule) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<GpuOffer> pool, ChoosePool(flags, scenario));
   ProfileTable profiles;
-  if (flags.profiles.empty()) {
+  if (flags.profile_table) {
+    profiles = *flags.profile_table;
+  } else if (flags.profiles.empty()) {
     std::vector<const GpuModel*> gpus;
     for (const GpuOffer& offer : pool) gpus.push_back(offer.gpu);
     TESSERA_ASSIGN_OR_RETURN(profiles, EmbeddedProfiles(gpus));
@@ -371,7 +387,7 @@ Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) 
         "profiles they are derived from (" +
         (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
   }
-  return DeriveMpsForGpu(flags.profiles, **gpu);
+  return DeriveMpsForGpu(flags.profiles, **gpu, flags.profile_table.get());
 }
 
 Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
@@ -397,8 +413,10 @@ Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario
 
 }  // namespace
 
-Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu) {
-  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, profiles_path.empty()
+Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu,
+                                   const ProfileTable* table) {
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, table != nullptr ? Result(*table)
+                                                  : profiles_path.empty()
                                                       ? EmbeddedProfiles({&gpu})
                                                       : LoadProfiles(profiles_path));
   TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, gpu));
@@ -406,7 +424,10 @@ Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuMo
       "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "
       "tables derived from the {} profiles of {} run whole ({}; docs/igniter-planner.md, \"On "
       "MIG workloads\")\n",
-      profiles_path.empty() ? "embedded" : profiles_path, gpu.name, DescribeDerivedFits(derived)));
+      table != nullptr        ? "given"
+      : profiles_path.empty() ? "embedded"
+                              : profiles_path,
+      gpu.name, DescribeDerivedFits(derived)));
   return derived;
 }
 
@@ -418,7 +439,9 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
   };
   const Given all[] = {
       // Without --coeffs, the MPS planners' coefficients come from the profiles.
-      {"--profiles", !flags.profiles.empty() && !(mps && flags.coefficients.empty()), false},
+      {"--profiles",
+       (!flags.profiles.empty() || flags.profile_table) && !(mps && flags.coefficients.empty()),
+       false},
       {"--compat", !flags.compat.empty(), false},
       {"--capacity-rule", !flags.capacity_rule.empty(), false},
       {"--rate-margin", flags.rate_margin.has_value(), false},
@@ -482,13 +505,18 @@ Result<Problem> CheckPlanServes(const InputFlags& input, const std::string& path
   TESSERA_ASSIGN_OR_RETURN(Problem problem,
                            LoadProblem(input, false, plan.rule_recorded ? &plan.rule : nullptr));
   AdoptRule(plan, path, problem.rule());
+  TESSERA_RETURN_IF_ERROR(CheckServes(path, plan, problem));
+  return problem;
+}
+
+Status CheckServes(const std::string& path, const Deployment& plan, const Problem& problem) {
   const std::vector<Violation> violations = ValidateDeployment(plan, problem);
-  if (violations.empty()) return problem;
+  if (violations.empty()) return Status::Ok();
   std::string first = FormatViolations({violations.front()});
   first.pop_back();  // the line's newline: the message is one line
   return Status::InvalidArgument(
-      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", path, input.scenario,
-                  violations.size(), first));
+      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", path,
+                  ServiceLocation(problem.scenario(), 0), violations.size(), first));
 }
 
 Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario) {

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,8 +38,28 @@ int ReportError(const Status& status);
 
 // Writes `text` to stderr through EscapeMessage: every message and note the
 // CLI prints goes through it, so that user text quoted in it (a name with a
-// NUL or an escape sequence) never reaches the terminal raw.
+// NUL or an escape sequence) never reaches the terminal raw. Collected
+// instead while a NoteCollector lives on this thread.
 void PrintMessage(std::string_view text);
+
+// While one lives on a thread, PrintMessage on that thread appends its text
+// here instead of writing it to stderr: the Python package attaches the
+// notes of a run to its result. The innermost of nested collectors collects.
+class NoteCollector {
+ public:
+  NoteCollector();
+  ~NoteCollector();
+  NoteCollector(const NoteCollector&) = delete;
+  NoteCollector& operator=(const NoteCollector&) = delete;
+
+  // The texts collected so far, each as PrintMessage would have written it.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  friend void PrintMessage(std::string_view text);
+  NoteCollector* outer_;
+  std::vector<std::string> notes_;
+};
 
 // Prints each infeasible service with why, and each service the iGniter
 // model predicts misses its SLO, on stderr.
@@ -55,7 +76,10 @@ struct InputFlags {
   std::string router;                    // --router weighted|jsq
   std::optional<double> rate_margin;     // --rate-margin M: plan for (1 + M) x every rate
   // MIG planners only.
-  std::string profiles;       // --profiles PATH (default: embedded synthesized profiles)
+  std::string profiles;  // --profiles PATH (default: embedded synthesized profiles)
+  // Profiles given in memory (the Python package's ProfileTable), in place
+  // of --profiles; never set by a flag.
+  std::shared_ptr<const ProfileTable> profile_table;
   std::string compat;         // --compat parva-artifact
   std::string capacity_rule;  // --capacity-rule pooled[:CV]|queueing|bursty:SHARE|bare
   // MPS planners only.
@@ -108,10 +132,12 @@ Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view plann
 Result<Problem> LoadProblem(const InputFlags& flags, bool mps,
                             const LatencyRule* recorded = nullptr);
 // The iGniter coefficients and gpu-lets' tables of `gpu` (a MIG GPU) run
-// whole, derived from its MIG profiles (`profiles_path`, else the embedded
-// ones; mps_from_profiles.h), with a note on stderr saying so: what the MPS
-// planners, validate and simulate use when no --coeffs is given.
-Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu);
+// whole, derived from its MIG profiles (`table` when not null, else
+// `profiles_path`, else the embedded ones; mps_from_profiles.h), with a note
+// on stderr saying so: what the MPS planners, validate and simulate use when
+// no --coeffs is given.
+Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu,
+                                   const ProfileTable* table = nullptr);
 // The same for a scenario already loaded with LoadScenario(flags), so that a
 // command planning it both ways reads the file once.
 Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
@@ -137,6 +163,11 @@ void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRul
 // not serve <scenario>: N violation(s), the first: ..." otherwise.
 Result<Problem> CheckPlanServes(const InputFlags& input, const std::string& path, Deployment& plan,
                                 std::string_view command);
+
+// Ok iff `plan` (read from `path`) passes the validator against `problem`;
+// otherwise InvalidArgument "<path>: does not serve <scenario>: N
+// violation(s), the first: ...".
+Status CheckServes(const std::string& path, const Deployment& plan, const Problem& problem);
 
 // The one MIG GPU model of a run: `gpu_flag` (--gpu) if given, else the
 // scenario's `gpu`, else a100-80gb. NotFound names --gpu or the scenario

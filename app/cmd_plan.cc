@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "help_text.h"
-#include "incremental_cli.h"
+#include "plan_run.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
@@ -19,23 +19,13 @@ namespace tessera::cli {
 namespace {
 
 struct PlanFlags {
-  InputFlags input;
-  SearchFlags search;
-  IncrementalFlags incremental;
-  std::string planner;  // empty: the default (PlannerFor)
+  PlanRequest request;
   std::string format = "table";
   std::string output;
   std::string svg;
   bool verify = false;
   std::string verify_duration = "60s";
-  std::optional<bool> shadow;  // --shadow / --no-shadow; unset: GuardIfOn's default
 };
-
-// --planner, else igniter with --coeffs, else the default of plan.h.
-std::string PlannerFor(const PlanFlags& flags) {
-  if (!flags.planner.empty()) return flags.planner;
-  return flags.input.coefficients.empty() ? std::string(kDefaultPlanner) : "igniter";
-}
 
 // --verify: the plan replayed under its own rule with Poisson arrivals (seed
 // 1). A plan the validator accepted that the simulator cannot run is a bug.
@@ -74,67 +64,37 @@ int RunPlan(const PlanFlags& flags) {
   Result<double> verify_s =
       ParseDuration("--verify-duration", flags.verify_duration, kSimulatedTime);
   if (!verify_s.ok()) return ReportError(verify_s.status());
-  const std::string name = PlannerFor(flags);
-  Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
-  if (!planner.ok()) return ReportError(planner.status().WithContext("--planner"));
-  const bool mps = (*planner)->Mode() == Sharing::kMps;
-  if (Status s = CheckFlagsApply(flags.input, mps, "planner " + name); !s.ok()) {
-    return ReportError(s);
+  if (flags.format == "csv") {
+    // Known before planning: whether the planner plans MPS (whole GPUs).
+    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(PlannerFor(flags.request));
+    if (planner.ok() && (*planner)->Mode() == Sharing::kMps) {
+      return ReportError(Status::InvalidArgument(
+          "--format csv is ParvaGPU's map of MIG instances; MPS plans print as table or json"));
+    }
   }
-  if (!mps && flags.shadow) {
-    return ReportError(Status::InvalidArgument(
-        "--shadow/--no-shadow does not apply to planner " + name +
-        ": the shadow guard is for the MPS planners (whole GPUs shared through MPS)"));
-  }
-  if (flags.search.score != "capped" && !(*planner)->UsesMigServingScore()) {
-    return ReportError(Status::InvalidArgument(
-        "--score does not apply to planner " + name +
-        ": it chooses the heuristic score of MIG-serving's planners (migserving-*)"));
-  }
-  if (mps && flags.format == "csv") {
-    return ReportError(Status::InvalidArgument(
-        "--format csv is ParvaGPU's map of MIG instances; MPS plans print as table or json"));
-  }
-  Result<std::optional<Deployment>> current = LoadCurrent(flags.incremental, **planner);
-  if (!current.ok()) return ReportError(current.status());
-  // A re-plan keeps the rule its deployment was made under.
-  const LatencyRule* recorded = *current && (*current)->rule_recorded ? &(*current)->rule : nullptr;
-  Result<Problem> problem = LoadProblem(flags.input, mps, recorded);
-  if (!problem.ok()) return ReportError(problem.status());
-  if (*current) AdoptRule(**current, flags.incremental.current, problem->rule());
+  std::optional<Scenario> scenario;
   if (flags.verify) {
-    Status fits =
-        CheckSimulatedRequests("--verify-duration", *verify_s, TotalRate(problem->scenario()));
+    Result<Scenario> loaded = LoadScenario(flags.request.input);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    Status fits = CheckSimulatedRequests("--verify-duration", *verify_s, TotalRate(*loaded));
     if (!fits.ok()) return ReportError(fits);
+    scenario = std::move(loaded).value();
   }
-  Result<PlanReport> report = PlanProblem(flags.incremental, *current, flags.planner, **planner,
-                                          *problem, ContextFrom(flags.search, **planner));
-  if (!report.ok()) return ReportError(report.status());
-  std::optional<ShadowGuardResult> shadow;
-  if (mps) {
-    Result<std::optional<ShadowGuardResult>> guarded =
-        GuardIfOn(flags.shadow, report->deployment, *problem);
-    if (!guarded.ok()) return ReportError(guarded.status());
-    shadow = std::move(guarded).value();
-  }
-  const Deployment& d = report->deployment;
-  const std::vector<Violation> violations = ValidateDeployment(d, *problem);
-  if (!violations.empty()) {
-    return ReportError(Status::Internal("planner " + d.planner + " produced an invalid plan:\n" +
-                                        FormatViolations(violations)));
-  }
+  Result<PlanRun> run = RunPlanRequest(flags.request, scenario ? &*scenario : nullptr);
+  if (!run.ok()) return ReportError(run.status());
+  const Deployment& d = run->deployment;
   std::optional<SimReport> sim;
   if (flags.verify) {
-    Result<SimReport> simulated = Verify(d, *problem, *verify_s);
+    Result<SimReport> simulated = Verify(d, run->problem, *verify_s);
     if (!simulated.ok()) return ReportError(simulated.status());
     sim = std::move(simulated).value();
   }
-  if (Status written = WriteResults(flags, d, *problem, sim, shadow); !written.ok()) {
+  if (Status written = WriteResults(flags, d, run->problem, sim, run->shadow); !written.ok()) {
     return ReportError(written);
   }
   if (sim) NoteSloMisses(*sim);
   NoteOutcomes(d);
-  return report->outcome == PlanOutcome::kInfeasible ? kExitInfeasible : kExitOk;
+  return run->outcome == PlanOutcome::kInfeasible ? kExitInfeasible : kExitOk;
 }
 
 }  // namespace
@@ -144,11 +104,11 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Plan one scenario with one planner; print, save and draw the deployment");
   cmd->footer(kPlanHelp);
-  AddInputFlags(*cmd, flags->input);
-  AddSearchFlags(*cmd, flags->search);
-  AddIncrementalFlags(*cmd, flags->incremental);
-  AddShadowFlag(*cmd, flags->shadow);
-  cmd->add_option("--planner", flags->planner,
+  AddInputFlags(*cmd, flags->request.input);
+  AddSearchFlags(*cmd, flags->request.search);
+  AddIncrementalFlags(*cmd, flags->request.incremental);
+  AddShadowFlag(*cmd, flags->request.shadow);
+  cmd->add_option("--planner", flags->request.planner,
                   "Planner name (see `tessera compare --list`); default: see below, or igniter "
                   "with --coeffs");
   cmd->add_option("--format", flags->format,

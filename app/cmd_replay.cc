@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "replay_run.h"
 #include "tessera/input_limits.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
@@ -18,29 +19,9 @@
 #include "tessera/replay_report_format.h"
 #include "tessera/replay_sweep.h"
 #include "tessera/text_io.h"
-#include "trace_flags.h"
 
 namespace tessera::cli {
 namespace {
-
-struct ReplayFlags {
-  TraceFlags trace;
-  std::string policy = "grmu";
-  bool compare = false;
-  double heavy_share = 0.3;
-  double fair_factor = 0.55;
-  std::string consolidate_every = "off";
-  bool no_defragment = false;
-  std::string mecc_window = "24h";
-  std::string format = "table";
-  std::string svg;
-  std::string output;
-  bool optimum = false;
-  double optimum_time_limit = 60;
-  std::string sweep;
-  bool policy_given = false;  // --policy on the command line (a sweep runs every policy without)
-  bool heavy_share_given = false;
-};
 
 // "off" or 0 turn consolidation off; anything else is a duration.
 Result<double> ParseInterval(const std::string& text) {
@@ -128,6 +109,19 @@ Result<ReplayOptimum> SolveOptimum(const VmTrace& trace, const ReplayFlags& flag
   return optimum;
 }
 
+// The trace of the flags, loaded and shaped, its consolidation rounds checked.
+Result<VmTrace> LoadCheckedTrace(const ReplayFlags& flags, const PlacerOptions& options) {
+  // An unknown policy is reported before the trace is read.
+  if (!flags.compare) {
+    if (auto placer = BuiltinPlacers().Create(flags.policy, options); !placer.ok()) {
+      return placer.status().WithContext("--policy");
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadShapedTrace(flags.trace));
+  TESSERA_RETURN_IF_ERROR(CheckConsolidationRounds(trace, options.consolidate_every_s));
+  return trace;
+}
+
 // --sweep: every knob value, every policy (or --policy), the optimum with
 // --optimum; a CSV on -o or stdout, the chart on --svg, progress on stderr.
 int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions& options) {
@@ -181,40 +175,25 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
 }
 
 int RunReplay(const ReplayFlags& flags) {
-  Result<PlacerOptions> options = PlacerOptionsFrom(flags);
-  if (!options.ok()) return ReportError(options.status());
-  // An unknown policy is reported before the trace is read.
-  if (!flags.compare) {
-    if (auto placer = BuiltinPlacers().Create(flags.policy, *options); !placer.ok()) {
-      return ReportError(placer.status().WithContext("--policy"));
-    }
-  }
-  Result<VmTrace> trace = LoadShapedTrace(flags.trace);
-  if (!trace.ok()) return ReportError(trace.status());
-  if (Status rounds = CheckConsolidationRounds(*trace, options->consolidate_every_s);
-      !rounds.ok()) {
-    return ReportError(rounds);
+  if (!flags.sweep.empty()) {
+    Result<PlacerOptions> options = PlacerOptionsFrom(flags);
+    if (!options.ok()) return ReportError(options.status());
+    Result<VmTrace> trace = LoadCheckedTrace(flags, *options);
+    if (!trace.ok()) return ReportError(trace.status());
+    PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
+    return RunSweep(*trace, flags, *options);
   }
   // Machine formats keep stdout parseable: the trace summary goes to stderr.
-  if (flags.format != "table" || !flags.sweep.empty()) {
-    PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
-  }
-  if (!flags.sweep.empty()) return RunSweep(*trace, flags, *options);
-  std::optional<ReplayOptimum> optimum;
-  if (flags.optimum) {
-    Result<ReplayOptimum> solved = SolveOptimum(*trace, flags);
-    if (!solved.ok()) return ReportError(solved.status());
-    optimum = std::move(solved).value();
-  }
-  Result<std::vector<ReplayReport>> reports = ReplayAll(*trace, flags, *options);
-  if (!reports.ok()) return ReportError(reports.status());
+  Result<ReplayRun> run = RunReplayFlags(flags, flags.format != "table");
+  if (!run.ok()) return ReportError(run.status());
   if (!flags.svg.empty()) {
-    if (Status s = WriteOutput(flags.svg, FormatReplaySvg(*reports)); !s.ok()) {
+    if (Status s = WriteOutput(flags.svg, FormatReplaySvg(run->reports)); !s.ok()) {
       return ReportError(s);
     }
   }
-  const ReplayOptimum* best = optimum ? &*optimum : nullptr;
-  if (Status s = WriteOutput(flags.output, Render(*reports, *trace, flags.format, best)); !s.ok()) {
+  const ReplayOptimum* best = run->optimum ? &*run->optimum : nullptr;
+  if (Status s = WriteOutput(flags.output, Render(run->reports, run->trace, flags.format, best));
+      !s.ok()) {
     return ReportError(s);
   }
   return kExitOk;
@@ -285,13 +264,42 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
 
 }  // namespace
 
+Result<ReplayRun> RunReplayFlags(const ReplayFlags& flags, bool describe_trace) {
+  TESSERA_ASSIGN_OR_RETURN(PlacerOptions options, PlacerOptionsFrom(flags));
+  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadCheckedTrace(flags, options));
+  if (describe_trace) PrintMessage("tessera: trace\n" + DescribeTrace(trace));
+  std::optional<ReplayOptimum> optimum;
+  if (flags.optimum) {
+    TESSERA_ASSIGN_OR_RETURN(optimum, SolveOptimum(trace, flags));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ReplayReport> reports, ReplayAll(trace, flags, options));
+  return ReplayRun{std::move(trace), std::move(reports), std::move(optimum)};
+}
+
+void AddReplayFlags(CLI::App& cmd, ReplayFlags& flags) {
+  AddTraceFlags(cmd, flags.trace);
+  AddPolicyFlags(cmd, flags);
+  cmd.add_flag("--optimum", flags.optimum,
+               "Also solve GRMU's ILP offline over the window (at most 40 VMs) and report each "
+               "policy's distance to it");
+  cmd.add_option("--optimum-time-limit", flags.optimum_time_limit,
+                 "Seconds per objective of --optimum (acceptance, hardware, migrations); an "
+                 "objective cut short is reported as not proven")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+}
+
+void NoteReplayFlagsGiven(const CLI::App& cmd, ReplayFlags& flags) {
+  flags.policy_given = cmd.count("--policy") > 0;
+  flags.heavy_share_given = cmd.count("--heavy-share") > 0;
+}
+
 void AddReplayCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReplayFlags>();
   CLI::App* cmd = app.add_subcommand(
       "replay", "Replay a VM/pod trace through online MIG placement policies (GRMU and rivals)");
   cmd->footer(kFooter);
-  AddTraceFlags(*cmd, flags->trace);
-  AddPolicyFlags(*cmd, *flags);
+  AddReplayFlags(*cmd, *flags);
   cmd->add_option("--format", flags->format,
                   "table (for people), json (one row per policy) or csv (hourly series)")
       ->check(CLI::IsMember({"table", "json", "csv"}))
@@ -299,21 +307,12 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--svg", flags->svg,
                   "Also draw the hourly series of every policy (with --sweep: the sweep) to FILE");
   cmd->add_option("-o,--output", flags->output, "Write the report to FILE (default stdout)");
-  cmd->add_flag("--optimum", flags->optimum,
-                "Also solve GRMU's ILP offline over the window (at most 40 VMs) and report each "
-                "policy's distance to it");
-  cmd->add_option("--optimum-time-limit", flags->optimum_time_limit,
-                  "Seconds per objective of --optimum (acceptance, hardware, migrations); an "
-                  "objective cut short is reported as not proven")
-      ->check(CLI::Range(0.001, 3600.0))
-      ->capture_default_str();
   cmd->add_option("--sweep", flags->sweep,
                   "KNOB=V1,V2,...: replay at every value of gpus-per-host, lifetime (trace, none, "
                   "scale:K), arrival-rate (K x as dense) or heavy-share (grmu, 0..1); CSV out, "
                   "chart on --svg");
   cmd->callback([flags, cmd, &exit_code] {
-    flags->policy_given = cmd->count("--policy") > 0;
-    flags->heavy_share_given = cmd->count("--heavy-share") > 0;
+    NoteReplayFlagsGiven(*cmd, *flags);
     exit_code = RunReplay(*flags);
   });
 }
