@@ -29,8 +29,10 @@ run: build-cli
 	@echo "SVG of every GPU written to $(BUILD_DIR)/plan.svg"
 
 # The Python validators of deploy's artifacts (tests/deploy/, ctest's
-# DeployValidators) run in $(BUILD_DIR)/pyenv, the dashboard's browser test
-# (tests/dashboard/, DashboardE2E) with the npm packages of
+# DeployValidators) and the Python package's tests (python/tests/, ctest's
+# PythonPackage; scripts/pypackage.sh builds and installs the package there
+# first, recompiling only what changed) run in $(BUILD_DIR)/pyenv, the
+# dashboard's browser test (tests/dashboard/, DashboardE2E) with the npm packages of
 # $(BUILD_DIR)/nodeenv: both made here, before ctest starts its parallel
 # tests, and only when missing or stale. TESSERA_DOCS_SCREENSHOT=1 makes
 # DashboardE2E rewrite docs/dashboard.png too. The extender's cluster tests
@@ -40,6 +42,7 @@ run: build-cli
 # current tools/k8s-cluster/go.mod and go.sum.
 test: build
 	@./scripts/pyenv.sh $(BUILD_DIR)/pyenv
+	@TESSERA_WERROR=$(WERROR) ./scripts/pypackage.sh $(BUILD_DIR)/pyenv $(BUILD_DIR)/python
 	@./scripts/nodeenv.sh $(BUILD_DIR)/nodeenv
 	@./scripts/k8s-bins.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python virtual environment of the deployment validators
-# (tests/deploy/, run by `make test`) and of schemathesis (ctest's
-# ApiSchemathesis: tests/api/schemathesis.sh): creates it with `python3 -m venv` and
+# (tests/deploy/, run by `make test`), of schemathesis (ctest's
+# ApiSchemathesis: tests/api/schemathesis.sh) and of the Python package
+# (python/: scripts/pypackage.sh installs it here, ctest's PythonPackage
+# tests it): creates it with `python3 -m venv` and
 # pip-installs the pinned requirements below, only when the stamp file in it
 # does not hold exactly this list; otherwise does nothing.
 #
@@ -12,7 +14,10 @@
 #                                           creates the venv before ctest starts)
 set -euo pipefail
 
-REQUIREMENTS=(kubernetes-validate==1.37.0 "tritonclient[grpc]==2.73.0" pytest pyyaml schemathesis==4.32.5)
+REQUIREMENTS=(kubernetes-validate==1.37.0 "tritonclient[grpc]==2.73.0" pytest pyyaml schemathesis==4.32.5
+              # The Python package (python/, scripts/pypackage.sh): its build backend and
+              # bindings, and what its tests and example use when installed.
+              scikit-build-core==1.1.2 nanobind==3.1.0 numpy pandas==3.1.1 matplotlib==3.11.2)
 
 if [[ "${1:-}" == "--run" ]]; then
   venv="${2:?usage: pyenv.sh --run VENV -- ARGS...}"

@@ -13,8 +13,9 @@ packages=(
   liblapack-dev libblas-dev libbz2-dev
   # tessera serve: its state (SQLite) and its HTTP server and client.
   libsqlite3-dev libcpp-httplib-dev
-  # The deployment validators' virtual environment (scripts/pyenv.sh).
-  python3-venv
+  # The deployment validators' virtual environment (scripts/pyenv.sh), and the
+  # headers the Python package's extension module compiles against (python/).
+  python3-venv python3-dev
   # The dashboard's browser test: Chromium, driven from Node.js (scripts/nodeenv.sh).
   chromium nodejs
   # The Kubernetes tests' certificates (tests/k8s_cluster.cc); their control plane is

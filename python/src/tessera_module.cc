@@ -39,6 +39,7 @@
 #include "tessera/profile_io.h"
 #include "tessera/replay_report_format.h"
 #include "tessera/simulator.h"
+#include "tessera/text_io.h"
 #include "tessera/transition.h"
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
@@ -381,7 +382,7 @@ WithNotes<std::string> ReplayJson(const nb::dict& options) {
 // C++ (python/bench/bench_plan.py sets the two side by side). With them,
 // the JSON of the last plan (as Plan.to_json() writes it), formatted after
 // the clock stopped, so that the benchmark can check both sides planned the
-// same thing.
+// same thing. Notes are collected, as plan() collects them.
 std::tuple<std::vector<double>, std::string> TimeNativePlan(const PyScenario& scenario,
                                                             const std::string& planner,
                                                             int repeats) {
@@ -391,6 +392,7 @@ std::tuple<std::vector<double>, std::string> TimeNativePlan(const PyScenario& sc
   std::string json;
   nb::gil_scoped_release release;
   for (int i = 0; i < repeats; ++i) {
+    cli::NoteCollector collector;  // as plan() does: notes kept, not written to stderr
     const auto start = std::chrono::steady_clock::now();
     Result<cli::PlanRun> run = cli::RunPlanRequest(request, &scenario.scenario);
     seconds.push_back(
@@ -501,6 +503,9 @@ NB_MODULE(_core, m) {
            [](const PyTransition& t) { return FormatTransitionSummary(t.check.measured); })
       .def("naive_summary", [](const PyTransition& t) { return FormatTransitionSummary(t.naive); });
 
+  m.def(
+      "read_text", [](const std::string& path) { return Unwrap(ReadTextFile(path)); },
+      nb::arg("path"));
   m.def("plan", &Plan, nb::arg("scenario"), nb::arg("planner"), nb::arg("options"),
         nb::arg("profiles").none());
   m.def("plan_from_json", &PlanFromJson, nb::arg("text"), nb::arg("source"), nb::arg("scenario"),

@@ -23,6 +23,7 @@ threads plan in parallel.
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -137,7 +138,8 @@ class Scenario:
         return Scenario(self._handle.scaled(float(factor)))
 
     def replicated(self, copies: int) -> "Scenario":
-        """`copies` copies of every service, renamed ``name#k`` (``--replicate``)."""
+        """`copies` copies of every service, as ``--replicate``: the first keeps
+        its name, copy k >= 2 is named ``name#k``."""
         return Scenario(self._handle.replicated(int(copies)))
 
     @property
@@ -280,13 +282,11 @@ class Plan:
     @classmethod
     def load(cls, path: PathLike, scenario: Scenario,
              profiles: Union[PathLike, ProfileTable, None] = None, **options: Any) -> "Plan":
-        """A plan read from a JSON file (see :meth:`from_json`)."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise FileError(f"{os.fspath(path)}: {e.strerror}") from e
-        return cls.from_json(text, scenario, os.fspath(path), profiles, **options)
+        """A plan read from a JSON file (see :meth:`from_json`); a file that
+        is not there or cannot be read raises the CLI's error for it."""
+        name = os.fspath(path)
+        text = _core.read_text(name)
+        return cls.from_json(text, scenario, name, profiles, **options)
 
     def to_json(self) -> str:
         """The deployment JSON, byte for byte what ``tessera plan --format json`` writes."""
@@ -295,7 +295,12 @@ class Plan:
         return self._json
 
     def to_dict(self) -> Dict[str, Any]:
-        """The deployment JSON as a dict."""
+        """The deployment JSON as a dict (a fresh one: changing it changes
+        nothing in the plan)."""
+        return json.loads(self.to_json())
+
+    def _parsed(self) -> Dict[str, Any]:
+        """The deployment JSON as a dict, parsed once, for the properties."""
         if self._dict is None:
             self._dict = json.loads(self.to_json())
         return self._dict
@@ -322,29 +327,29 @@ class Plan:
 
     @property
     def planner(self) -> str:
-        return self.to_dict()["planner"]
+        return self._parsed()["planner"]
 
     @property
     def gpu(self) -> str:
         """The GPU model (of a pool plan: its first model; see each GPU's ``gpu``)."""
-        return self.to_dict()["gpu"]
+        return self._parsed()["gpu"]
 
     @property
     def sharing(self) -> str:
         """``mig+mps`` (MIG instances) or ``mps`` (GPUs shared whole)."""
-        return self.to_dict()["sharing"]
+        return self._parsed()["sharing"]
 
     @property
     def gpus(self) -> int:
         """How many GPUs the plan uses."""
-        return int(self.to_dict()["metrics"]["gpus"])
+        return int(self._parsed()["metrics"]["gpus"])
 
     @property
     def instances(self) -> List[Dict[str, Any]]:
         """One dict per MIG instance (or MPS process group), with the index
         of its GPU under ``gpu_index``."""
         rows = []
-        for g in self.to_dict()["gpus"]:
+        for g in self._parsed()["gpus"]:
             for inst in g.get("instances", g.get("processes", [])):
                 rows.append({"gpu_index": g["index"], **inst})
         return rows
@@ -352,12 +357,12 @@ class Plan:
     @property
     def services(self) -> List[Dict[str, Any]]:
         """Each service's outcome: rate, capacity, SLO, status."""
-        return self.to_dict()["services"]
+        return self._parsed()["services"]
 
     @property
     def metrics(self) -> Dict[str, Any]:
         """GPUs, compute slices, cost and the other figures of the plan."""
-        return self.to_dict()["metrics"]
+        return self._parsed()["metrics"]
 
     @property
     def feasible(self) -> bool:
@@ -445,11 +450,12 @@ class Report:
         return self._json
 
     def to_dict(self) -> Dict[str, Any]:
-        return self._dict
+        """The report JSON as a dict (a fresh one)."""
+        return json.loads(self._json)
 
     @property
     def services(self) -> List[Dict[str, Any]]:
-        return self._dict["services"]
+        return copy.deepcopy(self._dict["services"])
 
     @property
     def duration_s(self) -> float:
@@ -469,12 +475,14 @@ class Report:
                 f"{len(self.misses)} missing their SLO>")
 
 
-def simulate(plan: Plan, arrivals: str = "poisson", duration: Union[str, float] = "60s",
+def simulate(plan: Plan, arrivals: str = "poisson", duration: Union[str, float, None] = None,
              scenario: Optional[Scenario] = None, **options: Any) -> Report:
     """Replays `plan` request by request on a simulated clock, as ``tessera
     simulate``: `arrivals` poisson, constant, bursty or ``trace:FILE``;
-    `duration` like ``60s``, ``500ms``, ``2m`` or seconds; `scenario` gives
-    other rates (default: the plan's own). Options: ``seed``, ``router``,
+    `duration` like ``60s``, ``500ms``, ``2m`` or seconds (default, as the
+    CLI's: 60 s, or with a trace its last request rounded up to a second);
+    `scenario` gives other rates (default: the plan's own). Options:
+    ``seed``, ``router``,
     ``variability``, ``max_queue_delay_ms``, ``drop_after_ms``,
     ``burst_on_share``, ``burst_on_s``. Same seed, same report."""
     options = {"arrivals": arrivals, "duration": duration, **options}
@@ -499,7 +507,8 @@ class Transition:
         return self._handle.to_json()
 
     def to_dict(self) -> Dict[str, Any]:
-        return self._dict
+        """The transition JSON as a dict (a fresh one)."""
+        return json.loads(self.to_json())
 
     def to_text(self) -> str:
         """The phases for people (``tessera transition``)."""
@@ -513,12 +522,12 @@ class Transition:
 
     @property
     def phases(self) -> List[Dict[str, Any]]:
-        return self._dict["phases"]
+        return copy.deepcopy(self._dict["phases"])
 
     @property
     def summary(self) -> Dict[str, Any]:
         """Steps, phases, GPUs touched and the other totals."""
-        return self._dict["summary"]
+        return copy.deepcopy(self._dict["summary"])
 
     @property
     def checked(self) -> str:
@@ -562,7 +571,8 @@ class ReplayResult:
     @property
     def policies(self) -> List[Dict[str, Any]]:
         """One dict per policy replayed."""
-        return self._rows if isinstance(self._rows, list) else self._rows["policies"]
+        rows = self._rows if isinstance(self._rows, list) else self._rows["policies"]
+        return copy.deepcopy(rows)
 
     def to_pandas(self) -> Any:
         """One row per policy, without the nested per-profile lists (needs pandas)."""
