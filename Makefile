@@ -87,8 +87,12 @@ fuzz:
 	@cmake --build $(FUZZ_DIR) -j $(JOBS) -- --no-print-directory
 	./scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
+# The Python package's figure (python/bench/bench_plan.py) runs in
+# PYTHON_BENCH, a python with the package installed (`make test` installs it
+# in $(BUILD_DIR)/pyenv); bench.sh prints why it skips it otherwise.
+PYTHON_BENCH ?= $(BUILD_DIR)/pyenv/bin/python
 bench: build
-	./scripts/bench.sh $(BUILD_DIR)
+	PYTHON_BENCH=$(PYTHON_BENCH) ./scripts/bench.sh $(BUILD_DIR)
 
 format:
 	@find include src app tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -8,8 +8,13 @@
 # services (whole process, beside TESSERA_BASE_BIN's), the serving simulator (and its peak
 # memory on 10 min and 1 h of S6), online replays and the transition planner,
 # the capacity rules side by side, and the whole-process times of `tessera
-# replay --compare` (medians of 21 runs, output to /dev/null). Usage:
-# scripts/bench.sh BUILD_DIR [start]: `start` prints the start-up figures only.
+# replay --compare` (medians of 21 runs, output to /dev/null); after the
+# exact planner's figures, the Python package's: tessera.plan on S6 against
+# the C++ call it wraps (python/bench/bench_plan.py, run by $PYTHON_BENCH, a
+# python with the package installed; default BUILD_DIR/pyenv/bin/python,
+# where `make test` installs it). Usage: scripts/bench.sh BUILD_DIR
+# [start|python]: `start` prints the start-up figures only, `python` the
+# Python package's only.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -69,6 +74,25 @@ run_median() {  # prints the median wall time in ms of N runs of "$@"
   local n=$1; shift
   for _ in $(seq "$n"); do wall_ms "$@"; done | median
 }
+
+# Issue 24's figure: tessera.plan(S6, exact) through Python against
+# RunPlanRequest timed in C++, interleaved in one process; skipped with the
+# reason when $PYTHON_BENCH cannot import the package.
+python_bench() {
+  local py=${PYTHON_BENCH:-$build/pyenv/bin/python}
+  echo "== Python package: tessera.plan on S6, exact (issue 24 asks python / C++ < 1.2) then parva,"
+  echo "   against the C++ call it wraps (RunPlanRequest timed in C++), interleaved, ms per call"
+  if ! "$py" -c 'import tessera' >/dev/null 2>&1; then
+    echo "skipped: $py cannot import tessera (make test installs it in $build/pyenv; or PYTHON_BENCH=<python>)"
+    return 0
+  fi
+  "$py" python/bench/bench_plan.py --planner exact
+  "$py" python/bench/bench_plan.py --planner parva
+}
+if [ "${2:-}" = python ]; then
+  python_bench
+  exit 0
+fi
 
 # Scratch files of start_row: the shell's `times` before and after a run.
 times_dir=$(mktemp -d)
@@ -180,6 +204,8 @@ echo "== exact planner: plan_ms, GPUs, proven lower bound, gap = GPUs / bound - 
 echo "   (ParvaGPU rows 1-6, S5 x 10, and 1,000 generated services with an 8 s limit)"
 printf '%-40s %12s %6s %8s %8s\n' benchmark plan_ms gpus bound gap
 bench_medians '^BM_Exact(Artifact|Generated)'
+echo
+python_bench
 echo
 echo "== exact planner against its time limit: \`tessera gen --services N --rates normal:1500,400\`,"
 echo "   3,000 services with 2 s and 10,000 with 5 s (median of 5): overrun = wall / limit - 1"
