@@ -194,22 +194,26 @@ nlohmann::ordered_json ScenarioJson(const Scenario& s) {
   return out;
 }
 
+// `profiles` (a table given in memory, or None) into `input`; a path in
+// the options too would be a second source (only _core can be called so).
+void UseProfiles(std::string_view function, InputFlags& input, const PyProfiles* profiles) {
+  if (profiles == nullptr) return;
+  if (!input.profiles.empty()) {
+    Raise(Status::InvalidArgument(std::string(function) +
+                                  ": give profiles once: a path or a ProfileTable"));
+  }
+  input.profile_table = profiles->table;
+}
+
 // The input flags of `options` (the MIG profiles or the MPS coefficients,
 // the rule, the GPU) with `profiles` given in memory when not None.
-InputFlags InputsOf(std::string_view function, const nb::dict& options, const PyProfiles* profiles,
-                    cli::SearchFlags* search = nullptr) {
+InputFlags InputsOf(std::string_view function, const nb::dict& options,
+                    const PyProfiles* profiles) {
   InputFlags input;
   CLI::App app{"", std::string(function)};
   cli::AddInputFlags(app, input);
-  if (search != nullptr) cli::AddSearchFlags(app, *search);
   ParseOptions(app, function, options, kScenarioFlags);
-  if (profiles != nullptr) {
-    if (!input.profiles.empty()) {
-      Raise(Status::InvalidArgument(std::string(function) +
-                                    ": give profiles once: a path or a ProfileTable"));
-    }
-    input.profile_table = profiles->table;
-  }
+  UseProfiles(function, input, profiles);
   return input;
 }
 
@@ -224,12 +228,7 @@ PyPlan Plan(const PyScenario& scenario, const std::string& planner, const nb::di
   cli::AddIncrementalFlags(app, request.incremental);
   cli::AddShadowFlag(app, request.shadow);
   ParseOptions(app, "plan", options, kScenarioFlags);
-  if (profiles != nullptr) {
-    if (!request.input.profiles.empty()) {
-      Raise(Status::InvalidArgument("plan: give profiles once: a path or a ProfileTable"));
-    }
-    request.input.profile_table = profiles->table;
-  }
+  UseProfiles("plan", request.input, profiles);
   request.planner = planner;
   Result<cli::PlanRun> run = Status::Internal("not run");
   std::vector<std::string> notes;
