@@ -123,7 +123,12 @@ class Scenario:
         ``{"gpu": "a100-80gb", "services": [{"name": "r50", "model":
         "resnet50", "rate_rps": 800, "slo_ms": 200}]}``. It is checked as a
         file is, with the line of its JSON rendering in messages."""
-        return cls.from_yaml_text(json.dumps(data, indent=1), source)
+        def plain(value: Any) -> Any:  # NumPy scalars (int64, float32...) as numbers
+            if hasattr(value, "item"):
+                return value.item()
+            raise InputError(f"{source}: {value!r} is not a number, string, list or mapping")
+
+        return cls.from_yaml_text(json.dumps(data, indent=1, default=plain), source)
 
     def to_dict(self) -> Dict[str, Any]:
         """The scenario as a dict with the YAML's keys (from_dict reads it back)."""

@@ -42,6 +42,22 @@ def test_scenario_dict_round_trip(name: str, scenarios_dir: Path) -> None:
     assert json.loads(json.dumps(data)) == data
 
 
+def test_scenario_from_dict_takes_numpy_numbers(s6: tessera.Scenario) -> None:
+    numpy = pytest.importorskip("numpy", reason="numpy is not installed")
+    data = s6.to_dict()
+    for service in data["services"]:
+        service["rate_rps"] = numpy.int64(service["rate_rps"])
+        service["slo_ms"] = numpy.float32(service["slo_ms"])
+    assert tessera.Scenario.from_dict(data).to_dict() == s6.to_dict()
+
+
+def test_scenario_from_dict_names_a_value_it_cannot_read(s6: tessera.Scenario) -> None:
+    data = s6.to_dict()
+    data["services"][0]["rate_rps"] = object()
+    with pytest.raises(tessera.InputError, match=r"^<dict>: <object object at .*> is not a number"):
+        tessera.Scenario.from_dict(data)
+
+
 @pytest.mark.parametrize("name", ["s1", "s6", "pool", "igniter-12"])
 def test_scenario_yaml_round_trip(name: str, scenarios_dir: Path) -> None:
     scenario = tessera.Scenario.from_yaml(scenarios_dir / f"{name}.yaml")
