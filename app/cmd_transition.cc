@@ -16,6 +16,7 @@
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
 #include "tessera/transition_svg.h"
+#include "transition_run.h"
 
 namespace tessera::cli {
 namespace {
@@ -53,11 +54,7 @@ struct PlanFlags {
 
 // B must serve the new scenario: the validator under B's own rule.
 Status CheckTarget(const PlanFlags& flags, Deployment& to) {
-  if (to.sharing == Sharing::kMps) {
-    return Status::InvalidArgument(flags.to +
-                                   ": field 'sharing': an MPS plan (GPUs shared whole) "
-                                   "has no MIG instances to move; transitions need MIG plans");
-  }
+  TESSERA_RETURN_IF_ERROR(CheckMigPlan(flags.to, to));
   return CheckPlanServes(flags.input, flags.to, to, "transition (MIG plans)").status();
 }
 
@@ -72,25 +69,17 @@ int RunPlan(const PlanFlags& flags) {
   Result<Deployment> to = ReadDeployment(flags.to);
   if (!to.ok()) return ReportError(to.status());
   if (Status s = CheckTarget(flags, *to); !s.ok()) return ReportError(s);
-  TransitionOptions options;
-  options.spare_gpus = flags.spare_gpus;
-  Result<TransitionPlan> plan = PlanTransition(*from, *to, options);
-  if (!plan.ok()) return ReportError(plan.status());
-  if (!plan->transition) {
-    PrintMessage(fmt::format("tessera: error: transition: {}; rerun with --spare-gpus {}",
-                             plan->reason, plan->spare_gpus_needed));
-    return kExitInfeasible;
-  }
-  const Transition& t = *plan->transition;
-  // The planner's bookkeeping is not trusted: the independent checker replays it.
-  const TransitionCheck check = CheckTransition(*from, *to, t);
-  if (!check.ok()) {
-    PrintMessage(
-        fmt::format("tessera: internal error: the planned transition breaks {} "
-                    "invariant(s), the first: {}",
-                    check.violations.size(), check.violations.front()));
+  Result<TransitionRun> run = RunTransition(*from, *to, flags.spare_gpus);
+  if (!run.ok() && run.status().code() == StatusCode::kInternal) {
+    PrintMessage("tessera: internal error: " + run.status().message() + "\n");
     return kExitInternal;
   }
+  if (!run.ok()) return ReportError(run.status());
+  if (!run->transition) {
+    PrintMessage("tessera: error: " + run->infeasible + "\n");
+    return kExitInfeasible;
+  }
+  const Transition& t = *run->transition;
   const std::string rendered =
       flags.format == "json" ? FormatTransitionJson(t) : EscapeMessage(FormatTransitionText(t));
   if (Status s = WriteOutput(flags.output, rendered); !s.ok()) return ReportError(s);
@@ -102,10 +91,10 @@ int RunPlan(const PlanFlags& flags) {
     }
   }
   std::cerr << "tessera: note: checked by the independent checker: "
-            << FormatTransitionSummary(check.measured) << "\n"
+            << FormatTransitionSummary(run->check.measured) << "\n"
             << "tessera: note: the naive order (destroy all that differs, then create) on the "
                "same GPUs: "
-            << FormatTransitionSummary(NaiveTransition(*from, *to, t.gpu_map).summary) << "\n";
+            << FormatTransitionSummary(run->naive) << "\n";
   return kExitOk;
 }
 

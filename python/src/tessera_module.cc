@@ -45,6 +45,7 @@
 #include "tessera/transition_format.h"
 #include "tessera/transition_svg.h"
 #include "tessera/validator.h"
+#include "transition_run.h"
 
 namespace nb = nanobind;
 
@@ -320,36 +321,18 @@ WithNotes<std::string> SimulateJson(const PyPlan& plan, const PyScenario* other,
 // ---- transition ------------------------------------------------------------------
 
 PyTransition PlanTransitionBetween(const PyPlan& a, const PyPlan& b, int spare_gpus) {
-  if (b.run.mps || a.run.mps) {
-    Raise(Status::InvalidArgument(
-        (a.run.mps ? a.source : b.source) +
-        ": field 'sharing': an MPS plan (GPUs shared whole) has no MIG instances to move; "
-        "transitions need MIG plans"));
-  }
+  Check(cli::CheckMigPlan(a.source, a.run.deployment));
+  Check(cli::CheckMigPlan(b.source, b.run.deployment));
   Check(cli::CheckServes(b.source, b.run.deployment, b.run.problem));
-  TransitionOptions options;
-  options.spare_gpus = spare_gpus;
-  Result<TransitionPlan> planned = Status::Internal("not run");
+  Result<cli::TransitionRun> planned = Status::Internal("not run");
   {
     nb::gil_scoped_release release;
-    planned = PlanTransition(a.run.deployment, b.run.deployment, options);
+    planned = cli::RunTransition(a.run.deployment, b.run.deployment, spare_gpus);
   }
-  TransitionPlan plan = Unwrap(std::move(planned));
-  if (!plan.transition) {
-    Raise(Status::InvalidArgument(fmt::format("transition: {}; rerun with --spare-gpus {}",
-                                              plan.reason, plan.spare_gpus_needed)),
-          "InfeasibleError");
-  }
-  TransitionCheck check = CheckTransition(a.run.deployment, b.run.deployment, *plan.transition);
-  if (!check.ok()) {
-    Raise(
-        Status::Internal(fmt::format("the planned transition breaks {} invariant(s), the first: {}",
-                                     check.violations.size(), check.violations.front())));
-  }
-  TransitionSummary naive =
-      NaiveTransition(a.run.deployment, b.run.deployment, plan.transition->gpu_map).summary;
-  return PyTransition{std::move(*plan.transition), a.run.deployment, b.run.deployment,
-                      std::move(check), naive};
+  cli::TransitionRun run = Unwrap(std::move(planned));
+  if (!run.transition) Raise(Status::InvalidArgument(run.infeasible), "InfeasibleError");
+  return PyTransition{std::move(*run.transition), a.run.deployment, b.run.deployment,
+                      std::move(run.check), run.naive};
 }
 
 // ---- replay ------------------------------------------------------------------------
