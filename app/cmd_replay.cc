@@ -109,8 +109,15 @@ Result<ReplayOptimum> SolveOptimum(const VmTrace& trace, const ReplayFlags& flag
   return optimum;
 }
 
-// The trace of the flags, loaded and shaped, its consolidation rounds checked.
-Result<VmTrace> LoadCheckedTrace(const ReplayFlags& flags, const PlacerOptions& options) {
+// The placement options and the trace of the flags, loaded and shaped,
+// its consolidation rounds checked; with `describe_trace`, what the loader
+// did goes to stderr.
+struct ReplayInputs {
+  PlacerOptions options;
+  VmTrace trace;
+};
+Result<ReplayInputs> LoadReplayInputs(const ReplayFlags& flags, bool describe_trace) {
+  TESSERA_ASSIGN_OR_RETURN(PlacerOptions options, PlacerOptionsFrom(flags));
   // An unknown policy is reported before the trace is read.
   if (!flags.compare) {
     if (auto placer = BuiltinPlacers().Create(flags.policy, options); !placer.ok()) {
@@ -119,7 +126,8 @@ Result<VmTrace> LoadCheckedTrace(const ReplayFlags& flags, const PlacerOptions& 
   }
   TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadShapedTrace(flags.trace));
   TESSERA_RETURN_IF_ERROR(CheckConsolidationRounds(trace, options.consolidate_every_s));
-  return trace;
+  if (describe_trace) PrintMessage("tessera: trace\n" + DescribeTrace(trace));
+  return ReplayInputs{options, std::move(trace)};
 }
 
 // --sweep: every knob value, every policy (or --policy), the optimum with
@@ -176,12 +184,9 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
 
 int RunReplay(const ReplayFlags& flags) {
   if (!flags.sweep.empty()) {
-    Result<PlacerOptions> options = PlacerOptionsFrom(flags);
-    if (!options.ok()) return ReportError(options.status());
-    Result<VmTrace> trace = LoadCheckedTrace(flags, *options);
-    if (!trace.ok()) return ReportError(trace.status());
-    PrintMessage("tessera: trace\n" + DescribeTrace(*trace));
-    return RunSweep(*trace, flags, *options);
+    Result<ReplayInputs> in = LoadReplayInputs(flags, /*describe_trace=*/true);
+    if (!in.ok()) return ReportError(in.status());
+    return RunSweep(in->trace, flags, in->options);
   }
   // Machine formats keep stdout parseable: the trace summary goes to stderr.
   Result<ReplayRun> run = RunReplayFlags(flags, flags.format != "table");
@@ -265,15 +270,14 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
 }  // namespace
 
 Result<ReplayRun> RunReplayFlags(const ReplayFlags& flags, bool describe_trace) {
-  TESSERA_ASSIGN_OR_RETURN(PlacerOptions options, PlacerOptionsFrom(flags));
-  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadCheckedTrace(flags, options));
-  if (describe_trace) PrintMessage("tessera: trace\n" + DescribeTrace(trace));
+  TESSERA_ASSIGN_OR_RETURN(ReplayInputs in, LoadReplayInputs(flags, describe_trace));
   std::optional<ReplayOptimum> optimum;
   if (flags.optimum) {
-    TESSERA_ASSIGN_OR_RETURN(optimum, SolveOptimum(trace, flags));
+    TESSERA_ASSIGN_OR_RETURN(optimum, SolveOptimum(in.trace, flags));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ReplayReport> reports, ReplayAll(trace, flags, options));
-  return ReplayRun{std::move(trace), std::move(reports), std::move(optimum)};
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ReplayReport> reports,
+                           ReplayAll(in.trace, flags, in.options));
+  return ReplayRun{std::move(in.trace), std::move(reports), std::move(optimum)};
 }
 
 void AddReplayFlags(CLI::App& cmd, ReplayFlags& flags) {
