@@ -109,14 +109,7 @@ int RunSimulate(const SimulateFlags& flags) {
   Result<SimInputs> in = LoadSimInputs(flags);
   if (!in.ok()) return ReportError(in.status());
   if (in->transition) return RunThroughTransition(flags, *in);
-  Result<ServingModel> model = BuildServingModel(in->deployment, *in->problem);
-  if (!model.ok()) {
-    // A deployment made with --profiles X needs the same profiles here.
-    return ReportError(model.status().WithContext(
-        flags.deployment + (flags.profiles.empty() ? " (with the embedded profiles)"
-                                                   : " (with profiles " + flags.profiles + ")")));
-  }
-  Result<SimReport> report = Simulate(*model, in->options);
+  Result<SimReport> report = SimulateOn(flags, in->deployment, *in->problem, in->options);
   if (!report.ok()) return ReportError(report.status());
   const std::string text =
       flags.format == "json" ? FormatSimReportJson(*report) : FormatSimReportTable(*report);

@@ -307,6 +307,19 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
   return options;
 }
 
+Result<SimReport> SimulateOn(const SimulateFlags& flags, const Deployment& d,
+                             const Problem& problem, const SimOptions& options) {
+  Result<ServingModel> model = BuildServingModel(d, problem);
+  if (!model.ok()) {
+    const std::string profiles = flags.profile_table ? " (with the profiles given)"
+                                 : flags.profiles.empty()
+                                     ? " (with the embedded profiles)"
+                                     : " (with profiles " + flags.profiles + ")";
+    return model.status().WithContext(flags.deployment + profiles);
+  }
+  return Simulate(*model, options);
+}
+
 void AddSimulationFlags(CLI::App& cmd, SimulateFlags& flags) {
   AddArrivalFlags(cmd, flags);
   AddServingFlags(cmd, flags);

@@ -73,6 +73,13 @@ Result<SimOptions> OptionsFrom(const SimulateFlags& flags, const Scenario& scena
 Result<Problem> ProblemFor(const SimulateFlags& flags, const Scenario& scenario,
                            const Deployment& d);
 
+// The deployment replayed against `problem` (ProblemFor's) under `options`
+// (OptionsFrom's). A deployment the profiles cannot serve is an error naming
+// flags.deployment and the profiles: a plan made with --profiles X needs
+// the same profiles here.
+Result<SimReport> SimulateOn(const SimulateFlags& flags, const Deployment& d,
+                             const Problem& problem, const SimOptions& options);
+
 // The simulation replays the scenario's rates against the deployment's
 // instances: both must name the same services, or the report would show a
 // mistyped service as idle or as dropping everything. `path` names the

@@ -310,8 +310,7 @@ WithNotes<std::string> SimulateJson(const PyPlan& plan, const PyScenario* other,
           cli::CheckSameServices(scenario, plan.run.deployment, flags.deployment));
       TESSERA_ASSIGN_OR_RETURN(Problem problem,
                                cli::ProblemFor(flags, scenario, plan.run.deployment));
-      TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(plan.run.deployment, problem));
-      return Simulate(model, sim);
+      return cli::SimulateOn(flags, plan.run.deployment, problem, sim);
     }();
     notes = collector.notes();
   }
