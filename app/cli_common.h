@@ -73,7 +73,7 @@ struct InputFlags {
   int replicate = 1;                     // --replicate K: K copies of every service
   std::string gpu;                       // --gpu NAME (default: the scenario's, else a100-80gb)
   std::optional<double> latency_factor;  // --latency-factor F
-  std::string router;                    // --router weighted|jsq
+  std::string router;                    // --router first|leastconn|weighted|equal|jsq
   std::optional<double> rate_margin;     // --rate-margin M: plan for (1 + M) x every rate
   // MIG planners only.
   std::string profiles;  // --profiles PATH (default: embedded synthesized profiles)

@@ -69,6 +69,11 @@ Status CheckFlags(const DeployFlags& flags) {
         "characters, got " +
         QuoteForMessage(o.agent_image));
   }
+  if (bad_word(o.router_image)) {
+    return Status::InvalidArgument(
+        "--router-image: must be non-empty, without spaces or control characters, got " +
+        QuoteForMessage(o.router_image));
+  }
   if (bad_word(o.triton_image)) {
     return Status::InvalidArgument(
         "--triton-image: must be non-empty, without spaces or "
@@ -241,9 +246,16 @@ constexpr const char* kDeployFooter =
     "  mig-parted.yaml            one mig-parted config per node (tessera-<node>): MIG\n"
     "                             mode and profile counts only, since mig-parted cannot\n"
     "                             pin placements\n"
+    "  router/haproxy.cfg         the router (HAProxy 2.6): one frontend and backend per\n"
+    "                             service, one server per serving process at its node and\n"
+    "                             port, balanced by the plan's router (first: balance first\n"
+    "                             with maxconn = the batch; leastconn; weighted; equal);\n"
+    "                             a plan made with --router jsq is refused (docs/routing.md)\n"
     "  k8s/                       Namespace, one ConfigMap per node plan, the agent's\n"
-    "                             DaemonSet, one Service per model and one Deployment per\n"
-    "                             serving process (apply with kubectl apply -f k8s/)\n\n"
+    "                             DaemonSet, the router (ConfigMap, Deployment, metrics\n"
+    "                             Service), one Service per model (at the router), and per\n"
+    "                             serving process a Deployment and a Service (apply with\n"
+    "                             kubectl apply -f k8s/)\n\n"
     "Nodes: cluster GPU i lies on node i / N as its local GPU i % N (N = --gpus-per-node);\n"
     "node k is the k-th name of --nodes, else node-<k>. With --transition, the plan is\n"
     "the transition's target and its gpu_map places its GPUs on the cluster first.\n\n"
@@ -290,6 +302,12 @@ void AddDeployCommand(CLI::App& app, int& exit_code) {
                   "Image of the node agent (default tessera:0.1.0)");
   cmd->add_option("--triton-image", o.triton_image,
                   "Image of the serving processes (default nvcr.io/nvidia/tritonserver:24.08-py3)");
+  cmd->add_option("--router-image", o.router_image,
+                  "Image of the router, HAProxy 2.6 (default haproxy:2.6)");
+  cmd->add_option("--router-base-port", o.router_base_port,
+                  "The router's port for the first service; the next services' follow in plan "
+                  "order (default 9000; 8404 is its metrics port)")
+      ->check(Within(limits::kPort));
   cmd->add_option("--driver-lib-dir", o.driver_lib_dir,
                   "Host folder of libnvidia-ml.so.1 (default /usr/lib/x86_64-linux-gnu)");
   cmd->add_option("--transition", flags->transition,

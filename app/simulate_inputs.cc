@@ -192,9 +192,11 @@ void AddArrivalFlags(CLI::App& cmd, SimulateFlags& flags) {
 void AddServingFlags(CLI::App& cmd, SimulateFlags& flags) {
   cmd.add_option("--router", flags.router,
                  "weighted (at random, by each process's SLO-safe capacity under the plan's "
-                 "rule) or jsq (the process whose batch would end first); default: the router the "
+                 "rule), jsq (the process whose batch would end first), equal (at random, equal "
+                 "odds: a Kubernetes Service), leastconn or first (HAProxy's balance leastconn "
+                 "or first, as deploy ships them; docs/routing.md); default: the router the "
                  "plan records")
-      ->check(CLI::IsMember({"weighted", "jsq"}));
+      ->check(CLI::IsMember({"weighted", "jsq", "equal", "leastconn", "first"}));
   cmd.add_option("--max-queue-delay-ms", flags.max_queue_delay_ms,
                  "A partial batch starts once its oldest request has waited this long (default: "
                  "the plan's batch budget, e.g. half the SLO, minus the planned batch's latency, "

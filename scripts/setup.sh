@@ -18,6 +18,9 @@ packages=(
   python3-venv python3-dev
   # The dashboard's browser test: Chromium, driven from Node.js (scripts/nodeenv.sh).
   chromium nodejs
+  # The router `tessera deploy` ships (HAProxy 2.6): its configs are checked with
+  # `haproxy -c` (tests/deploy/).
+  haproxy
   # The Kubernetes tests' certificates (tests/k8s_cluster.cc); their control plane is
   # built with the machine's Go by scripts/k8s-bins.sh.
   openssl

@@ -50,6 +50,31 @@ class DeployCliTest : public CliTest {
   std::string Plan() const { return (dir_ / "plan.json").string(); }
 };
 
+// A plan made with --router jsq cannot be shipped: exit 2, one error line
+// naming the rule, nothing written; the same scenario planned with the
+// default router deploys, its router file balancing by HAProxy's first.
+TEST_F(DeployCliTest, RefusesAPlanWhoseRouterCannotBeShipped) {
+  const std::string s3 = SourcePath("examples/scenarios/s3.yaml");
+  const fs::path jsq = dir_ / "jsq.json";
+  ASSERT_EQ(
+      Tessera("plan --scenario " + s3 + " --router jsq --format json -o " + jsq.string()).exit_code,
+      0);
+  const fs::path out = dir_ / "out";
+  const Outcome r = Tessera("deploy --deployment " + jsq.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(ErrorLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("router is jsq"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  const Outcome bad = Tessera("deploy --deployment " + jsq.string() + " --out " + out.string() +
+                              " --router-image 'a b'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--router-image"), std::string::npos) << bad.err;
+
+  PlanS3();
+  ASSERT_EQ(Tessera("deploy --deployment " + Plan() + " --out " + out.string()).exit_code, 0);
+  EXPECT_NE(ReadAll(out / "router/haproxy.cfg").find("balance first"), std::string::npos);
+}
+
 TEST_F(DeployCliTest, DeploysS3WithTheGeometryOfThePlan) {
   PlanS3();
   const fs::path out = dir_ / "out";

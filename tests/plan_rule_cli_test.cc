@@ -142,9 +142,11 @@ TEST_F(PlanRuleCliTest, FlagsThatDoNotApplyExitTwoNamingTheFlag) {
   EXPECT_NE(compare.err.find("--price does not apply"), std::string::npos) << compare.err;
 }
 
-// The default rule is pooled behind jsq; --router weighted alone plans under
-// the per-process queueing rule; pooled with a random router, and a rate
-// margin out of range, are errors naming the flag; the margin is recorded.
+// The default rule is pooled behind first (HAProxy's balance first, what
+// deploy ships); --router weighted or leastconn alone plans under the
+// per-process queueing rule, --router jsq keeps the pooled rule; pooled with
+// a router that does not pool, and a rate margin out of range, are errors
+// naming the flag; the margin is recorded.
 TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   const auto rule_of = [&](const std::string& flags) {
     const fs::path json = dir_ / "p.json";
@@ -155,8 +157,12 @@ TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   };
   const nlohmann::json pooled = rule_of("");
   EXPECT_EQ(pooled["capacity"], "pooled");
-  EXPECT_EQ(pooled["router"], "jsq");
+  EXPECT_EQ(pooled["router"], "first");
   EXPECT_FALSE(pooled.contains("rate_margin"));
+  EXPECT_EQ(rule_of("--router jsq")["capacity"], "pooled");
+  const nlohmann::json leastconn = rule_of("--router leastconn");
+  EXPECT_EQ(leastconn["capacity"], "queueing");
+  EXPECT_EQ(leastconn["router"], "leastconn");
   const nlohmann::json weighted = rule_of("--router weighted");
   EXPECT_EQ(weighted["capacity"], "queueing");
   EXPECT_EQ(weighted["router"], "weighted");
@@ -166,6 +172,9 @@ TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   Outcome random = Tessera("plan --scenario " + S6() + " --capacity-rule pooled --router weighted");
   EXPECT_EQ(random.exit_code, 2) << random.err;
   EXPECT_NE(random.err.find("--router"), std::string::npos) << random.err;
+  Outcome unknown = Tessera("plan --scenario " + S6() + " --router fastest");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("leastconn"), std::string::npos) << unknown.err;
   Outcome margin = Tessera("plan --scenario " + S6() + " --rate-margin 2");
   EXPECT_EQ(margin.exit_code, 2) << margin.err;
   EXPECT_NE(margin.err.find("--rate-margin"), std::string::npos) << margin.err;

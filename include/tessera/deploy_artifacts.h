@@ -14,13 +14,21 @@
 //   k8s/00-namespace.yaml             the Namespace
 //   k8s/10-nodeplan-<node>.yaml       one ConfigMap per node (nodeplan.json)
 //   k8s/20-agent-daemonset.yaml       the node agent's DaemonSet
-//   k8s/30-service-<service>.yaml     one Service per model (ports 8000-8002)
+//   router/haproxy.cfg                the router (router_config.h), each
+//                                     process at <node>:<its http port>
+//   k8s/30-service-<service>.yaml     one Service per model: port 8000 of
+//                                     the router's frontend for the model
+//   k8s/35-router-config.yaml         the router's ConfigMap (haproxy.cfg,
+//                                     each process behind its Service)
+//   k8s/36-router.yaml                the router's Deployment (HAProxy)
+//   k8s/37-router-metrics.yaml        the router's metrics Service (8404)
 //   k8s/40-serving-<process>.yaml     one Deployment per serving process
+//   k8s/45-process-<process>.yaml     one Service per serving process
 //
-// Triton's queue delay (QueueDelayMicros): a request may wait D for its batch
-// to form, then for the batch in flight and its own (2 x latency_ms), so
-// D = min(SLO - 2 x latency_ms, batch / (the process's share of the
-// service's rate)), floored at 0, in whole microseconds (rounded down).
+// Triton's queue delay (QueueDelayMicros): the plan rule's QueueDelayMs
+// (latency_rule.h), the simulator's batcher's: the batch budget less the
+// planned batch's latency, floored at 0, in whole microseconds (rounded
+// down).
 //
 // Names: every Kubernetes name is a DNS-1123 label (KubernetesName); two
 // services whose names map to one label are an InvalidArgument naming both.
@@ -62,6 +70,10 @@ struct DeployArtifactOptions {
   std::string driver_lib_dir = "/usr/lib/x86_64-linux-gnu";
   // The agent's --state-dir; it writes <state_dir>/mig/gpu<g>-start<s>.uuid.
   std::string state_dir = "/var/lib/tessera";
+  // The router (router_config.h): its image, and the port of the first
+  // service's frontend (the next services' follow, in deployment order).
+  std::string router_image = "haproxy:2.6";
+  int router_base_port = 9000;
 };
 
 // True iff `name` is a DNS-1123 label: 1 to 63 characters of [a-z0-9-],
@@ -80,8 +92,7 @@ std::string KubernetesName(std::string_view name, size_t max_length = 63);
 std::string MigUuidPath(std::string_view state_dir, int gpu, int start);
 
 // Triton's max_queue_delay_microseconds for `instance` of `deployment`
-// (rule above; the SLO truncated first under the rule's truncate_slo). The
-// service's capacity is the sum of its instances' throughput_rps.
+// (rule above; the SLO truncated first under the rule's truncate_slo).
 // InvalidArgument when the service is not in deployment.services.
 Result<int64_t> QueueDelayMicros(const Deployment& deployment, const Instance& instance);
 
@@ -92,7 +103,9 @@ std::string FormatTritonConfig(std::string_view service, int batch, int64_t queu
 std::string FormatMigPartedYaml(const std::vector<NodePlan>& plans);
 
 // Every artifact, in the order of the listing above (nodes by index,
-// services in deployment order, batches ascending). InvalidArgument for
+// services in deployment order, batches ascending). InvalidArgument for a
+// plan whose router cannot be shipped (CheckShippable: jsq), a router port
+// past 65535,
 // what BuildNodePlans rejects, a bad name (above), a namespace that is not
 // a DNS-1123 label, an image that is empty or holds whitespace, or a
 // directory (driver_lib_dir, state_dir, model repository, MPS root) that is

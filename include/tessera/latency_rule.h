@@ -7,7 +7,8 @@
 // plan made under rule X is checked and simulated under X.
 //
 // Text forms (flags and JSON): capacity "pooled" | "pooled:CV" | "queueing" |
-// "bursty:SHARE" | "bare"; router "weighted" | "jsq".
+// "bursty:SHARE" | "bare"; router "weighted" | "jsq" | "equal" | "leastconn" |
+// "first".
 //
 // Thread-safety: values and pure functions (BatchLatencyFactor keeps its
 // last answer in a thread_local).
@@ -16,15 +17,21 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessera/status.h"
 
 namespace tessera {
 
 // How the serving side spreads a service's requests over its processes.
+// kWeighted, kEqual, kLeastConn and kFirst are what a deployment can ship
+// (docs/routing.md): a Kubernetes Service (equal odds) or HAProxy 2.6
+// (`balance random(1)`, `leastconn`, `first`) with one server per serving
+// process. kShortestQueue is the simulator's own ideal.
 enum class Router {
   // At random, weighted by each process's SLO-safe capacity (its throughput
-  // times UsableShare): what planners count it for.
+  // times UsableShare): what planners count it for. HAProxy `balance
+  // random(1)` with ProxyWeights.
   kWeighted,
   // To the process where the request's batch would end first if batches ran
   // full (join-shortest-queue, the queue measured in time): what is left of
@@ -32,10 +39,28 @@ enum class Router {
   // planned batch's latency. The batch that starts first fills before
   // another opens, processes of different sizes share one pool, and a
   // request does not join a busy process whose next batch it would miss.
+  // No proxy the deployment ships decides this way.
   kShortestQueue,
+  // At random with equal odds: a Kubernetes Service (kube-proxy picks a
+  // ready endpoint per connection; one request per connection).
+  kEqual,
+  // HAProxy 2.6 `balance leastconn` with ProxyWeights: the process with the
+  // smallest key, key = 0 when it has no request outstanding, else
+  // (outstanding + 1) x 256 / weight in integers; among equal keys the one
+  // whose count changed longest ago (HAProxy requeues a server at the back
+  // of its key's group when its count changes).
+  kLeastConn,
+  // HAProxy 2.6 `balance first` with `maxconn` = the process's planned
+  // batch: the first process in the backend's order (ProxyOrder) with fewer
+  // than maxconn requests outstanding; when every process is full the
+  // request waits in the backend's queue, and a process that finishes a
+  // batch takes the oldest waiting requests into its free slots. The batch
+  // that starts first fills before another opens, as under kShortestQueue,
+  // and the backlog is one queue for the whole service.
+  kFirst,
 };
 
-// "weighted" | "jsq".
+// "weighted" | "jsq" | "equal" | "leastconn" | "first".
 std::string_view RouterName(Router router);
 // InvalidArgument naming the accepted words.
 Result<Router> ParseRouter(std::string_view text);
@@ -65,7 +90,7 @@ struct LatencyRule {
   // service's processes form one pool behind the join-shortest-queue router,
   // so the share a process counts grows with the service's rate
   // (PooledUtilisation), and a process counts at most its batch over its
-  // latency. Requires router kShortestQueue and burst_on_share 1.
+  // latency. Requires a pooling router (RouterPools) and burst_on_share 1.
   bool pooled = false;
   // The pooled rule's batch-latency variability: a lognormal factor of mean
   // 1 and this coefficient of variation. The SLO less a batch's
@@ -82,8 +107,8 @@ struct LatencyRule {
 
   // InvalidArgument unless 0 < factor <= 1, max_procs >= 0, 0 <
   // headroom_quantile < 1, 0 < burst_on_share <= 1, batch_cv and
-  // rate_margin within their limits, and a pooled rule routes by
-  // kShortestQueue with burst_on_share 1.
+  // rate_margin within their limits, and a pooled rule routes by a pooling
+  // router (RouterPools) with burst_on_share 1.
   Status Validate() const;
   // The latency budget (ms) of a batch for a service with `slo_ms`.
   double BudgetMs(double slo_ms) const;
@@ -128,6 +153,35 @@ struct LatencyRule {
 
   friend bool operator==(const LatencyRule&, const LatencyRule&) = default;
 };
+
+// What a router counts one process for (the weighted router's odds, the
+// base of ProxyWeights): its batch rate, 1000 batch / latency_ms, times
+// rule.UsableShare (at least kMinRouterShare, so that a process with no
+// slack stays reachable).
+inline constexpr double kMinRouterShare = 1e-3;
+double RouterCapacity(const LatencyRule& rule, int batch, double latency_ms, double slo_ms,
+                      double rate_rps);
+
+// Triton's max_queue_delay under `rule` (ms): a partial batch of a process
+// whose planned batch takes `latency_ms` starts once its oldest request has
+// waited the rest of the batch budget, BudgetMs(slo_ms) - latency_ms, at
+// least 0. A request that waits it fits the batch budget; one that must also
+// wait for the batch in flight fits the SLO (budget + latency <= SLO when
+// the factor is at most 0.5). The simulator's batcher and the Triton
+// configurations `tessera deploy` writes both use it.
+double QueueDelayMs(const LatencyRule& rule, double latency_ms, double slo_ms);
+
+// HAProxy's weights (integers 1..kProxyWeightMax) for the processes of one
+// backend whose SLO-safe capacities are `capacities` (each > 0): the largest
+// gets kProxyWeightMax, every other its capacity's share of it, rounded to
+// the nearest integer and at least 1. Both the simulator and `tessera
+// deploy` weigh by it, so the simulated router is the shipped one.
+inline constexpr int kProxyWeightMax = 256;
+std::vector<int> ProxyWeights(const std::vector<double>& capacities);
+
+// True iff `router` makes a service's processes one pool (kShortestQueue,
+// kFirst): the routers the pooled capacity rule holds for.
+bool RouterPools(Router router);
 
 // The pooled capacity rule's utilisation bound (docs/capacity-rules.md): the
 // largest share rho of a pool's usable rate that its requests may load while

@@ -5,14 +5,17 @@
 //  * each service's requests arrive by its ArrivalStream (arrivals.h) during
 //    `duration_s`; the run then drains, so every request gets a latency;
 //  * a router per service sends each request to one MPS process of one of
-//    its segments, by the router of the plan's LatencyRule (or SimOptions'):
-//    at random weighted by the process's SLO-safe capacity (its throughput
-//    times the plan's rule's UsableShare, what planners count it for), or to
-//    the process whose queue would empty first (join-shortest-queue);
+//    its segments, by the router of the plan's LatencyRule (or SimOptions'),
+//    as latency_rule.h's Router says: HAProxy's balance first (a backlog
+//    queue per service when every process is full) or weighted leastconn,
+//    counting requests outstanding at each process; at random with equal
+//    odds or weighted by the process's SLO-safe capacity (RouterCapacity);
+//    or to the process whose queue would empty first (join-shortest-queue);
 //  * each process has a FIFO queue and a dynamic batcher: when idle it starts
 //    a batch as soon as the queue holds the planned batch size, or the oldest
-//    request has waited `max_queue_delay_ms` (by default the rest of the
-//    rule's batch budget), with what is there;
+//    request has waited `max_queue_delay_ms` (by default QueueDelayMs: the
+//    rest of the rule's batch budget, as deploy's Triton configs say), with
+//    what is there;
 //  * a batch of b requests runs for the profiled latency at batch b (linear
 //    interpolation between profiled batch sizes), times a variability factor
 //    of mean 1 (none, lognormal with a coefficient of variation, or
@@ -95,6 +98,14 @@ struct ServingModel {
 // InvalidArgument when the deployment's services do not match the scenario's,
 // or an instance's planned batch has no profile entry.
 Result<ServingModel> BuildServingModel(const Deployment& deployment, const Problem& problem);
+
+// The execution time (ms) of a batch of b = 1..key.batch of key.model on
+// key.profile of key.gpu with key.procs processes, at index b - 1, as
+// BuildServingModel times a MIG instance: the profiled entries of smaller
+// batches, interpolated linearly between them, the smallest's below it.
+// InvalidArgument naming the key when key.batch has no profile entry.
+Result<std::vector<double>> ProfiledBatchLatencies(const ProfileTable& profiles,
+                                                   const ProfileKey& key);
 
 enum class Variability { kNone, kLognormal, kExponential };
 

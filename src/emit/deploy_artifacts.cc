@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/router_config.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -139,7 +140,8 @@ Status CheckOptions(const DeployArtifactOptions& o) {
   }
   for (const auto& [what, image] :
        {std::pair<std::string_view, const std::string&>{"agent image", o.agent_image},
-        {"triton image", o.triton_image}}) {
+        {"triton image", o.triton_image},
+        {"router image", o.router_image}}) {
     if (image.empty() || std::any_of(image.begin(), image.end(), [](char c) {
           return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
         })) {
@@ -299,8 +301,9 @@ std::string AgentYaml(const std::vector<NodePlan>& plans, const DeployArtifactOp
   return YamlText(ds, kManifestHeader);
 }
 
+// The model's Service: port 8000 of the router's frontend for the service.
 std::string ServiceYaml(const std::string& label, const DeployArtifactOptions& o,
-                        const std::string& service) {
+                        const std::string& service, int router_port) {
   OrderedJson labels = Labels("serving");
   labels["tessera.io/service"] = label;
   const OrderedJson svc = {
@@ -312,13 +315,105 @@ std::string ServiceYaml(const std::string& label, const DeployArtifactOptions& o
         {"labels", labels},
         {"annotations", {{"tessera.io/service-name", service}}}}},
       {"spec",
-       {{"selector", {{"app.kubernetes.io/name", "tessera"}, {"tessera.io/service", label}}},
+       {{"selector", Labels("router")},
+        {"ports", OrderedJson::array(
+                      {{{"name", "http"}, {"port", kHttpPort}, {"targetPort", router_port}}})}}}};
+  return YamlText(svc, kManifestHeader);
+}
+
+// One serving process's own Service, the router's address for it.
+std::string ProcessServiceYaml(const std::string& name, const OrderedJson& selector,
+                               const DeployArtifactOptions& o) {
+  const OrderedJson svc = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", {{"name", name}, {"namespace", o.namespace_name}, {"labels", selector}}},
+      {"spec",
+       {{"selector", selector},
         {"ports",
          OrderedJson::array(
              {{{"name", "http"}, {"port", kHttpPort}, {"targetPort", kHttpPort}},
-              {{"name", "grpc"}, {"port", kGrpcPort}, {"targetPort", kGrpcPort}},
               {{"name", "metrics"}, {"port", kMetricsPort}, {"targetPort", kMetricsPort}}})}}}};
   return YamlText(svc, kManifestHeader);
+}
+
+constexpr std::string_view kRouterName = "tessera-router";
+constexpr std::string_view kRouterConfigDir = "/usr/local/etc/haproxy";
+
+std::string RouterConfigMapYaml(const std::string& config, const DeployArtifactOptions& o) {
+  const OrderedJson cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", kRouterName}, {"namespace", o.namespace_name}, {"labels", Labels("router")}}},
+      {"data", {{"haproxy.cfg", config}}}};
+  return YamlText(cm, kManifestHeader);
+}
+
+// The router's Deployment: one replica (its balance state is its own), the
+// ConfigMap at HAProxy's default path, the stats socket in an emptyDir.
+std::string RouterYaml(const std::string& config, const std::vector<RouterBackend>& backends,
+                       const RouterSettings& settings, const DeployArtifactOptions& o) {
+  OrderedJson ports =
+      OrderedJson::array({{{"name", "metrics"}, {"containerPort", settings.metrics_port}}});
+  for (const RouterBackend& b : backends) ports.push_back({{"containerPort", b.port}});
+  const std::string socket_dir = settings.stats_socket.substr(0, settings.stats_socket.rfind('/'));
+  // A new configuration rolls the pod.
+  const OrderedJson annotations = {
+      {"tessera.io/config-hash", fmt::format("{:08x}", StableHash(config))}};
+  const OrderedJson container = {
+      {"name", "haproxy"},
+      {"image", o.router_image},
+      {"args", {"haproxy", "-W", "-db", "-f", std::string(kRouterConfigDir) + "/haproxy.cfg"}},
+      {"ports", ports},
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/metrics"}, {"port", settings.metrics_port}}},
+        {"periodSeconds", 5}}},
+      {"volumeMounts", OrderedJson::array({Mount("config", std::string(kRouterConfigDir), true),
+                                           Mount("runtime", socket_dir, false)})}};
+  const OrderedJson deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", kRouterName}, {"namespace", o.namespace_name}, {"labels", Labels("router")}}},
+      {"spec",
+       {{"replicas", 1},
+        {"selector", {{"matchLabels", Labels("router")}}},
+        {"template",
+         {{"metadata", {{"labels", Labels("router")}, {"annotations", annotations}}},
+          {"spec",
+           {{"containers", OrderedJson::array({container})},
+            {"volumes", OrderedJson::array(
+                            {{{"name", "config"}, {"configMap", {{"name", kRouterName}}}},
+                             {{"name", "runtime"}, {"emptyDir", OrderedJson::object()}}})}}}}}}}};
+  return YamlText(deployment, kManifestHeader);
+}
+
+// The router's metrics (HAProxy's Prometheus exporter) as a Service.
+std::string RouterMetricsYaml(const RouterSettings& settings, const DeployArtifactOptions& o) {
+  const OrderedJson svc = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", kRouterName}, {"namespace", o.namespace_name}, {"labels", Labels("router")}}},
+      {"spec",
+       {{"selector", Labels("router")},
+        {"ports", OrderedJson::array({{{"name", "metrics"},
+                                       {"port", settings.metrics_port},
+                                       {"targetPort", settings.metrics_port}}})}}}};
+  return YamlText(svc, kManifestHeader);
+}
+
+// The labels of one serving process's pods, which select it alone.
+OrderedJson ProcessLabels(const NodePlan& plan, const NodeGpu& gpu, const NodeInstance& in,
+                          const NodeProcess& proc, const std::string& label) {
+  return {{"app.kubernetes.io/name", "tessera"},
+          {"app.kubernetes.io/component", "serving"},
+          {"tessera.io/service", label},
+          {"tessera.io/node", plan.node},
+          {"tessera.io/gpu", std::to_string(gpu.index)},
+          {"tessera.io/start", std::to_string(in.start)},
+          {"tessera.io/process", std::to_string(proc.index)}};
 }
 
 // One serving process's Deployment; `name` is its DNS-1123 name.
@@ -343,13 +438,7 @@ Result<std::string> ServingYaml(const NodePlan& plan, const NodeGpu& gpu, const 
       ShellWord(uuid_file));
   for (const std::string& arg : argv) script += " " + ShellWord(arg);
   script += "\n";
-  OrderedJson labels = {{"app.kubernetes.io/name", "tessera"},
-                        {"app.kubernetes.io/component", "serving"},
-                        {"tessera.io/service", label},
-                        {"tessera.io/node", plan.node},
-                        {"tessera.io/gpu", std::to_string(gpu.index)},
-                        {"tessera.io/start", std::to_string(in.start)},
-                        {"tessera.io/process", std::to_string(proc.index)}};
+  const OrderedJson labels = ProcessLabels(plan, gpu, in, proc, label);
   const OrderedJson annotations = {
       {"tessera.io/profile", in.profile},
       {"tessera.io/start", std::to_string(in.start)},
@@ -402,6 +491,89 @@ Result<std::string> ServingYaml(const NodePlan& plan, const NodeGpu& gpu, const 
   return YamlText(deployment, kManifestHeader);
 }
 
+Result<const ServiceOutcome*> ServiceOf(const Deployment& deployment, const Instance& instance) {
+  for (const ServiceOutcome& s : deployment.services) {
+    if (s.name == instance.service) return &s;
+  }
+  return Status::InvalidArgument(fmt::format("service {} of an instance is not in services",
+                                             QuoteForMessage(instance.service)));
+}
+
+// Where one serving process runs, for the router's two configurations.
+struct ProcessPlace {
+  const NodePlan* plan;
+  const NodeGpu* gpu;
+  const NodeInstance* instance;
+  const NodeProcess* process = nullptr;
+};
+
+// The Kubernetes name of a serving process's Deployment and Service.
+std::string ProcessObjectName(const ProcessPlace& at, const std::string& label) {
+  return KubernetesName(fmt::format("tessera-{}-{}-g{}-s{}-p{}", label, at.plan->node,
+                                    at.gpu->index, at.instance->start, at.process->index));
+}
+
+// The router's backends for `services` (those with instances, in
+// deployment order, with their labels) and each server's place: servers in
+// the deployment's order of GPUs, instances and processes, as the simulator
+// routes; each at `node:http_port` (the Kubernetes copy replaces the address).
+Result<std::vector<RouterBackend>> BuildRouterBackends(
+    const Deployment& deployment, const std::vector<NodePlan>& plans,
+    const std::vector<std::string>& services, const std::map<std::string, std::string>& label_of,
+    const DeployArtifactOptions& o, std::vector<std::vector<ProcessPlace>>& places) {
+  std::map<std::pair<int, int>, ProcessPlace> by_place;  // (cluster GPU, start)
+  for (const NodePlan& plan : plans) {
+    for (const NodeGpu& gpu : plan.gpus) {
+      for (const NodeInstance& in : gpu.instances) {
+        by_place[{gpu.cluster_index, in.start}] = {&plan, &gpu, &in};
+      }
+    }
+  }
+  std::vector<RouterBackend> backends;
+  std::map<std::string, size_t> backend_of;
+  for (const std::string& service : services) {
+    backend_of[service] = backends.size();
+    const int port = o.router_base_port + static_cast<int>(backends.size());
+    if (port < 1 || port > 65535 || port == RouterSettings{}.metrics_port) {
+      return Status::InvalidArgument(fmt::format(
+          "router base port {} gives service {} port {}, outside 1-65535 or the router's metrics "
+          "port {}",
+          o.router_base_port, QuoteForMessage(service), port, RouterSettings{}.metrics_port));
+    }
+    backends.push_back({service, label_of.at(service), port, {}});
+  }
+  places.assign(backends.size(), {});
+  std::vector<std::vector<double>> capacities(backends.size());
+  for (const GpuAssignment& g : deployment.gpus) {
+    const auto mapped = o.deploy.gpu_map.find(g.index);
+    const int cluster = mapped == o.deploy.gpu_map.end() ? g.index : mapped->second;
+    for (const Instance& in : g.instances) {
+      TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOf(deployment, in));
+      const auto place = by_place.find({cluster, in.start});
+      if (place == by_place.end()) {
+        return Status::Internal(
+            fmt::format("no node plan holds gpu {} start {}", cluster, in.start));
+      }
+      const size_t b = backend_of.at(in.service);
+      const NodeInstance& node_instance = *place->second.instance;
+      for (const NodeProcess& proc : node_instance.processes) {
+        backends[b].servers.push_back({fmt::format("{}-g{}-s{}-p{}", place->second.plan->node,
+                                                   place->second.gpu->index, in.start, proc.index),
+                                       place->second.plan->node, proc.http_port, in.batch, 1});
+        places[b].push_back(place->second);
+        places[b].back().process = &proc;
+        capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
+                                               service->slo_ms, service->rate_rps));
+      }
+    }
+  }
+  for (size_t b = 0; b < backends.size(); ++b) {
+    const std::vector<int> weights = ProxyWeights(capacities[b]);
+    for (size_t k = 0; k < weights.size(); ++k) backends[b].servers[k].weight = weights[k];
+  }
+  return backends;
+}
+
 }  // namespace
 
 std::string KubernetesName(std::string_view name, size_t max_length) {
@@ -429,28 +601,8 @@ std::string MigUuidPath(std::string_view state_dir, int gpu, int start) {
 }
 
 Result<int64_t> QueueDelayMicros(const Deployment& deployment, const Instance& instance) {
-  const ServiceOutcome* service = nullptr;
-  for (const ServiceOutcome& s : deployment.services) {
-    if (s.name == instance.service) service = &s;
-  }
-  if (service == nullptr) {
-    return Status::InvalidArgument(fmt::format("service {} of an instance is not in services",
-                                               QuoteForMessage(instance.service)));
-  }
-  double capacity = 0;
-  for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& in : gpu.instances) {
-      if (in.service == instance.service) capacity += in.throughput_rps;
-    }
-  }
-  const double slo = deployment.rule.truncate_slo ? std::trunc(service->slo_ms) : service->slo_ms;
-  double delay_ms = slo - 2 * instance.latency_ms;
-  const double process_rate =
-      capacity > 0
-          ? service->rate_rps * (instance.throughput_rps / capacity) / std::max(1, instance.procs)
-          : 0;
-  if (process_rate > 0) delay_ms = std::min(delay_ms, instance.batch / process_rate * 1000.0);
-  if (!(delay_ms > 0)) return int64_t{0};
+  TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOf(deployment, instance));
+  const double delay_ms = QueueDelayMs(deployment.rule, instance.latency_ms, service->slo_ms);
   // Within [0, SLO], which input limits keep below an hour: no overflow.
   return static_cast<int64_t>(std::floor(delay_ms * 1000.0 + 1e-6));
 }
@@ -509,6 +661,7 @@ std::string FormatMigPartedYaml(const std::vector<NodePlan>& plans) {
 Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deployment,
                                                      const DeployArtifactOptions& options) {
   TESSERA_RETURN_IF_ERROR(CheckOptions(options));
+  TESSERA_RETURN_IF_ERROR(CheckShippable(deployment.rule.router));
   TESSERA_ASSIGN_OR_RETURN(const std::vector<NodePlan> plans,
                            BuildNodePlans(deployment, options.deploy));
   std::vector<DeployFile> files;
@@ -552,25 +705,47 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
                        FormatTritonConfig(s, batch, delay)});
     }
   }
+  std::vector<std::vector<ProcessPlace>> places;
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<RouterBackend> backends,
+      BuildRouterBackends(deployment, plans, services, label_of, options, places));
   files.push_back({"mig-parted.yaml", FormatMigPartedYaml(plans)});
+  const RouterSettings host_router;
+  files.push_back(
+      {"router/haproxy.cfg", FormatHaproxyConfig(deployment.rule, backends, host_router)});
+  // In the cluster each process is reached through its own Service.
+  RouterSettings cluster_router;
+  cluster_router.dns_resolvers = true;
+  for (size_t b = 0; b < backends.size(); ++b) {
+    for (size_t k = 0; k < backends[b].servers.size(); ++k) {
+      backends[b].servers[k].address =
+          fmt::format("{}.{}.svc.cluster.local", ProcessObjectName(places[b][k], backends[b].name),
+                      options.namespace_name);
+      backends[b].servers[k].port = kHttpPort;
+    }
+  }
+  const std::string cluster_config = FormatHaproxyConfig(deployment.rule, backends, cluster_router);
   files.push_back({"k8s/00-namespace.yaml", NamespaceYaml(options)});
   for (const NodePlan& plan : plans) {
     files.push_back(
         {fmt::format("k8s/10-nodeplan-{}.yaml", plan.node), NodePlanConfigMapYaml(plan, options)});
   }
   files.push_back({"k8s/20-agent-daemonset.yaml", AgentYaml(plans, options)});
-  for (const std::string& s : services) {
-    files.push_back(
-        {fmt::format("k8s/30-service-{}.yaml", label_of[s]), ServiceYaml(label_of[s], options, s)});
+  for (const RouterBackend& b : backends) {
+    files.push_back({fmt::format("k8s/30-service-{}.yaml", b.name),
+                     ServiceYaml(b.name, options, b.service, b.port)});
   }
+  files.push_back({"k8s/35-router-config.yaml", RouterConfigMapYaml(cluster_config, options)});
+  files.push_back(
+      {"k8s/36-router.yaml", RouterYaml(cluster_config, backends, cluster_router, options)});
+  files.push_back({"k8s/37-router-metrics.yaml", RouterMetricsYaml(cluster_router, options)});
   std::set<std::string> names;
   for (const NodePlan& plan : plans) {
     for (const NodeGpu& gpu : plan.gpus) {
       for (const NodeInstance& in : gpu.instances) {
         const std::string& label = label_of[in.service];
         for (const NodeProcess& proc : in.processes) {
-          const std::string name = KubernetesName(fmt::format(
-              "tessera-{}-{}-g{}-s{}-p{}", label, plan.node, gpu.index, in.start, proc.index));
+          const std::string name = ProcessObjectName({&plan, &gpu, &in, &proc}, label);
           if (!names.insert(name).second) {
             return Status::InvalidArgument(fmt::format(
                 "two serving processes map to one Kubernetes name {}", QuoteForMessage(name)));
@@ -578,6 +753,9 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
           TESSERA_ASSIGN_OR_RETURN(std::string yaml,
                                    ServingYaml(plan, gpu, in, proc, label, name, options));
           files.push_back({fmt::format("k8s/40-serving-{}.yaml", name), std::move(yaml)});
+          files.push_back(
+              {fmt::format("k8s/45-process-{}.yaml", name),
+               ProcessServiceYaml(name, ProcessLabels(plan, gpu, in, proc, label), options)});
         }
       }
     }

@@ -56,19 +56,18 @@ TEST(DeployArtifactsTest, KubernetesNames) {
   EXPECT_EQ(MigUuidPath("/var/lib/tessera", 3, 4), "/var/lib/tessera/mig/gpu3-start4.uuid");
 }
 
-// D = min(SLO - 2 x latency, batch / (rate x throughput / capacity / procs)),
-// in whole microseconds, rounded down.
+// D = the batch budget (half the SLO) less the planned batch's latency, in
+// whole microseconds, rounded down: the simulator's batcher's delay.
 TEST(DeployArtifactsTest, QueueDelayByHand) {
   const Deployment d = Small();
-  // resnet50 4g: slack 300 - 120 = 180 ms; its process's rate 900 x 1000 /
-  // 1130 / 2 = 398.23 rps fills 32 in 32 x 1130 x 2 / 900000 s = 80.3555 ms.
+  // resnet50 4g: 300 / 2 - 60 = 90 ms.
   Result<int64_t> delay = QueueDelayMicros(d, Find(d, "4g.40gb"));
   ASSERT_TRUE(delay.ok()) << delay.status().message();
-  EXPECT_EQ(*delay, 80355);
-  // resnet50 1g: 8 x 1130 / (900 x 130) s = 77.2649 ms < 200 ms of slack.
-  EXPECT_EQ(*QueueDelayMicros(d, Find(d, "1g.10gb")), 77264);
-  // BERT_large 3g: slack 180 - 140 = 40 ms < 16 / 100 s.
-  EXPECT_EQ(*QueueDelayMicros(d, Find(d, "3g.40gb")), 40000);
+  EXPECT_EQ(*delay, 90000);
+  // resnet50 1g: 150 - 50 ms.
+  EXPECT_EQ(*QueueDelayMicros(d, Find(d, "1g.10gb")), 100000);
+  // BERT_large 3g: 180 / 2 - 70 ms.
+  EXPECT_EQ(*QueueDelayMicros(d, Find(d, "3g.40gb")), 20000);
   // No slack: 0.
   Instance slow = Find(d, "3g.40gb");
   slow.latency_ms = 100;
@@ -86,8 +85,9 @@ TEST(DeployArtifactsTest, ConfigsUseTheSmallestDelayOfTheirBatch) {
   ASSERT_TRUE(by_path.count("triton/resnet50/configs/b8.pbtxt"));
   ASSERT_TRUE(by_path.count("triton/resnet50/configs/b32.pbtxt"));
   EXPECT_EQ(by_path["triton/resnet50/config.pbtxt"], by_path["triton/resnet50/configs/b32.pbtxt"]);
-  EXPECT_NE(by_path["triton/resnet50/configs/b8.pbtxt"].find("max_queue_delay_microseconds: 77264"),
-            std::string::npos);
+  EXPECT_NE(
+      by_path["triton/resnet50/configs/b8.pbtxt"].find("max_queue_delay_microseconds: 100000"),
+      std::string::npos);
   EXPECT_NE(by_path["triton/BERT_large/config.pbtxt"].find("max_batch_size: 16"),
             std::string::npos);
   EXPECT_TRUE(by_path.count("k8s/30-service-bert-large.yaml"));
@@ -132,6 +132,46 @@ std::string ReadFile(const fs::path& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+// The router ships the plan's rule: the weighted plan's backend balances at
+// random by ProxyWeights of each process's SLO-safe capacity, a first plan's
+// by balance first with maxconn = the batch; each model's Service points at
+// the router, and each process has its own Service; a jsq plan is refused.
+TEST(DeployArtifactsTest, RouterFollowsThePlansRule) {
+  Deployment d = Small();
+  Result<std::vector<DeployFile>> files = BuildDeployArtifacts(d, {});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  std::map<std::string, std::string> by_path;
+  for (const DeployFile& f : *files) by_path[f.path] = f.content;
+  const std::string& cfg = by_path["router/haproxy.cfg"];
+  EXPECT_NE(cfg.find("backend resnet50\n    balance random(1)\n"), std::string::npos) << cfg;
+  // resnet50: the 4g's two processes run 32 in 60 ms (533 rps) against the
+  // 1g's 8 in 50 ms (160 rps): weights 256, 256 and about 256 x 0.3.
+  EXPECT_NE(cfg.find("server node-0-g0-s0-p0 node-0:20000 check weight 256\n"), std::string::npos)
+      << cfg;
+  EXPECT_NE(by_path["k8s/30-service-resnet50.yaml"].find("targetPort: 9000"), std::string::npos)
+      << by_path["k8s/30-service-resnet50.yaml"];
+  EXPECT_TRUE(by_path.count("k8s/45-process-tessera-bert-large-node-0-g0-s4-p2.yaml"));
+  EXPECT_NE(by_path["k8s/35-router-config.yaml"].find(
+                "tessera-bert-large-node-0-g0-s4-p2.tessera.svc.cluster.local:8000"),
+            std::string::npos);
+
+  d.rule.pooled = true;
+  d.rule.router = Router::kFirst;
+  files = BuildDeployArtifacts(d, {});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  for (const DeployFile& f : *files) by_path[f.path] = f.content;
+  EXPECT_NE(by_path["router/haproxy.cfg"].find("balance first"), std::string::npos);
+  EXPECT_NE(by_path["router/haproxy.cfg"].find("node-0:20000 check maxconn 32\n"),
+            std::string::npos)
+      << by_path["router/haproxy.cfg"];
+
+  d.rule.router = Router::kShortestQueue;
+  files = BuildDeployArtifacts(d, {});
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find("router is jsq"), std::string::npos)
+      << files.status().message();
 }
 
 TEST(DeployArtifactsTest, MatchesGoldenFiles) {

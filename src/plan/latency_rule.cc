@@ -6,20 +6,61 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
 
+namespace {
+
+constexpr std::pair<Router, std::string_view> kRouterNames[] = {
+    {Router::kWeighted, "weighted"},   {Router::kShortestQueue, "jsq"}, {Router::kEqual, "equal"},
+    {Router::kLeastConn, "leastconn"}, {Router::kFirst, "first"},
+};
+
+}  // namespace
+
 std::string_view RouterName(Router router) {
-  return router == Router::kShortestQueue ? "jsq" : "weighted";
+  for (const auto& [r, name] : kRouterNames) {
+    if (r == router) return name;
+  }
+  return "weighted";
 }
 
 Result<Router> ParseRouter(std::string_view text) {
-  if (text == "weighted") return Router::kWeighted;
-  if (text == "jsq") return Router::kShortestQueue;
-  return Status::InvalidArgument("router: expected weighted or jsq, got " + QuoteForMessage(text));
+  for (const auto& [r, name] : kRouterNames) {
+    if (text == name) return r;
+  }
+  return Status::InvalidArgument("router: expected weighted, jsq, equal, leastconn or first, got " +
+                                 QuoteForMessage(text));
+}
+
+double RouterCapacity(const LatencyRule& rule, int batch, double latency_ms, double slo_ms,
+                      double rate_rps) {
+  return batch * 1000.0 / latency_ms *
+         std::max(kMinRouterShare, rule.UsableShare(batch, latency_ms, slo_ms, rate_rps));
+}
+
+double QueueDelayMs(const LatencyRule& rule, double latency_ms, double slo_ms) {
+  return std::max(0.0, rule.BudgetMs(slo_ms) - latency_ms);
+}
+
+std::vector<int> ProxyWeights(const std::vector<double>& capacities) {
+  const double largest =
+      capacities.empty() ? 0 : *std::max_element(capacities.begin(), capacities.end());
+  std::vector<int> weights;
+  weights.reserve(capacities.size());
+  for (const double c : capacities) {
+    const double scaled = largest > 0 ? kProxyWeightMax * c / largest : kProxyWeightMax;
+    weights.push_back(std::clamp(static_cast<int>(std::lround(scaled)), 1, kProxyWeightMax));
+  }
+  return weights;
+}
+
+bool RouterPools(Router router) {
+  return router == Router::kShortestQueue || router == Router::kFirst;
 }
 
 Status LatencyRule::Validate() const {
@@ -41,10 +82,11 @@ Status LatencyRule::Validate() const {
   if (!limits::kRateMargin.Contains(rate_margin)) {
     return Status::InvalidArgument("rate margin " + OutOfRange(limits::kRateMargin, rate_margin));
   }
-  if (pooled && router != Router::kShortestQueue) {
-    return Status::InvalidArgument(
-        "capacity pooled needs router jsq: a service's processes form one pool only when the "
-        "router joins the queue that empties first; with router weighted use capacity queueing");
+  if (pooled && !RouterPools(router)) {
+    return Status::InvalidArgument(fmt::format(
+        "capacity pooled needs router jsq or first: a service's processes form one pool only "
+        "when the router fills the batch that starts first; with router {} use capacity queueing",
+        RouterName(router)));
   }
   if (pooled && (!queueing_headroom || burst_on_share != 1)) {
     return Status::InvalidArgument(

@@ -14,18 +14,6 @@
 namespace tessera {
 namespace {
 
-// Profiled (batch, latency ms) of one model on one profile with `procs`
-// processes, by batch.
-std::map<int, double> ProfiledLatencies(const ProfileTable& profiles, const std::string& model,
-                                        const std::string& gpu, const std::string& profile,
-                                        int procs) {
-  std::map<int, double> by_batch;
-  for (const ProfileEntry* e : profiles.EntriesFor(model, gpu)) {
-    if (e->key.profile == profile && e->key.procs == procs) by_batch[e->key.batch] = e->latency_ms;
-  }
-  return by_batch;
-}
-
 // Latency of a batch of b = 1..batch: profiled, interpolated, or (below the
 // smallest profiled batch) the smallest's. REQUIRES: by_batch holds `batch`.
 std::vector<double> BatchLatencies(const std::map<int, double>& by_batch, int batch) {
@@ -44,6 +32,20 @@ std::vector<double> BatchLatencies(const std::map<int, double>& by_batch, int ba
 }
 
 }  // namespace
+
+Result<std::vector<double>> ProfiledBatchLatencies(const ProfileTable& profiles,
+                                                   const ProfileKey& key) {
+  std::map<int, double> by_batch;
+  for (const ProfileEntry* e : profiles.EntriesFor(key.model, key.gpu)) {
+    if (e->key.profile == key.profile && e->key.procs == key.procs) {
+      by_batch[e->key.batch] = e->latency_ms;
+    }
+  }
+  if (!by_batch.count(key.batch)) {
+    return Status::InvalidArgument("no profile for " + DescribeKey(key));
+  }
+  return BatchLatencies(by_batch, key.batch);
+}
 
 Result<ServingModel> BuildServingModel(const Deployment& deployment, const Problem& problem) {
   ServingModel model;
@@ -69,17 +71,13 @@ Result<ServingModel> BuildServingModel(const Deployment& deployment, const Probl
         return Status::InvalidArgument(where + ": service " + QuoteForMessage(inst.service) +
                                        " is not in the scenario");
       }
-      const std::map<int, double> by_batch =
-          ProfiledLatencies(profiles, inst.model, gpu.name, inst.profile, inst.procs);
-      if (!by_batch.count(inst.batch)) {
-        return Status::InvalidArgument(fmt::format("{}: no profile for {} batch {} procs {} on {}",
-                                                   where, inst.model, inst.batch, inst.procs,
-                                                   gpu.name));
-      }
+      Result<std::vector<double>> latencies = ProfiledBatchLatencies(
+          profiles, {inst.model, gpu.name, inst.profile, inst.batch, inst.procs});
+      if (!latencies.ok()) return latencies.status().WithContext(where);
       const MigProfile* profile = gpu.FindProfile(inst.profile);
       ServingInstance si{inst.service, it->second, g.index,
                          inst.profile, inst.start, profile ? profile->compute_slices : 0,
-                         inst.procs,   inst.batch, BatchLatencies(by_batch, inst.batch)};
+                         inst.procs,   inst.batch, std::move(*latencies)};
       model.services[it->second].instances.push_back(static_cast<int>(model.instances.size()));
       model.instances.push_back(std::move(si));
     }

@@ -44,9 +44,11 @@ struct Process {
   int batch = 1;
   const std::vector<double>* latency_ms = nullptr;
   double max_delay_s = 0;
-  double rate = 0;           // requests per second at the planned batch
-  double weight = 0;         // the weighted router's: the SLO-safe share of `rate`
+  double weight = 0;         // RouterCapacity: the weighted router's odds
+  int proxy_weight = 1;      // leastconn's: ProxyWeights of the service's weights
   std::deque<double> queue;  // arrival times, oldest first
+  int running = 0;           // requests in the running batch
+  long changed = 0;          // leastconn's: when its outstanding count last changed
   bool busy = false;
   double busy_until = 0;
   double busy_s = 0;  // within [0, duration]
@@ -71,6 +73,9 @@ struct AcceptingSet {
   int last = -1;  // position in the route of the last accepting process; -1: none
 };
 
+// Requests sent to a process and not yet answered: what a proxy counts.
+int Outstanding(const Process& proc) { return static_cast<int>(proc.queue.size()) + proc.running; }
+
 class Simulation {
  public:
   Simulation(const ServingModel& model, const SimOptions& options,
@@ -90,8 +95,7 @@ class Simulation {
           Arrive(e.id, e.time);
           break;
         case kCompletion:
-          processes_[e.id].busy = false;
-          TryStart(e.id, e.time);
+          Complete(e.id, e.time);
           break;
         case kTimeout:
           if (processes_[e.id].timeout_at == e.time && !processes_[e.id].busy)
@@ -103,23 +107,18 @@ class Simulation {
   }
 
  private:
-  // The weighted router sends each process the share of its throughput that
-  // the plan's latency rule lets it carry within the SLO
-  // (LatencyRule::UsableShare), as planners count capacity: processes whose
-  // batches leave less slack get proportionally less. A floor keeps a
-  // process with no slack at all reachable.
-  static constexpr double kMinRouterShare = 1e-3;
-
   Status Setup() {
     const size_t n = model_.services.size();
     stats_.resize(n);
     window_stats_.assign(bounds_.size() < 2 ? 0 : bounds_.size() - 1, std::vector<ServiceStats>(n));
     routes_.resize(n);
     accepting_.resize(n);
+    backlogs_.resize(n);
     for (size_t s = 0; s < n; ++s) {
       const ServingService& service = model_.services[s];
       TESSERA_RETURN_IF_ERROR(AddStream(service, s));
       for (int i : service.instances) AddProcesses(i, service);
+      SetProxyWeights(routes_[s]);
       router_rngs_.emplace_back(StreamSeed(options_.seed, 2 * s + 1));
     }
     return Status::Ok();
@@ -146,7 +145,7 @@ class Simulation {
     const double planned_ms = inst.latency_ms[inst.batch - 1];
     const double delay_ms = options_.max_queue_delay_ms >= 0
                                 ? options_.max_queue_delay_ms
-                                : std::max(0.0, model_.rule.BudgetMs(service.slo_ms) - planned_ms);
+                                : QueueDelayMs(model_.rule, planned_ms, service.slo_ms);
     for (int k = 0; k < inst.procs; ++k) {
       Process p;
       p.instance = i;
@@ -154,13 +153,21 @@ class Simulation {
       p.batch = inst.batch;
       p.latency_ms = &inst.latency_ms;
       p.max_delay_s = delay_ms / kMsPerS;
-      p.rate = inst.batch * kMsPerS / planned_ms;
-      p.weight = p.rate * std::max(kMinRouterShare,
-                                   model_.rule.UsableShare(inst.batch, planned_ms, service.slo_ms,
-                                                           service.rate_rps));
+      // The weighted router sends each process the share of its rate that
+      // the plan's rule lets it carry within the SLO, as planners count
+      // capacity: processes whose batches leave less slack get less.
+      p.weight =
+          RouterCapacity(model_.rule, inst.batch, planned_ms, service.slo_ms, service.rate_rps);
       routes_[inst.service_index].push_back(static_cast<int>(processes_.size()));
       processes_.push_back(std::move(p));
     }
+  }
+
+  void SetProxyWeights(const std::vector<int>& route) {
+    std::vector<double> capacities;
+    for (int p : route) capacities.push_back(processes_[p].weight);
+    const std::vector<int> weights = ProxyWeights(capacities);
+    for (size_t k = 0; k < route.size(); ++k) processes_[route[k]].proxy_weight = weights[k];
   }
 
   void ScheduleArrival(size_t s) {
@@ -219,24 +226,69 @@ class Simulation {
     });
     if (!routed) return;
     const int p = Route(s, now);
-    processes_[p].queue.push_back(now);
-    if (!processes_[p].busy) TryStart(p, now);
+    if (p < 0) {  // every process full: the proxy's backend queue
+      backlogs_[s].push_back(now);
+      return;
+    }
+    Send(p, now, now);
   }
 
+  // Process `p` receives a request that arrived at `arrived`.
+  void Send(int p, double arrived, double now) {
+    Process& proc = processes_[p];
+    proc.queue.push_back(arrived);
+    proc.changed = ++changes_;
+    if (!proc.busy) TryStart(p, now);
+  }
+
+  // A batch of `p` ended: under kFirst it takes the oldest requests of its
+  // service's backlog into its free slots (maxconn = its batch).
+  void Complete(int p, double now) {
+    Process& proc = processes_[p];
+    proc.busy = false;
+    proc.running = 0;
+    proc.changed = ++changes_;
+    std::deque<double>& backlog = backlogs_[proc.service];
+    while (!backlog.empty() && Outstanding(proc) < proc.batch && Accepts(proc, now)) {
+      proc.queue.push_back(backlog.front());
+      backlog.pop_front();
+    }
+    TryStart(p, now);
+  }
+
+  // The process `s`'s request goes to; -1: kFirst found every process full.
   // REQUIRES: some process of `s` accepts at `now`.
   int Route(int s, double now) {
     const std::vector<int>& route = routes_[s];
     const AcceptingSet& set = accepting_[s];
-    if (options_.router.value_or(model_.rule.router) == Router::kShortestQueue) {
-      int best = route[set.last];
-      double best_done = std::numeric_limits<double>::infinity();
-      for (int p : route) {
-        const Process& proc = processes_[p];
-        if (!Accepts(proc, now)) continue;
-        const double done = ExpectedDone(proc, now);
-        if (done < best_done) best_done = done, best = p;
+    switch (options_.router.value_or(model_.rule.router)) {
+      case Router::kShortestQueue:
+        return Best(route, now, [&](const Process& proc) { return ExpectedDone(proc, now); });
+      case Router::kLeastConn:
+        return Best(route, now, [](const Process& proc) {
+          const long outstanding = Outstanding(proc);
+          const long key =
+              outstanding ? (outstanding + 1) * kProxyWeightMax / proc.proxy_weight : 0;
+          return std::pair(key, proc.changed);
+        });
+      case Router::kFirst:
+        for (int p : route) {
+          if (Accepts(processes_[p], now) && Outstanding(processes_[p]) < processes_[p].batch) {
+            return p;
+          }
+        }
+        return -1;
+      case Router::kEqual: {
+        const long accepting = std::count_if(route.begin(), route.end(),
+                                             [&](int p) { return Accepts(processes_[p], now); });
+        long k = std::uniform_int_distribution<long>(0, accepting - 1)(router_rngs_[s]);
+        for (int p : route) {
+          if (Accepts(processes_[p], now) && k-- == 0) return p;
+        }
+        return route[set.last];
       }
-      return best;
+      case Router::kWeighted:
+        break;
     }
     // Only an accepting process raises the running sum, so the first entry
     // above x is one; a draw of exactly the total takes the last of them.
@@ -244,6 +296,21 @@ class Simulation {
     const double x = std::uniform_real_distribution<double>(0, cumulative.back())(router_rngs_[s]);
     const size_t k = std::upper_bound(cumulative.begin(), cumulative.end(), x) - cumulative.begin();
     return route[std::min(k, static_cast<size_t>(set.last))];
+  }
+
+  // The accepting process of `route` with the smallest `rank`; the first of
+  // equals.
+  template <typename Rank>
+  int Best(const std::vector<int>& route, double now, Rank rank) const {
+    int best = -1;
+    decltype(rank(processes_[0])) best_rank{};
+    for (int p : route) {
+      const Process& proc = processes_[p];
+      if (!Accepts(proc, now)) continue;
+      const auto r = rank(proc);
+      if (best < 0 || r < best_rank) best_rank = r, best = p;
+    }
+    return best;
   }
 
   // When a request sent to `proc` at `now` would be served if every batch
@@ -283,6 +350,7 @@ class Simulation {
     while (!proc.queue.empty() && now - proc.queue.front() > limit) {
       Count(proc.service, proc.queue.front(), [](ServiceStats& stats, double) { ++stats.dropped; });
       proc.queue.pop_front();
+      proc.changed = ++changes_;
     }
   }
 
@@ -303,6 +371,7 @@ class Simulation {
       });
     }
     proc.busy = true;
+    proc.running = size;
     proc.busy_until = done;
     proc.timeout_at = -1;
     proc.busy_s += std::max(0.0, std::min(done, options_.duration_s) - now);
@@ -337,6 +406,8 @@ class Simulation {
   std::vector<Process> processes_;
   std::vector<std::vector<int>> routes_;                 // per service: its processes
   std::vector<AcceptingSet> accepting_;                  // per service
+  std::vector<std::deque<double>> backlogs_;             // per service: kFirst's queue
+  long changes_ = 0;                                     // counts outstanding-count changes
   std::vector<ServiceStats> stats_;                      // per service, the whole run
   std::vector<std::vector<ServiceStats>> window_stats_;  // per window, per service
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;

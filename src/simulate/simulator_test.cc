@@ -93,5 +93,83 @@ TEST(SimulatorRouting, JsqSendsEachRequestWhereItsBatchEndsFirst) {
   EXPECT_EQ(r->instances[1].busy_share, 0);
 }
 
+// Two processes of batch 2 running 10 ms batches, and a 5 ms queue delay;
+// requests at 0, 1, 2, 3 and 4 ms.
+SimReport RouteFive(Router router, double slow_share = 1) {
+  ServingModel model;
+  model.services.push_back({"s", 1000, 1000, {0, 1}});
+  model.instances.push_back({"s", 0, 0, "3g.40gb", 0, 3, 1, 2, {10, 10}});
+  model.instances.push_back({"s", 0, 1, "3g.40gb", 4, 3, 1, 2, {10 / slow_share, 10 / slow_share}});
+  SimOptions options;
+  options.duration_s = 1;
+  options.router = router;
+  options.max_queue_delay_ms = 5;
+  options.arrivals = ArrivalKind::kTrace;
+  options.trace["s"] = {0, 0.001, 0.002, 0.003, 0.004};
+  Result<SimReport> r = Simulate(model, options);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : SimReport{};
+}
+
+// HAProxy's balance first, maxconn = the batch: 0 and 1 ms fill the first
+// process (its batch runs 1-11 ms), 2 and 3 ms the second (3-13 ms); at 4 ms
+// both are full and the request waits in the backend's queue until the first
+// process frees its slots at 11 ms, where it has waited past the 5 ms delay
+// and runs at once (11-21 ms): latencies 11, 10, 11, 10 and 17 ms.
+TEST(SimulatorRouting, FirstFillsTheFirstFreeSlotsAndQueuesTheRest) {
+  const SimReport r = RouteFive(Router::kFirst);
+  ASSERT_EQ(r.services.size(), 1u);
+  EXPECT_EQ(r.services[0].requests, 5);
+  EXPECT_NEAR(r.services[0].max_ms, 17, 1e-9);
+  EXPECT_NEAR(r.services[0].mean_wait_ms, (1 + 0 + 1 + 0 + 7) / 5.0, 1e-9);
+}
+
+// HAProxy's leastconn: key 0 for a process with nothing outstanding, else
+// (outstanding + 1) x 256 / weight; equal keys go to the process whose count
+// changed longest ago. Equal weights: 0 ms -> first (a tie at 0), 1 ms ->
+// second (key 0 < 2), 2 ms -> first (keys 2 and 2, the first changed
+// earlier; its batch runs 2-12 ms), 3 ms -> second (3 > 2; 3-13 ms), 4 ms ->
+// first (3 and 3), which runs it alone after its batch, 12-22 ms: latencies
+// 12, 12, 10, 10 and 18 ms, waits 2, 2, 0, 0 and 8 ms.
+TEST(SimulatorRouting, LeastConnFollowsHaproxysKeysAndTies) {
+  const SimReport r = RouteFive(Router::kLeastConn);
+  EXPECT_NEAR(r.services[0].max_ms, 18, 1e-9);
+  EXPECT_NEAR(r.services[0].mean_wait_ms, (2 + 2 + 0 + 0 + 8) / 5.0, 1e-9);
+}
+
+// With the second process at half the speed (20 ms batches) its weight is
+// 126 (ProxyWeights of its SLO-safe capacity, 97.3 against 197.4 requests/s).
+// 0 ms -> first (a tie at 0); 1 ms -> second (key 0); 2 ms -> first (keys 2
+// and 2 x 256 / 126 = 4; its batch runs 2-12 ms); 3 ms -> first (3 against
+// 4; it waits for the next batch, 12-22 ms); 4 ms: 4 against 4, the second
+// changed longer ago and takes it, filling its batch (4-24 ms).
+TEST(SimulatorRouting, LeastConnWeighsByCapacity) {
+  const SimReport r = RouteFive(Router::kLeastConn, 0.5);
+  EXPECT_NEAR(r.services[0].max_ms, 23, 1e-9);
+  EXPECT_NEAR(r.services[0].mean_wait_ms, (2 + 3 + 0 + 9 + 0) / 5.0, 1e-9);
+}
+
+// A Kubernetes Service sends each process the same share of requests
+// whatever its capacity; the weighted router sends the faster one more.
+TEST(SimulatorRouting, EqualOddsIgnoreCapacity) {
+  ServingModel model;
+  model.services.push_back({"s", 200, 1000, {0, 1}});
+  model.instances.push_back({"s", 0, 0, "3g.40gb", 0, 3, 1, 1, {1}});
+  model.instances.push_back({"s", 0, 1, "1g.10gb", 4, 1, 1, 1, {4}});
+  SimOptions options;
+  options.duration_s = 200;
+  options.router = Router::kEqual;
+  Result<SimReport> r = Simulate(model, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Busy shares 100 x 1 ms and 100 x 4 ms per second.
+  EXPECT_NEAR(r->instances[0].busy_share, 0.1, 0.01);
+  EXPECT_NEAR(r->instances[1].busy_share, 0.4, 0.03);
+  options.router = Router::kWeighted;
+  r = Simulate(model, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->instances[0].busy_share, 0.16, 0.01);  // 4/5 of 200 at 1 ms
+  EXPECT_NEAR(r->instances[1].busy_share, 0.16, 0.02);  // 1/5 of 200 at 4 ms
+}
+
 }  // namespace
 }  // namespace tessera

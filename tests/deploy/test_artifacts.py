@@ -9,6 +9,8 @@ Plans S3 and S6 (examples/scenarios/) with the built binary
     ModelConfig protobuf (tritonclient) and its fields checked;
   * mig-parted.yaml against the fields of mig-parted's api/spec/v1 (a small
     checker written from its documentation);
+  * the router's HAProxy configuration, both copies (router/haproxy.cfg and
+    the ConfigMap's), with `haproxy -c`, and its backends against the plan;
 and that each validator rejects a deliberately broken document.
 """
 
@@ -226,3 +228,46 @@ def test_broken_mig_parted_configs_are_rejected(deployed):
     for doc in cases:
         with pytest.raises(ValueError):
             check_mig_parted(doc)
+
+
+# ---- The router (HAProxy) ----------------------------------------------------------
+
+
+def haproxy_check(path):
+    """`haproxy -c -f path`: (exit code, output)."""
+    result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True,
+                            check=False)
+    return result.returncode, result.stdout + result.stderr
+
+
+def router_configs(folder, tmp_path):
+    cluster = tmp_path / "cluster-haproxy.cfg"
+    config_map = yaml.safe_load((folder / "k8s" / "35-router-config.yaml").read_text())
+    cluster.write_text(config_map["data"]["haproxy.cfg"])
+    return [folder / "router" / "haproxy.cfg", cluster]
+
+
+def test_haproxy_accepts_both_router_configs(deployed, tmp_path):
+    for path in router_configs(deployed, tmp_path):
+        code, output = haproxy_check(path)
+        assert code == 0, f"haproxy -c {path}:\n{output}"
+        assert "Configuration file is valid" in output
+
+
+def test_router_has_one_server_per_serving_process(deployed):
+    config = (deployed / "router" / "haproxy.cfg").read_text()
+    servers = [line.split()[1] for line in config.splitlines() if line.startswith("    server ")]
+    processes = list((deployed / "k8s").glob("40-serving-*.yaml"))
+    assert len(servers) == len(processes)
+    assert "balance first" in config  # the default plan's router
+    for line in config.splitlines():
+        if line.startswith("    server "):
+            assert " maxconn " in line, line
+
+
+def test_haproxy_rejects_a_broken_router_config(deployed, tmp_path):
+    broken = tmp_path / "broken.cfg"
+    broken.write_text((deployed / "router" / "haproxy.cfg").read_text().replace(
+        "balance first", "balance fastest", 1))
+    code, output = haproxy_check(broken)
+    assert code != 0, output

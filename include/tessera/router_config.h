@@ -1,0 +1,69 @@
+// Router config: the HAProxy 2.6 configuration that routes each service's
+// requests over its serving processes by the rule its plan was made under
+// (docs/routing.md). `tessera deploy` writes it twice: router/haproxy.cfg
+// with each process at its node's address and node-plan port, and the
+// Kubernetes ConfigMap's copy with each process behind its own Service.
+//
+//   * one frontend per service (a port of its own; the Service of the model
+//     points there), one backend per service, one server per serving
+//     process in the plan's order (GPU, instance, process: the simulator's);
+//   * the balance of the plan's router: first -> `balance first` with
+//     `maxconn` = the process's planned batch; leastconn -> `balance
+//     leastconn` with ProxyWeights; weighted -> `balance random(1)` with
+//     ProxyWeights; equal -> `balance random(1)` with equal weights. jsq is
+//     the simulator's ideal and no proxy here decides that way:
+//     CheckShippable refuses it;
+//   * health checks `GET /v2/health/ready`, the runtime API on a stats
+//     socket (level admin: `set server B/S state drain|ready`, `set server
+//     B/S weight N`), and the Prometheus exporter at /metrics.
+//
+// Thread-safety: values and pure functions.
+#ifndef TESSERA_ROUTER_CONFIG_H_
+#define TESSERA_ROUTER_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "tessera/deployment.h"
+#include "tessera/latency_rule.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+// One serving process as the router sees it.
+struct RouterServer {
+  std::string name;     // unique within its backend: [a-z0-9-]
+  std::string address;  // host name or IP
+  int port = 0;
+  int batch = 1;   // its planned batch: `maxconn` under balance first
+  int weight = 1;  // ProxyWeights of its RouterCapacity among its service's
+};
+
+// One service's frontend and backend.
+struct RouterBackend {
+  std::string service;  // the plan's name
+  std::string name;     // the proxies' name: a DNS-1123 label
+  int port = 0;         // the frontend's
+  std::vector<RouterServer> servers;
+};
+
+struct RouterSettings {
+  std::string bind_address;  // empty: every address
+  int metrics_port = 8404;   // /metrics (Prometheus) and /stats
+  std::string stats_socket = "/var/run/haproxy/admin.sock";
+  // Resolve server names through /etc/resolv.conf at run time (a
+  // Kubernetes cluster's DNS); otherwise once, by libc, at start.
+  bool dns_resolvers = false;
+};
+
+// InvalidArgument naming the router unless a deployment can ship it.
+Status CheckShippable(Router router);
+
+// The HAProxy configuration for `backends` under `rule`'s router, with a
+// comment naming the rule. REQUIRES: CheckShippable(rule.router).ok().
+std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<RouterBackend>& backends,
+                                const RouterSettings& settings);
+
+}  // namespace tessera
+
+#endif  // TESSERA_ROUTER_CONFIG_H_
