@@ -26,6 +26,7 @@ void AddDeployCommand(CLI::App& app, int& exit_code);
 void AddAgentCommand(CLI::App& app, int& exit_code);
 void AddServeCommand(CLI::App& app, int& exit_code);
 void AddK8sCommand(CLI::App& app, int& exit_code);
+void AddEmulateCommand(CLI::App& app, int& exit_code);
 
 // ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
 

@@ -9,6 +9,8 @@
 //                                  library enforces the catalog's MIG rules)
 //   online -> k8s -> control       (k8s: the Kubernetes API server's client, for
 //                                  the scheduler extender)
+//   agent -> serving -> app        (serving: the Triton emulator and the
+//                                  rehearsal of a plan's data path)
 //
 // (the simulator replays a transition plan, so transition sits below it).
 // Floors on one level (simulate, online) must not include each other.
@@ -69,7 +71,8 @@ const std::vector<FloorSpec>& FloorSpecs() {
       {"agent", {"emit", "nvml"}},
       {"k8s", {"online"}},
       {"control", {"agent", "k8s"}},
-      {"app", {"control"}},
+      {"serving", {"agent"}},
+      {"app", {"control", "serving"}},
   };
   return specs;
 }

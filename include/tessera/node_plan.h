@@ -57,7 +57,8 @@ struct ServingSettings {
   // {model} (the Triton model name: the service), {model_config} ("b<batch>",
   // Triton's --model-config-name), {batch}, {http_port}, {grpc_port},
   // {metrics_port}, {service}, {gpu}, {start}, {process}, {pipe_directory},
-  // {log_directory}.
+  // {log_directory}, {profile} (the instance's MIG profile), {procs} (its
+  // MPS processes).
   std::vector<std::string> command = {"tritonserver",
                                       "--model-repository={model_repository}",
                                       "--model-control-mode=explicit",

@@ -362,6 +362,8 @@ Result<std::vector<std::string>> ExpandCommand(const std::vector<std::string>& c
       {"process", std::to_string(process.index)},
       {"pipe_directory", instance.pipe_directory},
       {"log_directory", instance.log_directory},
+      {"profile", instance.profile},
+      {"procs", std::to_string(instance.procs)},
   };
   std::vector<std::string> out;
   out.reserve(command.size());
