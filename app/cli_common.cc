@@ -79,11 +79,11 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
                      ->check(Within(limits::kLatencyFactor));
   command.add_option("--router", flags.router,
                      "How the serving side routes a service's requests among its processes, "
-                     "recorded in the plan: first (default: HAProxy's balance first, the first "
-                     "process with a free batch slot, what deploy ships), leastconn (HAProxy's "
-                     "weighted leastconn), weighted (at random by SLO-safe capacity), equal (a "
+                     "recorded in the plan: leastconn (default: HAProxy's weighted leastconn, "
+                     "what deploy ships), first (HAProxy's balance first, two batches of slots "
+                     "per process), weighted (at random by SLO-safe capacity), equal (a "
                      "Kubernetes Service) or jsq (the simulator's ideal, which deploy cannot "
-                     "ship); a router that does not pool plans under --capacity-rule queueing "
+                     "ship); first, weighted and equal plan under --capacity-rule queueing "
                      "unless one is given (docs/routing.md)");
   command
       .add_option("--rate-margin", flags.rate_margin,
@@ -106,8 +106,8 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       ->excludes(factor);
   command.add_option(
       "--capacity-rule", flags.capacity_rule,
-      "MIG planners: pooled (default): a service's processes form one pool behind the first "
-      "(or jsq) router, which may run closer to its capacity the more requests it serves "
+      "MIG planners: pooled (default): a service's processes form one pool behind the "
+      "leastconn (or jsq) router, which may run closer to its capacity the more requests it serves "
       "per batch time (pooled:CV: batch latencies vary with coefficient CV, "
       "default 0.05; docs/capacity-rules.md); queueing: a segment counts only the "
       "share of its throughput at which its own queue still meets the SLO at "
@@ -219,15 +219,15 @@ Result<Scenario> LoadScenario(const InputFlags& flags) {
 namespace {
 
 // The rule the planning commands start from: for MIG planners the pooled
-// capacity rule behind the first router, which `tessera deploy` ships as
-// HAProxy's balance first (docs/capacity-rules.md, docs/routing.md); for MPS
+// capacity rule behind the leastconn router, which `tessera deploy` ships as
+// HAProxy's weighted leastconn (docs/capacity-rules.md, docs/routing.md); for MPS
 // planners, which count whole throughputs (Problem::BuildMps), the
 // library's default.
 LatencyRule DefaultRule(bool mps) {
   LatencyRule rule;
   if (mps) return rule;
   rule.pooled = true;
-  rule.router = Router::kFirst;
+  rule.router = Router::kLeastConn;
   return rule;
 }
 
@@ -241,14 +241,14 @@ Result<LatencyRule> RuleFrom(const InputFlags& flags, bool mps) {
   if (!flags.capacity_rule.empty()) {
     TESSERA_RETURN_IF_ERROR(rule.SetCapacity(flags.capacity_rule).WithContext("--capacity-rule"));
     // The pooled rule is made for the router that pools.
-    if (rule.pooled && !RouterPools(rule.router)) rule.router = Router::kFirst;
+    if (rule.pooled && !RouterPools(rule.router)) rule.router = Router::kLeastConn;
   }
   if (!flags.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(rule.router, ParseRouter(flags.router));
     if (rule.pooled && !RouterPools(rule.router)) {
       if (!flags.capacity_rule.empty()) {
         return Status::InvalidArgument(
-            "--router: --capacity-rule pooled needs --router jsq or first (processes behind " +
+            "--router: --capacity-rule pooled needs --router leastconn or jsq (processes behind " +
             std::string(RouterName(rule.router)) +
             " queue alone); give --capacity-rule queueing with --router " +
             std::string(RouterName(rule.router)));

@@ -27,6 +27,7 @@ void AddAgentCommand(CLI::App& app, int& exit_code);
 void AddServeCommand(CLI::App& app, int& exit_code);
 void AddK8sCommand(CLI::App& app, int& exit_code);
 void AddEmulateCommand(CLI::App& app, int& exit_code);
+void AddRehearseCommand(CLI::App& app, int& exit_code);
 
 // ---- Shared by `simulate` and `plan --verify` (defined in cmd_simulate.cc) ----
 

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddServeCommand(app, exit_code);
   tessera::cli::AddK8sCommand(app, exit_code);
   tessera::cli::AddEmulateCommand(app, exit_code);
+  tessera::cli::AddRehearseCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -52,7 +52,7 @@ class DeployCliTest : public CliTest {
 
 // A plan made with --router jsq cannot be shipped: exit 2, one error line
 // naming the rule, nothing written; the same scenario planned with the
-// default router deploys, its router file balancing by HAProxy's first.
+// default router deploys, its router file balancing by HAProxy's leastconn.
 TEST_F(DeployCliTest, RefusesAPlanWhoseRouterCannotBeShipped) {
   const std::string s3 = SourcePath("examples/scenarios/s3.yaml");
   const fs::path jsq = dir_ / "jsq.json";
@@ -72,7 +72,7 @@ TEST_F(DeployCliTest, RefusesAPlanWhoseRouterCannotBeShipped) {
 
   PlanS3();
   ASSERT_EQ(Tessera("deploy --deployment " + Plan() + " --out " + out.string()).exit_code, 0);
-  EXPECT_NE(ReadAll(out / "router/haproxy.cfg").find("balance first"), std::string::npos);
+  EXPECT_NE(ReadAll(out / "router/haproxy.cfg").find("balance leastconn"), std::string::npos);
 }
 
 TEST_F(DeployCliTest, DeploysS3WithTheGeometryOfThePlan) {

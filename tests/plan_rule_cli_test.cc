@@ -142,11 +142,11 @@ TEST_F(PlanRuleCliTest, FlagsThatDoNotApplyExitTwoNamingTheFlag) {
   EXPECT_NE(compare.err.find("--price does not apply"), std::string::npos) << compare.err;
 }
 
-// The default rule is pooled behind first (HAProxy's balance first, what
-// deploy ships); --router weighted or leastconn alone plans under the
-// per-process queueing rule, --router jsq keeps the pooled rule; pooled with
-// a router that does not pool, and a rate margin out of range, are errors
-// naming the flag; the margin is recorded.
+// The default rule is pooled behind leastconn (HAProxy's weighted
+// leastconn, what deploy ships); --router weighted or first alone plans
+// under the per-process queueing rule, --router jsq keeps the pooled rule;
+// pooled with a router that does not pool, and a rate margin out of range,
+// are errors naming the flag; the margin is recorded.
 TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   const auto rule_of = [&](const std::string& flags) {
     const fs::path json = dir_ / "p.json";
@@ -157,12 +157,12 @@ TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   };
   const nlohmann::json pooled = rule_of("");
   EXPECT_EQ(pooled["capacity"], "pooled");
-  EXPECT_EQ(pooled["router"], "first");
+  EXPECT_EQ(pooled["router"], "leastconn");
   EXPECT_FALSE(pooled.contains("rate_margin"));
   EXPECT_EQ(rule_of("--router jsq")["capacity"], "pooled");
-  const nlohmann::json leastconn = rule_of("--router leastconn");
-  EXPECT_EQ(leastconn["capacity"], "queueing");
-  EXPECT_EQ(leastconn["router"], "leastconn");
+  const nlohmann::json first = rule_of("--router first");
+  EXPECT_EQ(first["capacity"], "queueing");
+  EXPECT_EQ(first["router"], "first");
   const nlohmann::json weighted = rule_of("--router weighted");
   EXPECT_EQ(weighted["capacity"], "queueing");
   EXPECT_EQ(weighted["router"], "weighted");

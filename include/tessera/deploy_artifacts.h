@@ -91,6 +91,11 @@ std::string KubernetesName(std::string_view name, size_t max_length = 63);
 // on local GPU `gpu`: "<state_dir>/mig/gpu<gpu>-start<start>.uuid".
 std::string MigUuidPath(std::string_view state_dir, int gpu, int start);
 
+// The outcome of `instance`'s service in deployment.services;
+// InvalidArgument naming the service when it is not there.
+Result<const ServiceOutcome*> ServiceOfInstance(const Deployment& deployment,
+                                                const Instance& instance);
+
 // Triton's max_queue_delay_microseconds for `instance` of `deployment`
 // (rule above; the SLO truncated first under the rule's truncate_slo).
 // InvalidArgument when the service is not in deployment.services.

@@ -50,15 +50,25 @@ enum class Router {
   // whose count changed longest ago (HAProxy requeues a server at the back
   // of its key's group when its count changes).
   kLeastConn,
-  // HAProxy 2.6 `balance first` with `maxconn` = the process's planned
-  // batch: the first process in the backend's order (ProxyOrder) with fewer
-  // than maxconn requests outstanding; when every process is full the
+  // HAProxy 2.6 `balance first` with `maxconn` = FirstMaxconn(the
+  // process's planned batch): the first process in the backend's order with
+  // fewer than maxconn requests outstanding; when every process is full the
   // request waits in the backend's queue, and a process that finishes a
-  // batch takes the oldest waiting requests into its free slots. The batch
-  // that starts first fills before another opens, as under kShortestQueue,
-  // and the backlog is one queue for the whole service.
+  // batch takes the oldest waiting requests into its free slots once its
+  // batcher has looked at its queue. The batch that starts first fills
+  // before another opens, as under kShortestQueue, and the backlog is one
+  // queue for the whole service.
   kFirst,
 };
+
+// kFirst's maxconn: two batches, the running one and the next, so that a
+// process whose batch ends finds its next batch already queued. With one
+// batch of slots the proxy refills a process only after its answers are
+// through, by when its batcher has started on what little was queued:
+// measured through HAProxy 2.6 and the emulator (docs/routing.md), resnet101
+// at 92% load ran batches of 8 where 16 were planned.
+inline constexpr int kFirstMaxconnBatches = 2;
+inline int FirstMaxconn(int batch) { return kFirstMaxconnBatches * batch; }
 
 // "weighted" | "jsq" | "equal" | "leastconn" | "first".
 std::string_view RouterName(Router router);
@@ -180,7 +190,12 @@ inline constexpr int kProxyWeightMax = 256;
 std::vector<int> ProxyWeights(const std::vector<double>& capacities);
 
 // True iff `router` makes a service's processes one pool (kShortestQueue,
-// kFirst): the routers the pooled capacity rule holds for.
+// kLeastConn): the routers the pooled capacity rule holds for. Least
+// outstanding requests per unit of weight is join-shortest-queue counted in
+// requests: on ParvaGPU rows 1-6, S3 and S6 the pooled plans keep every
+// service at >= 99.74% under it (docs/routing.md). kFirst does not pool
+// safely: a process refilled only after its answers go out runs partial
+// batches (97.78% on S6's pooled plan).
 bool RouterPools(Router router);
 
 // The pooled capacity rule's utilisation bound (docs/capacity-rules.md): the

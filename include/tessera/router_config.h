@@ -8,8 +8,8 @@
 //     points there), one backend per service, one server per serving
 //     process in the plan's order (GPU, instance, process: the simulator's);
 //   * the balance of the plan's router: first -> `balance first` with
-//     `maxconn` = the process's planned batch; leastconn -> `balance
-//     leastconn` with ProxyWeights; weighted -> `balance random(1)` with
+//     `maxconn` = FirstMaxconn(the process's planned batch); leastconn ->
+//     `balance leastconn` with ProxyWeights; weighted -> `balance random(1)` with
 //     ProxyWeights; equal -> `balance random(1)` with equal weights. jsq is
 //     the simulator's ideal and no proxy here decides that way:
 //     CheckShippable refuses it;
@@ -21,22 +21,27 @@
 #ifndef TESSERA_ROUTER_CONFIG_H_
 #define TESSERA_ROUTER_CONFIG_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "tessera/deployment.h"
 #include "tessera/latency_rule.h"
+#include "tessera/node_plan.h"
 #include "tessera/status.h"
 
 namespace tessera {
 
 // One serving process as the router sees it.
 struct RouterServer {
-  std::string name;     // unique within its backend: [a-z0-9-]
+  std::string name;     // unique within its backend: "<node>-g<gpu>-s<start>-p<process>"
   std::string address;  // host name or IP
   int port = 0;
-  int batch = 1;   // its planned batch: `maxconn` under balance first
+  int batch = 1;   // its planned batch: FirstMaxconn of it under balance first
   int weight = 1;  // ProxyWeights of its RouterCapacity among its service's
+  // Where it runs: node, local GPU, start slice, process index.
+  std::string node;
+  int gpu = 0, start = 0, process = 0;
 };
 
 // One service's frontend and backend.
@@ -51,10 +56,29 @@ struct RouterSettings {
   std::string bind_address;  // empty: every address
   int metrics_port = 8404;   // /metrics (Prometheus) and /stats
   std::string stats_socket = "/var/run/haproxy/admin.sock";
+  // HAProxy's global maxconn (each connection takes two descriptors, so
+  // HAProxy raises its file limit to about twice this); each frontend may
+  // hold half of it.
+  int max_connections = 100000;
+  // HAProxy's client, server, queue and keep-alive timeouts (seconds).
+  int timeout_s = 60;
   // Resolve server names through /etc/resolv.conf at run time (a
   // Kubernetes cluster's DNS); otherwise once, by libc, at start.
   bool dns_resolvers = false;
 };
+
+// The backends of `deployment` run by `plans` (BuildNodePlans of it, with
+// `gpu_map`): one per service with instances, in deployment order, named
+// KubernetesName(service, 55), frontend ports first_port, first_port + 1,
+// ...; one server per serving process in the deployment's order of GPUs,
+// instances and processes (the simulator's), at its node's name and node-plan
+// HTTP port, weighted by ProxyWeights of RouterCapacity. InvalidArgument for
+// a frontend port outside 1-65535 or on RouterSettings' metrics port, or an
+// instance no node plan holds.
+Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deployment,
+                                                       const std::vector<NodePlan>& plans,
+                                                       const std::map<int, int>& gpu_map,
+                                                       int first_port);
 
 // InvalidArgument naming the router unless a deployment can ship it.
 Status CheckShippable(Router router);

@@ -491,87 +491,10 @@ Result<std::string> ServingYaml(const NodePlan& plan, const NodeGpu& gpu, const 
   return YamlText(deployment, kManifestHeader);
 }
 
-Result<const ServiceOutcome*> ServiceOf(const Deployment& deployment, const Instance& instance) {
-  for (const ServiceOutcome& s : deployment.services) {
-    if (s.name == instance.service) return &s;
-  }
-  return Status::InvalidArgument(fmt::format("service {} of an instance is not in services",
-                                             QuoteForMessage(instance.service)));
-}
-
-// Where one serving process runs, for the router's two configurations.
-struct ProcessPlace {
-  const NodePlan* plan;
-  const NodeGpu* gpu;
-  const NodeInstance* instance;
-  const NodeProcess* process = nullptr;
-};
-
 // The Kubernetes name of a serving process's Deployment and Service.
-std::string ProcessObjectName(const ProcessPlace& at, const std::string& label) {
-  return KubernetesName(fmt::format("tessera-{}-{}-g{}-s{}-p{}", label, at.plan->node,
-                                    at.gpu->index, at.instance->start, at.process->index));
-}
-
-// The router's backends for `services` (those with instances, in
-// deployment order, with their labels) and each server's place: servers in
-// the deployment's order of GPUs, instances and processes, as the simulator
-// routes; each at `node:http_port` (the Kubernetes copy replaces the address).
-Result<std::vector<RouterBackend>> BuildRouterBackends(
-    const Deployment& deployment, const std::vector<NodePlan>& plans,
-    const std::vector<std::string>& services, const std::map<std::string, std::string>& label_of,
-    const DeployArtifactOptions& o, std::vector<std::vector<ProcessPlace>>& places) {
-  std::map<std::pair<int, int>, ProcessPlace> by_place;  // (cluster GPU, start)
-  for (const NodePlan& plan : plans) {
-    for (const NodeGpu& gpu : plan.gpus) {
-      for (const NodeInstance& in : gpu.instances) {
-        by_place[{gpu.cluster_index, in.start}] = {&plan, &gpu, &in};
-      }
-    }
-  }
-  std::vector<RouterBackend> backends;
-  std::map<std::string, size_t> backend_of;
-  for (const std::string& service : services) {
-    backend_of[service] = backends.size();
-    const int port = o.router_base_port + static_cast<int>(backends.size());
-    if (port < 1 || port > 65535 || port == RouterSettings{}.metrics_port) {
-      return Status::InvalidArgument(fmt::format(
-          "router base port {} gives service {} port {}, outside 1-65535 or the router's metrics "
-          "port {}",
-          o.router_base_port, QuoteForMessage(service), port, RouterSettings{}.metrics_port));
-    }
-    backends.push_back({service, label_of.at(service), port, {}});
-  }
-  places.assign(backends.size(), {});
-  std::vector<std::vector<double>> capacities(backends.size());
-  for (const GpuAssignment& g : deployment.gpus) {
-    const auto mapped = o.deploy.gpu_map.find(g.index);
-    const int cluster = mapped == o.deploy.gpu_map.end() ? g.index : mapped->second;
-    for (const Instance& in : g.instances) {
-      TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOf(deployment, in));
-      const auto place = by_place.find({cluster, in.start});
-      if (place == by_place.end()) {
-        return Status::Internal(
-            fmt::format("no node plan holds gpu {} start {}", cluster, in.start));
-      }
-      const size_t b = backend_of.at(in.service);
-      const NodeInstance& node_instance = *place->second.instance;
-      for (const NodeProcess& proc : node_instance.processes) {
-        backends[b].servers.push_back({fmt::format("{}-g{}-s{}-p{}", place->second.plan->node,
-                                                   place->second.gpu->index, in.start, proc.index),
-                                       place->second.plan->node, proc.http_port, in.batch, 1});
-        places[b].push_back(place->second);
-        places[b].back().process = &proc;
-        capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
-                                               service->slo_ms, service->rate_rps));
-      }
-    }
-  }
-  for (size_t b = 0; b < backends.size(); ++b) {
-    const std::vector<int> weights = ProxyWeights(capacities[b]);
-    for (size_t k = 0; k < weights.size(); ++k) backends[b].servers[k].weight = weights[k];
-  }
-  return backends;
+std::string ProcessObjectName(const std::string& label, const std::string& node, int gpu, int start,
+                              int process) {
+  return KubernetesName(fmt::format("tessera-{}-{}-g{}-s{}-p{}", label, node, gpu, start, process));
 }
 
 }  // namespace
@@ -600,8 +523,17 @@ std::string MigUuidPath(std::string_view state_dir, int gpu, int start) {
   return fmt::format("{}/mig/gpu{}-start{}.uuid", state_dir, gpu, start);
 }
 
+Result<const ServiceOutcome*> ServiceOfInstance(const Deployment& deployment,
+                                                const Instance& instance) {
+  for (const ServiceOutcome& s : deployment.services) {
+    if (s.name == instance.service) return &s;
+  }
+  return Status::InvalidArgument(fmt::format("service {} of an instance is not in services",
+                                             QuoteForMessage(instance.service)));
+}
+
 Result<int64_t> QueueDelayMicros(const Deployment& deployment, const Instance& instance) {
-  TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOf(deployment, instance));
+  TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOfInstance(deployment, instance));
   const double delay_ms = QueueDelayMs(deployment.rule, instance.latency_ms, service->slo_ms);
   // Within [0, SLO], which input limits keep below an hour: no overflow.
   return static_cast<int64_t>(std::floor(delay_ms * 1000.0 + 1e-6));
@@ -705,10 +637,9 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
                        FormatTritonConfig(s, batch, delay)});
     }
   }
-  std::vector<std::vector<ProcessPlace>> places;
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<RouterBackend> backends,
-      BuildRouterBackends(deployment, plans, services, label_of, options, places));
+      BuildRouterBackends(deployment, plans, options.deploy.gpu_map, options.router_base_port));
   files.push_back({"mig-parted.yaml", FormatMigPartedYaml(plans)});
   const RouterSettings host_router;
   files.push_back(
@@ -716,12 +647,13 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
   // In the cluster each process is reached through its own Service.
   RouterSettings cluster_router;
   cluster_router.dns_resolvers = true;
-  for (size_t b = 0; b < backends.size(); ++b) {
-    for (size_t k = 0; k < backends[b].servers.size(); ++k) {
-      backends[b].servers[k].address =
-          fmt::format("{}.{}.svc.cluster.local", ProcessObjectName(places[b][k], backends[b].name),
-                      options.namespace_name);
-      backends[b].servers[k].port = kHttpPort;
+  for (RouterBackend& b : backends) {
+    for (RouterServer& server : b.servers) {
+      server.address = fmt::format(
+          "{}.{}.svc.cluster.local",
+          ProcessObjectName(b.name, server.node, server.gpu, server.start, server.process),
+          options.namespace_name);
+      server.port = kHttpPort;
     }
   }
   const std::string cluster_config = FormatHaproxyConfig(deployment.rule, backends, cluster_router);
@@ -745,7 +677,8 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
       for (const NodeInstance& in : gpu.instances) {
         const std::string& label = label_of[in.service];
         for (const NodeProcess& proc : in.processes) {
-          const std::string name = ProcessObjectName({&plan, &gpu, &in, &proc}, label);
+          const std::string name =
+              ProcessObjectName(label, plan.node, gpu.index, in.start, proc.index);
           if (!names.insert(name).second) {
             return Status::InvalidArgument(fmt::format(
                 "two serving processes map to one Kubernetes name {}", QuoteForMessage(name)));

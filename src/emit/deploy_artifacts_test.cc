@@ -136,7 +136,7 @@ std::string ReadFile(const fs::path& path) {
 
 // The router ships the plan's rule: the weighted plan's backend balances at
 // random by ProxyWeights of each process's SLO-safe capacity, a first plan's
-// by balance first with maxconn = the batch; each model's Service points at
+// by balance first with maxconn = two batches; each model's Service points at
 // the router, and each process has its own Service; a jsq plan is refused.
 TEST(DeployArtifactsTest, RouterFollowsThePlansRule) {
   Deployment d = Small();
@@ -157,13 +157,12 @@ TEST(DeployArtifactsTest, RouterFollowsThePlansRule) {
                 "tessera-bert-large-node-0-g0-s4-p2.tessera.svc.cluster.local:8000"),
             std::string::npos);
 
-  d.rule.pooled = true;
   d.rule.router = Router::kFirst;
   files = BuildDeployArtifacts(d, {});
   ASSERT_TRUE(files.ok()) << files.status().message();
   for (const DeployFile& f : *files) by_path[f.path] = f.content;
   EXPECT_NE(by_path["router/haproxy.cfg"].find("balance first"), std::string::npos);
-  EXPECT_NE(by_path["router/haproxy.cfg"].find("node-0:20000 check maxconn 32\n"),
+  EXPECT_NE(by_path["router/haproxy.cfg"].find("node-0:20000 check maxconn 64\n"),
             std::string::npos)
       << by_path["router/haproxy.cfg"];
 

@@ -3,7 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+
+#include "tessera/deploy_artifacts.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -36,6 +41,70 @@ Balance BalanceOf(Router router) {
 
 }  // namespace
 
+Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deployment,
+                                                       const std::vector<NodePlan>& plans,
+                                                       const std::map<int, int>& gpu_map,
+                                                       int first_port) {
+  struct Place {
+    const NodePlan* plan;
+    const NodeGpu* gpu;
+    const NodeInstance* instance;
+  };
+  std::map<std::pair<int, int>, Place> by_place;  // (cluster GPU, start)
+  for (const NodePlan& plan : plans) {
+    for (const NodeGpu& gpu : plan.gpus) {
+      for (const NodeInstance& in : gpu.instances) {
+        by_place[{gpu.cluster_index, in.start}] = {&plan, &gpu, &in};
+      }
+    }
+  }
+  std::vector<RouterBackend> backends;
+  std::map<std::string, size_t> backend_of;
+  for (const GpuAssignment& g : deployment.gpus) {
+    for (const Instance& in : g.instances) backend_of.emplace(in.service, 0);
+  }
+  for (const ServiceOutcome& s : deployment.services) {
+    if (!backend_of.count(s.name)) continue;
+    backend_of[s.name] = backends.size();
+    const int port = first_port + static_cast<int>(backends.size());
+    if (port < 1 || port > 65535 || port == RouterSettings{}.metrics_port) {
+      return Status::InvalidArgument(fmt::format(
+          "router base port {} gives service {} port {}, outside 1-65535 or the router's metrics "
+          "port {}",
+          first_port, QuoteForMessage(s.name), port, RouterSettings{}.metrics_port));
+    }
+    backends.push_back({s.name, KubernetesName(s.name, 55), port, {}});
+  }
+  std::vector<std::vector<double>> capacities(backends.size());
+  for (const GpuAssignment& g : deployment.gpus) {
+    const auto mapped = gpu_map.find(g.index);
+    const int cluster = mapped == gpu_map.end() ? g.index : mapped->second;
+    for (const Instance& in : g.instances) {
+      TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOfInstance(deployment, in));
+      const auto place = by_place.find({cluster, in.start});
+      if (place == by_place.end()) {
+        return Status::InvalidArgument(
+            fmt::format("no node plan holds gpu {} start {}", cluster, in.start));
+      }
+      const auto& [plan, gpu, node_instance] = place->second;
+      const size_t b = backend_of.at(in.service);
+      for (const NodeProcess& proc : node_instance->processes) {
+        backends[b].servers.push_back(
+            {fmt::format("{}-g{}-s{}-p{}", plan->node, gpu->index, in.start, proc.index),
+             plan->node, proc.http_port, in.batch, 1, plan->node, gpu->index, in.start,
+             proc.index});
+        capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
+                                               service->slo_ms, service->rate_rps));
+      }
+    }
+  }
+  for (size_t b = 0; b < backends.size(); ++b) {
+    const std::vector<int> weights = ProxyWeights(capacities[b]);
+    for (size_t k = 0; k < weights.size(); ++k) backends[b].servers[k].weight = weights[k];
+  }
+  return backends;
+}
+
 Status CheckShippable(Router router) {
   if (router != Router::kShortestQueue) return Status::Ok();
   return Status::InvalidArgument(
@@ -52,11 +121,11 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "# requests over its serving processes by the plan's router.\n"
       "# Rule: {}.\n"
       "global\n"
-      "    maxconn 100000\n"
+      "    maxconn {}\n"
       "    stats socket {} mode 600 level admin\n"
       "    stats timeout 30s\n"
       "\n",
-      DescribeRule(rule), settings.stats_socket);
+      DescribeRule(rule), settings.max_connections, settings.stats_socket);
   if (settings.dns_resolvers) {
     out +=
         "resolvers cluster\n"
@@ -67,12 +136,12 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
   out += fmt::format(
       "defaults\n"
       "    mode http\n"
-      "    maxconn 50000\n"
+      "    maxconn {}\n"
       "    timeout connect 5s\n"
-      "    timeout client 60s\n"
-      "    timeout server 60s\n"
-      "    timeout queue 60s\n"
-      "    timeout http-keep-alive 60s\n"
+      "    timeout client {}s\n"
+      "    timeout server {}s\n"
+      "    timeout queue {}s\n"
+      "    timeout http-keep-alive {}s\n"
       "    timeout check 2s\n"
       "    default-server inter 2s fall 2 rise 1 init-addr last,libc,none{}\n"
       "\n"
@@ -82,7 +151,9 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "    stats enable\n"
       "    stats uri /stats\n"
       "    stats refresh 10s\n",
-      settings.dns_resolvers ? " resolvers cluster" : "", Bind(settings, settings.metrics_port));
+      std::max(1, settings.max_connections / 2), settings.timeout_s, settings.timeout_s,
+      settings.timeout_s, settings.timeout_s, settings.dns_resolvers ? " resolvers cluster" : "",
+      Bind(settings, settings.metrics_port));
   for (const RouterBackend& b : backends) {
     out += fmt::format(
         "\n"
@@ -98,7 +169,7 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
         b.service, b.name, Bind(settings, b.port), b.name, b.name, balance.line);
     for (const RouterServer& s : b.servers) {
       out += fmt::format("    server {} {}:{} check", s.name, s.address, s.port);
-      if (balance.slots) out += fmt::format(" maxconn {}", s.batch);
+      if (balance.slots) out += fmt::format(" maxconn {}", FirstMaxconn(s.batch));
       if (balance.weights) out += fmt::format(" weight {}", s.weight);
       out += "\n";
     }

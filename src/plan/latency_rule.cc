@@ -60,7 +60,7 @@ std::vector<int> ProxyWeights(const std::vector<double>& capacities) {
 }
 
 bool RouterPools(Router router) {
-  return router == Router::kShortestQueue || router == Router::kFirst;
+  return router == Router::kShortestQueue || router == Router::kLeastConn;
 }
 
 Status LatencyRule::Validate() const {
@@ -84,8 +84,9 @@ Status LatencyRule::Validate() const {
   }
   if (pooled && !RouterPools(router)) {
     return Status::InvalidArgument(fmt::format(
-        "capacity pooled needs router jsq or first: a service's processes form one pool only "
-        "when the router fills the batch that starts first; with router {} use capacity queueing",
+        "capacity pooled needs router leastconn or jsq: a service's processes form one pool "
+        "only when the router sends each request where the least is waiting; with router {} use "
+        "capacity queueing",
         RouterName(router)));
   }
   if (pooled && (!queueing_headroom || burst_on_share != 1)) {

@@ -265,7 +265,7 @@ Result<std::unique_ptr<TritonEmulator>> TritonEmulator::Start(EmulatorOptions op
   auto impl = std::make_unique<Impl>();
   impl->o = std::move(options);
   impl->rng.seed(impl->o.seed);
-  const int threads = impl->o.threads > 0 ? impl->o.threads : 2 * largest + 16;
+  const int threads = impl->o.threads > 0 ? impl->o.threads : 8 * largest + 64;
   impl->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl->metrics.new_task_queue = [] { return new httplib::ThreadPool(2); };
   impl->http.set_keep_alive_timeout(2);

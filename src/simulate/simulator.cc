@@ -242,18 +242,25 @@ class Simulation {
   }
 
   // A batch of `p` ended: under kFirst it takes the oldest requests of its
-  // service's backlog into its free slots (maxconn = its batch).
+  // service's backlog into its free slots (FirstMaxconn).
+  // The process's batcher looks at its queue first (Triton's does the
+  // moment the batch ends); the proxy sends it backlog requests only once
+  // their answers are through, so they join the queue after that.
   void Complete(int p, double now) {
     Process& proc = processes_[p];
     proc.busy = false;
     proc.running = 0;
     proc.changed = ++changes_;
+    TryStart(p, now);
     std::deque<double>& backlog = backlogs_[proc.service];
-    while (!backlog.empty() && Outstanding(proc) < proc.batch && Accepts(proc, now)) {
+    const int slots = FirstMaxconn(proc.batch);
+    bool sent = false;
+    while (!backlog.empty() && Outstanding(proc) < slots && Accepts(proc, now)) {
       proc.queue.push_back(backlog.front());
       backlog.pop_front();
+      sent = true;
     }
-    TryStart(p, now);
+    if (sent && !proc.busy) TryStart(p, now);
   }
 
   // The process `s`'s request goes to; -1: kFirst found every process full.
@@ -273,7 +280,8 @@ class Simulation {
         });
       case Router::kFirst:
         for (int p : route) {
-          if (Accepts(processes_[p], now) && Outstanding(processes_[p]) < processes_[p].batch) {
+          if (Accepts(processes_[p], now) &&
+              Outstanding(processes_[p]) < FirstMaxconn(processes_[p].batch)) {
             return p;
           }
         }

@@ -111,17 +111,29 @@ SimReport RouteFive(Router router, double slow_share = 1) {
   return r.ok() ? *r : SimReport{};
 }
 
-// HAProxy's balance first, maxconn = the batch: 0 and 1 ms fill the first
-// process (its batch runs 1-11 ms), 2 and 3 ms the second (3-13 ms); at 4 ms
-// both are full and the request waits in the backend's queue until the first
-// process frees its slots at 11 ms, where it has waited past the 5 ms delay
-// and runs at once (11-21 ms): latencies 11, 10, 11, 10 and 17 ms.
+// HAProxy's balance first, maxconn = two batches (4 requests), requests
+// every ms from 0 to 9: 0 and 1 fill the first process's batch (1-11 ms),
+// 2 and 3 its next; 4 and 5 the second process's (5-15), 6 and 7 its next;
+// 8 and 9 find both full and wait in the backend's queue. At 11 ms the first
+// process starts 2 and 3 (11-21) and then takes 8 and 9 into its free
+// slots, which run once it is free again (21-31); the second runs 6 and 7
+// at 15 ms (15-25). Waits 1, 0, 9, 8, 1, 0, 9, 8, 13 and 12 ms.
 TEST(SimulatorRouting, FirstFillsTheFirstFreeSlotsAndQueuesTheRest) {
-  const SimReport r = RouteFive(Router::kFirst);
-  ASSERT_EQ(r.services.size(), 1u);
-  EXPECT_EQ(r.services[0].requests, 5);
-  EXPECT_NEAR(r.services[0].max_ms, 17, 1e-9);
-  EXPECT_NEAR(r.services[0].mean_wait_ms, (1 + 0 + 1 + 0 + 7) / 5.0, 1e-9);
+  ServingModel model;
+  model.services.push_back({"s", 1000, 1000, {0, 1}});
+  model.instances.push_back({"s", 0, 0, "3g.40gb", 0, 3, 1, 2, {10, 10}});
+  model.instances.push_back({"s", 0, 1, "3g.40gb", 4, 3, 1, 2, {10, 10}});
+  SimOptions options;
+  options.duration_s = 1;
+  options.router = Router::kFirst;
+  options.max_queue_delay_ms = 5;
+  options.arrivals = ArrivalKind::kTrace;
+  for (int ms = 0; ms < 10; ++ms) options.trace["s"].push_back(ms / 1000.0);
+  Result<SimReport> r = Simulate(model, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->services[0].requests, 10);
+  EXPECT_NEAR(r->services[0].max_ms, 23, 1e-9);
+  EXPECT_NEAR(r->services[0].mean_wait_ms, 61 / 10.0, 1e-9);
 }
 
 // HAProxy's leastconn: key 0 for a process with nothing outstanding, else

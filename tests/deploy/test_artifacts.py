@@ -259,15 +259,15 @@ def test_router_has_one_server_per_serving_process(deployed):
     servers = [line.split()[1] for line in config.splitlines() if line.startswith("    server ")]
     processes = list((deployed / "k8s").glob("40-serving-*.yaml"))
     assert len(servers) == len(processes)
-    assert "balance first" in config  # the default plan's router
+    assert "balance leastconn" in config  # the default plan's router
     for line in config.splitlines():
         if line.startswith("    server "):
-            assert " maxconn " in line, line
+            assert " weight " in line, line
 
 
 def test_haproxy_rejects_a_broken_router_config(deployed, tmp_path):
     broken = tmp_path / "broken.cfg"
     broken.write_text((deployed / "router" / "haproxy.cfg").read_text().replace(
-        "balance first", "balance fastest", 1))
+        "balance leastconn", "balance fastest", 1))
     code, output = haproxy_check(broken)
     assert code != 0, output

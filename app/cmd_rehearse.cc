@@ -1,0 +1,206 @@
+// `tessera rehearse`: a plan's data path run on this machine (rehearsal.h),
+// measured beside the simulator's prediction.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "durations.h"
+#include "plan_run.h"
+#include "simulate_inputs.h"
+#include "tessera/deployment_format.h"
+#include "tessera/rehearsal.h"
+#include "tessera/text_io.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RehearseFlags {
+  PlanRequest plan;        // the scenario, its profiles and the rule flags
+  std::string deployment;  // empty: plan the scenario (tessera plan's default planner)
+  double duration_s = 60;
+  double dilation = 0;  // 0: the smallest that keeps the load under kWallRateCap
+  uint64_t seed = 1;
+  std::string work_dir;
+  bool keep = false;
+  std::string haproxy = "haproxy";
+  std::string fake_nvml;
+  int base_port = 10000;
+  int router_base_port = 9000;
+  int router_metrics_port = 8404;
+  std::string format = "text";
+  std::string output;
+};
+
+// Requests per second of wall time the default dilation keeps the load
+// under, so that the load, HAProxy and the emulators share two cores.
+constexpr double kWallRateCap = 1000;
+
+// Set by SIGINT and SIGTERM: the rehearsal stops its processes and ends.
+std::atomic<bool> interrupted{false};
+
+void Interrupt(int) { interrupted = true; }
+
+fs::path SelfDirectory() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path(".") : self.parent_path();
+}
+
+Result<Deployment> LoadPlan(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseDeploymentJson(text, path);
+}
+
+// The plan (given or made) and the serving model of its prediction.
+Result<std::pair<Deployment, ServingModel>> PlanAndModel(const RehearseFlags& f) {
+  if (f.deployment.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(PlanRun run, RunPlanRequest(f.plan));
+    TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(run.deployment, run.problem));
+    return std::pair(std::move(run.deployment), std::move(model));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.input));
+  TESSERA_ASSIGN_OR_RETURN(Deployment d, LoadPlan(f.deployment));
+  TESSERA_RETURN_IF_ERROR(CheckSameServices(scenario, d, f.deployment));
+  AdoptRule(d, f.deployment, LatencyRule{});
+  SimulateFlags sim;
+  sim.profiles = f.plan.input.profiles;
+  sim.deployment = f.deployment;
+  TESSERA_ASSIGN_OR_RETURN(const Problem problem, ProblemFor(sim, scenario, d));
+  Result<ServingModel> model = BuildServingModel(d, problem);
+  if (!model.ok()) return model.status().WithContext(f.deployment);
+  return std::pair(std::move(d), std::move(*model));
+}
+
+int RunRehearse(const RehearseFlags& f) {
+  Result<std::pair<Deployment, ServingModel>> planned = PlanAndModel(f);
+  if (!planned.ok()) return ReportError(planned.status());
+  RehearsalRequest r;
+  r.deployment = std::move(planned->first);
+  r.model = std::move(planned->second);
+  r.gpu = r.deployment.gpu;
+  r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
+  r.duration_s = f.duration_s;
+  double total_rps = 0;
+  for (const ServingService& s : r.model.services) total_rps += s.rate_rps;
+  r.dilation = f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(total_rps / kWallRateCap));
+  r.seed = f.seed;
+  const fs::path self = SelfDirectory();
+  r.tessera_binary = (self / "tessera").string();
+  r.fake_nvml_library =
+      f.fake_nvml.empty() ? (self / "libtessera-fake-nvml.so").string() : f.fake_nvml;
+  if (!fs::exists(r.fake_nvml_library)) {
+    return ReportError(
+        Status::InvalidArgument("--fake-nvml: " + QuoteForMessage(r.fake_nvml_library) +
+                                " does not exist; build it (make build) or name the library"));
+  }
+  r.fake_nvml_library = fs::absolute(r.fake_nvml_library).string();
+  r.haproxy_binary = f.haproxy;
+  r.process_base_port = f.base_port;
+  r.router_base_port = f.router_base_port;
+  r.router_metrics_port = f.router_metrics_port;
+  std::string made;
+  if (f.work_dir.empty()) {
+    std::string pattern = (fs::temp_directory_path() / "tessera-rehearse-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return ReportError(Status::IoError("cannot make a work directory under " +
+                                         fs::temp_directory_path().string()));
+    }
+    made = pattern;
+    r.work_dir = made;
+  } else {
+    r.work_dir = fs::absolute(f.work_dir).string();
+  }
+  r.progress = [](std::string_view line) { PrintMessage("tessera: " + std::string(line) + "\n"); };
+  r.stop = &interrupted;
+  struct sigaction action {};
+  action.sa_handler = Interrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  Result<RehearsalReport> report = RunRehearsal(r);
+  if (!made.empty() && !f.keep) {
+    std::error_code ec;
+    fs::remove_all(made, ec);
+  }
+  if (!report.ok()) return ReportError(report.status());
+  const std::string text =
+      f.format == "json" ? FormatRehearsalJson(*report) : FormatRehearsalTable(*report);
+  if (Status written = WriteOutput(f.output, text); !written.ok()) return ReportError(written);
+  return kExitOk;
+}
+
+constexpr const char* kRehearseHelp =
+    "Runs a plan's whole data path on this machine and measures it (docs/rehearse.md):\n"
+    "one `tessera agent` per node applies the plan on the fake NVML library and starts a\n"
+    "`tessera emulate` for every serving process (Triton's protocol and dynamic batcher,\n"
+    "the profiled batch times); HAProxy routes each service as the plan's router says,\n"
+    "as `tessera deploy` ships it; an open-loop generator sends Poisson requests at each\n"
+    "service's rate for --duration. Then it prints per service what was offered, served\n"
+    "and failed, p50 and p99 latency and the share within the SLO, beside `tessera\n"
+    "simulate`'s prediction for the same plan, router, duration and seed.\n\n"
+    "--dilation K runs everything K times slower (rates / K, batch times and queue\n"
+    "delays x K) so that two cores carry a whole plan; latencies are reported in the\n"
+    "plan's time. Default: the smallest K that keeps the load under 400 requests/s.\n\n"
+    "Examples:\n"
+    "  tessera rehearse --scenario examples/scenarios/s3.yaml --duration 60s\n"
+    "  tessera plan --scenario examples/scenarios/s6.yaml --format json -o s6.json\n"
+    "  tessera rehearse --scenario examples/scenarios/s6.yaml --deployment s6.json \\\n"
+    "      --duration 20s --dilation 100 --format json\n\n"
+    "Needs haproxy (Debian's haproxy 2.6) and the fake NVML library built beside tessera.\n"
+    "Exit codes: 0 done, 1 a process of the data path failed, 2 bad flags or inputs.";
+
+}  // namespace
+
+void AddRehearseCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<RehearseFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "rehearse", "Run a plan's data path here (agents, emulators, HAProxy) under real load");
+  cmd->footer(kRehearseHelp);
+  AddInputFlags(*cmd, flags->plan.input);
+  cmd->add_option("--deployment", flags->deployment,
+                  "The plan (deployment JSON) to rehearse; default: plan the scenario");
+  cmd->add_option("--duration", flags->duration_s,
+                  "How long requests arrive, in the plan's time, " + DescribeRange(kSimulatedTime) +
+                      " (default 60s)")
+      ->transform(DurationFlag(kSimulatedTime));
+  cmd->add_option("--dilation", flags->dilation,
+                  "Time dilation K in [1, 1000] (default: the smallest K keeping the load "
+                  "under 1,000 requests/s)")
+      ->check(CLI::Range(1.0, 1000.0));
+  cmd->add_option("--seed", flags->seed, "Seed of the arrivals and the prediction")
+      ->capture_default_str();
+  cmd->add_option("--work-dir", flags->work_dir,
+                  "Folder for the node plans, configs and logs (default: a temporary one, "
+                  "removed afterwards)");
+  cmd->add_flag("--keep-work-dir", flags->keep, "Keep the temporary work folder");
+  cmd->add_option("--haproxy", flags->haproxy, "The HAProxy binary")->capture_default_str();
+  cmd->add_option("--fake-nvml", flags->fake_nvml,
+                  "The fake NVML library (default: libtessera-fake-nvml.so beside tessera)");
+  cmd->add_option("--base-port", flags->base_port, "First port of node 0's serving processes")
+      ->check(Within(limits::kPort))
+      ->capture_default_str();
+  cmd->add_option("--router-base-port", flags->router_base_port,
+                  "The router's port for the first service")
+      ->check(Within(limits::kPort))
+      ->capture_default_str();
+  cmd->add_option("--router-metrics-port", flags->router_metrics_port, "The router's metrics port")
+      ->check(Within(limits::kPort))
+      ->capture_default_str();
+  cmd->add_option("--format", flags->format, "text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", flags->output, "Write the report here (default: stdout)");
+  cmd->callback([flags, &exit_code] { exit_code = RunRehearse(*flags); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,96 @@
+// `tessera rehearse` run as a user would, on loopback: a two-service plan
+// applied by the node agent on the fake NVML library, served by `tessera
+// emulate`, routed by a real HAProxy, loaded by the open-loop generator.
+// The report must account for every request (none failed, every one
+// answered), name the router and its version, and carry the simulator's
+// prediction; nothing the rehearsal started may outlive it. Skipped, with
+// the reason, where haproxy is not installed (scripts/setup.sh installs it).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_fixture.h"
+
+namespace tessera::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool HaveHaproxy() { return std::system("haproxy -v >/dev/null 2>&1") == 0; }
+
+// Processes whose environment names `dir`: what the rehearsal left running.
+int Leftovers(const fs::path& dir) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    n += env.find(dir.string()) != std::string::npos;
+  }
+  return n;
+}
+
+class RehearseCliTest : public CliTest {
+ protected:
+  fs::path Scenario() {
+    const fs::path path = dir_ / "two.yaml";
+    std::ofstream(path) << "name: two\ngpu: a100-80gb\nservices:\n"
+                           "  - {name: resnet50, model: resnet50, rate_rps: 300, slo_ms: 100}\n"
+                           "  - {name: vgg16, model: vgg16, rate_rps: 120, slo_ms: 200}\n";
+    return path;
+  }
+};
+
+TEST_F(RehearseCliTest, AccountsForEveryRequestAndLeavesNothingRunning) {
+  if (!HaveHaproxy()) GTEST_SKIP() << "haproxy is not installed (scripts/setup.sh installs it)";
+  const fs::path work = dir_ / "work";
+  const Outcome r =
+      Tessera("rehearse --scenario " + Scenario().string() +
+              " --duration 4s --dilation 2 --seed 3 --format json --work-dir " + work.string() +
+              " --base-port 23000 --router-base-port 22900 --router-metrics-port 22990");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["router"]["rule"], "leastconn");
+  EXPECT_EQ(report["router"]["version"].get<std::string>().rfind("HAProxy version 2.6", 0), 0u)
+      << report["router"];
+  EXPECT_EQ(report["dilation"], 2);
+  ASSERT_EQ(report["services"].size(), 2u);
+  for (const nlohmann::json& s : report["services"]) {
+    EXPECT_GT(s["offered"].get<long>(), 0) << s;
+    EXPECT_EQ(s["failed"], 0) << s;
+    EXPECT_EQ(s["served"], s["offered"]) << s;
+    EXPECT_GT(s["p99_ms"].get<double>(), 0) << s;
+    EXPECT_TRUE(s["simulated"].contains("compliance")) << s;
+  }
+  EXPECT_TRUE(fs::exists(work / "haproxy.cfg"));
+  EXPECT_TRUE(fs::exists(work / "node-0" / "agent-stop.log"));
+  EXPECT_EQ(Leftovers(work), 0);
+}
+
+// Bad input: a plan made for jsq cannot be rehearsed (no router ships it),
+// and a missing fake NVML library is named; exit 2, nothing started.
+TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
+  const fs::path jsq = dir_ / "jsq.json";
+  ASSERT_EQ(Tessera("plan --scenario " + Scenario().string() + " --router jsq --format json -o " +
+                    jsq.string())
+                .exit_code,
+            0);
+  Outcome r = Tessera("rehearse --scenario " + Scenario().string() + " --deployment " +
+                      jsq.string() + " --duration 1s");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("router is jsq"), std::string::npos) << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() + " --fake-nvml /nonexistent.so");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--fake-nvml"), std::string::npos) << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() + " --dilation 0.5");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--dilation"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tessera::testing
