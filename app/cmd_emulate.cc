@@ -93,19 +93,14 @@ int RunEmulate(EmulateFlags flags) {
     }
     o.cv = *cv;
   }
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const StopSignals stop_signals;
   Result<std::unique_ptr<TritonEmulator>> running = TritonEmulator::Start(o);
   if (!running.ok()) return ReportError(running.status());
   std::cout << "tessera emulate: model " << o.model << " on http://" << o.host << ":"
             << (*running)->http_port() << " (metrics :" << (*running)->metrics_port() << "), batch "
             << std::max(1, o.batching.max_batch_size) << ", queue delay "
             << o.batching.max_queue_delay_us << " us, dilation " << o.dilation << std::endl;
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  stop_signals.Wait();
   (*running)->Stop();
   return kExitOk;
 }

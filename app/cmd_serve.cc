@@ -184,13 +184,7 @@ int RunServe(const ServeFlags& flags) {
     if (Status s = PutScenario(**plane, *scenario); !s.ok()) return ReportError(s);
   }
 
-  // SIGINT and SIGTERM are taken by sigwait below: blocked before the
-  // server's threads start, so that none of them runs a handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const StopSignals stop_signals;
   Result<std::unique_ptr<ControlServer>> running = ControlServer::Start(**plane, server);
   if (!running.ok()) return ReportError(running.status());
   const std::string host =
@@ -205,8 +199,7 @@ int RunServe(const ServeFlags& flags) {
     watch = ClusterWatch::Start(*kube.client, *kube.extender,
                                 [](const std::string& line) { PrintMessage(line + "\n"); });
   }
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  stop_signals.Wait();
   if (watch) watch->Stop();
   (*running)->Stop();
   return kExitOk;

@@ -270,6 +270,14 @@ echo "== serving simulator: wall ms per run, simulated requests per wall second 
 wall_and_counters '^BM_Simulate' '%12.1f' Mreq_per_s '%12.2f'
 
 echo
+echo "== the rehearsal's data path (docs/rehearse.md): one tessera emulate (batches of up to 64,"
+echo "   0.05 ms each) under the open-loop generator at 1,000 and 4,000 requests/s for 2 s,"
+echo "   directly (/0) and through HAProxy 2.6 leastconn (/1), in one process: answered per"
+echo "   second, CPU us per request (generator + emulator), wall p50/p99 ms, send jitter p99"
+wall_and_counters '^BM_ServingPath' '%12.0f' served_per_s '%12.0f' cpu_us_per_req '%10.1f' \
+    p50_ms '%8.3f' p99_ms '%8.3f' jitter_p99_ms '%8.3f'
+
+echo
 echo "== serving simulator's memory: tessera simulate of S6 under the parva plan (39,342 requests/s),"
 echo "   peak RSS by /usr/bin/time; no request is kept, so it does not grow with the duration"
 printf '%-10s %12s %12s %10s\n' duration requests peak_MiB wall_s

@@ -13,6 +13,9 @@
 //     ProxyWeights; equal -> `balance random(1)` with equal weights. jsq is
 //     the simulator's ideal and no proxy here decides that way:
 //     CheckShippable refuses it;
+//   * a request whose server closed an idle connection under it (no
+//     answer, nothing of it processed) is sent again: `retry-on
+//     conn-failure empty-response`, 3 retries;
 //   * health checks `GET /v2/health/ready`, the runtime API on a stats
 //     socket (level admin: `set server B/S state drain|ready`, `set server
 //     B/S weight N`), and the Prometheus exporter at /metrics.

@@ -55,7 +55,9 @@ struct EmulatorOptions {
   std::string host = "127.0.0.1";
   int http_port = 8000;  // 0: any free port (tests); http_port() says which
   int metrics_port = 8002;
-  int threads = 0;  // request threads; 0: 2 x max_batch_size + 16
+  // Request threads, one per open connection (idle ones close after 1 s);
+  // 0: 4 x max_batch_size + 64.
+  int threads = 0;
 };
 
 class TritonEmulator {

@@ -143,6 +143,8 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "    timeout queue {}s\n"
       "    timeout http-keep-alive {}s\n"
       "    timeout check 2s\n"
+      "    retries 3\n"
+      "    retry-on conn-failure empty-response\n"
       "    default-server inter 2s fall 2 rise 1 init-addr last,libc,none{}\n"
       "\n"
       "frontend metrics\n"

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "fuzz_mutator.h"
 #include "tessera/deploy_artifacts.h"
 
 namespace tessera {
@@ -80,6 +81,22 @@ TEST(TritonConfigTest, ErrorsNameTheFileLineAndField) {
   EXPECT_NE(b.status().message().find("nested too deeply"), std::string::npos)
       << b.status().message();
   EXPECT_FALSE(ParseTritonConfig(std::string((1 << 20) + 1, ' '), "c.pbtxt").ok());
+}
+
+// Seeded mutants of what deploy writes: each parses or fails with a message
+// naming the file; none crashes or hangs.
+TEST(TritonConfigTest, MutantsParseOrNameTheFile) {
+  const std::string text = FormatTritonConfig("resnet50", 32, 90000);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string mutant = testing::Mutate(text, rng, testing::JsonMutations());
+    Result<TritonBatching> b = ParseTritonConfig(mutant, "m.pbtxt");
+    if (!b.ok()) {
+      EXPECT_EQ(b.status().message().rfind("m.pbtxt", 0), 0u) << b.status().message();
+    } else {
+      EXPECT_LE(b->max_batch_size, 4096);
+    }
+  }
 }
 
 }  // namespace

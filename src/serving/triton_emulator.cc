@@ -4,6 +4,10 @@
 #include "tessera/triton_emulator.h"
 
 #include <fmt/format.h>
+
+// cpp-httplib listens with a backlog of 5 by default: a proxy that opens
+// connections in bursts then loses SYNs, each retried a second later.
+#define CPPHTTPLIB_LISTEN_BACKLOG 1024
 #include <httplib.h>
 
 #include <chrono>
@@ -265,10 +269,15 @@ Result<std::unique_ptr<TritonEmulator>> TritonEmulator::Start(EmulatorOptions op
   auto impl = std::make_unique<Impl>();
   impl->o = std::move(options);
   impl->rng.seed(impl->o.seed);
-  const int threads = impl->o.threads > 0 ? impl->o.threads : 8 * largest + 64;
+  // cpp-httplib gives each connection a thread for as long as it is kept
+  // alive: room for two batches of requests and the proxy's idle ones.
+  const int threads = impl->o.threads > 0 ? impl->o.threads : 4 * largest + 64;
   impl->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl->metrics.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  impl->http.set_keep_alive_timeout(2);
+  impl->http.set_keep_alive_timeout(1);
+  // Answers go out at once: with Nagle's algorithm a small answer waits for
+  // the client's delayed ACK (40 ms on Linux).
+  impl->http.set_tcp_nodelay(true);
   impl->Routes();
   const auto bind = [&](httplib::Server& server, int port, const char* what) -> Result<int> {
     const int bound = port == 0 ? server.bind_to_any_port(impl->o.host)

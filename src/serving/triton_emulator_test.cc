@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "fuzz_mutator.h"
 
 namespace tessera {
 namespace {
@@ -108,6 +111,30 @@ TEST(TritonEmulatorTest, StopAnswersQueuedRequests) {
   client.join();
   EXPECT_EQ(status, 503);
   (*e)->Wait();
+}
+
+// Mutated infer bodies and paths: every one is answered (200, 400 or 404),
+// the emulator keeps serving, and its counters account for each.
+TEST(TritonEmulatorTest, MutatedRequestsAreAnsweredNotFatal) {
+  Result<std::unique_ptr<TritonEmulator>> e = TritonEmulator::Start(Options(1, 0));
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  httplib::Client client("127.0.0.1", (*e)->http_port());
+  client.set_read_timeout(10, 0);
+  const std::string body =
+      R"({"id": "7", "inputs": [{"name": "INPUT0", "shape": [1, 1], "datatype": "FP32", "data": [0]}]})";
+  std::mt19937 rng(11);
+  for (int i = 0; i < 300; ++i) {
+    const std::string mutant = testing::Mutate(body, rng, testing::JsonMutations());
+    const auto res = client.Post("/v2/models/resnet50/infer", mutant, "application/json");
+    ASSERT_TRUE(res) << mutant;
+    EXPECT_TRUE(res->status == 200 || res->status == 400) << res->status << " " << mutant;
+    const std::string path =
+        testing::Mutate("/v2/models/resnet50/ready", rng, testing::JsonMutations());
+    const auto ready = client.Get(path);
+    EXPECT_TRUE(!ready || ready->status == 200 || ready->status == 404 || ready->status == 400)
+        << path;
+  }
+  EXPECT_EQ(Infer((*e)->http_port()), 200);
 }
 
 TEST(TritonEmulatorTest, RefusesBadOptions) {
