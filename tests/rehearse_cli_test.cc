@@ -52,7 +52,7 @@ TEST_F(RehearseCliTest, AccountsForEveryRequestAndLeavesNothingRunning) {
   const Outcome r =
       Tessera("rehearse --scenario " + Scenario().string() +
               " --duration 4s --dilation 2 --seed 3 --format json --work-dir " + work.string() +
-              " --base-port 23000 --router-base-port 22900 --router-metrics-port 22990");
+              " --base-port 14000 --router-base-port 13900 --router-metrics-port 13990");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["router"]["rule"], "leastconn");
