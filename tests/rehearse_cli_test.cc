@@ -92,5 +92,36 @@ TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
   EXPECT_NE(r.err.find("--dilation"), std::string::npos) << r.err;
 }
 
+// `tessera emulate` refuses bad input before it listens: exit 2, one line
+// naming the flag, or the file and line.
+TEST_F(RehearseCliTest, EmulateRefusesBadInput) {
+  const fs::path config = dir_ / "config.pbtxt";
+  std::ofstream(config) << "name: \"m\"\nmax_batch_size: 4\ndynamic_batching {\n"
+                           "  preferred_batch_size: [ 4 ]\n}\n";
+  const fs::path broken = dir_ / "broken.pbtxt";
+  std::ofstream(broken) << "name: \"m\"\nmax_batch_size: many\n";
+  const std::string base = "emulate --model m --http-port 0 --metrics-port 0 ";
+  const struct {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"emulate --config " + config.string(), "--model"},
+      {base + "--config " + (dir_ / "none.pbtxt").string() + " --latency-ms 1,2,3,4", "none.pbtxt"},
+      {base + "--config " + broken.string() + " --latency-ms 1", "broken.pbtxt:2: max_batch_size"},
+      {base + "--config " + config.string() + " --latency-ms 1,2", "latencies: 2 given"},
+      {base + "--config " + config.string(), "--latency-ms, or --profile"},
+      {base + "--config " + config.string() + " --profile 9g.99gb", "--profile"},
+      {base + "--config " + config.string() + " --latency-ms 1,2,3,4 --variability lognormal:x",
+       "--variability"},
+      {base + "--config " + config.string() + " --latency-ms 1,2,3,4 --dilation 0", "--dilation"},
+      {base, "--config FILE or --model-repository"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = Tessera(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::testing
