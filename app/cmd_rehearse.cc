@@ -129,6 +129,9 @@ int RunRehearse(const RehearseFlags& f) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   Result<RehearsalReport> report = RunRehearsal(r);
+  if (!report.ok() && report.status().message().starts_with("haproxy:")) {
+    report = report.status().WithContext("--haproxy");
+  }
   if (!made.empty() && !f.keep) {
     std::error_code ec;
     fs::remove_all(made, ec);

@@ -73,7 +73,8 @@ TEST_F(RehearseCliTest, AccountsForEveryRequestAndLeavesNothingRunning) {
 }
 
 // Bad input: a plan made for jsq cannot be rehearsed (no router ships it),
-// and a missing fake NVML library is named; exit 2, nothing started.
+// and a missing fake NVML library or haproxy is named; exit 2, nothing
+// started.
 TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
   const fs::path jsq = dir_ / "jsq.json";
   ASSERT_EQ(Tessera("plan --scenario " + Scenario().string() + " --router jsq --format json -o " +
@@ -87,6 +88,10 @@ TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
   r = Tessera("rehearse --scenario " + Scenario().string() + " --fake-nvml /nonexistent.so");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--fake-nvml"), std::string::npos) << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() +
+              " --haproxy /nonexistent/haproxy --work-dir " + (dir_ / "w").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--haproxy: haproxy:"), std::string::npos) << r.err;
   r = Tessera("rehearse --scenario " + Scenario().string() + " --dilation 0.5");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--dilation"), std::string::npos) << r.err;

@@ -161,10 +161,16 @@ Status CheckRequest(const RehearsalRequest& r) {
   return CheckShippable(r.deployment.rule.router);
 }
 
-// The first line of `haproxy -v`.
-std::string HaproxyVersion(const std::string& binary, const std::string& log, Children& children) {
+// The first line of `haproxy -v`; InvalidArgument when it does not run.
+Result<std::string> HaproxyVersion(const std::string& binary, const std::string& log,
+                                   Children& children) {
   Result<pid_t> pid = children.Spawn({binary, "-v"}, {}, log);
-  if (!pid.ok() || Children::Wait(*pid, 10) != 0) return "unknown";
+  if (!pid.ok() || Children::Wait(*pid, 10) != 0) {
+    return Status::InvalidArgument(fmt::format(
+        "haproxy: {} does not run (install Debian's haproxy, as scripts/setup.sh does, or name "
+        "the binary)",
+        QuoteForMessage(binary)));
+  }
   std::ifstream in(log);
   std::string line;
   std::getline(in, line);
@@ -300,8 +306,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   Children children;
   RehearsalReport report;
   report.router = std::string(RouterName(r.deployment.rule.router));
-  report.router_version =
-      HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children);
+  TESSERA_ASSIGN_OR_RETURN(
+      report.router_version,
+      HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
   report.duration_s = r.duration_s;
   report.dilation = r.dilation;
   const auto stop = [&]() {
