@@ -56,7 +56,7 @@ struct EmulatorOptions {
   int http_port = 8000;  // 0: any free port (tests); http_port() says which
   int metrics_port = 8002;
   // Request threads, one per open connection (idle ones close after 1 s);
-  // 0: 4 x max_batch_size + 64.
+  // 0: 2 x max_batch_size + 16.
   int threads = 0;
 };
 

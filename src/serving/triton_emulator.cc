@@ -270,8 +270,8 @@ Result<std::unique_ptr<TritonEmulator>> TritonEmulator::Start(EmulatorOptions op
   impl->o = std::move(options);
   impl->rng.seed(impl->o.seed);
   // cpp-httplib gives each connection a thread for as long as it is kept
-  // alive: room for two batches of requests and the proxy's idle ones.
-  const int threads = impl->o.threads > 0 ? impl->o.threads : 4 * largest + 64;
+  // alive: room for two batches of requests and a few idle connections.
+  const int threads = impl->o.threads > 0 ? impl->o.threads : 2 * largest + 16;
   impl->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl->metrics.new_task_queue = [] { return new httplib::ThreadPool(2); };
   impl->http.set_keep_alive_timeout(1);
