@@ -63,8 +63,12 @@ struct RouterSettings {
   // HAProxy raises its file limit to about twice this); each frontend may
   // hold half of it.
   int max_connections = 100000;
-  // HAProxy's client, server, queue and keep-alive timeouts (seconds).
+  // HAProxy's client, server and queue timeouts (seconds).
   int timeout_s = 60;
+  // How long an idle client connection is kept open (seconds): idle
+  // keep-alive connections count towards maxconn, and a client holding many
+  // would keep the proxy from accepting new ones.
+  int keep_alive_s = 10;
   // Resolve server names through /etc/resolv.conf at run time (a
   // Kubernetes cluster's DNS); otherwise once, by libc, at start.
   bool dns_resolvers = false;

@@ -154,7 +154,7 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "    stats uri /stats\n"
       "    stats refresh 10s\n",
       std::max(1, settings.max_connections / 2), settings.timeout_s, settings.timeout_s,
-      settings.timeout_s, settings.timeout_s, settings.dns_resolvers ? " resolvers cluster" : "",
+      settings.timeout_s, settings.keep_alive_s, settings.dns_resolvers ? " resolvers cluster" : "",
       Bind(settings, settings.metrics_port));
   for (const RouterBackend& b : backends) {
     out += fmt::format(
