@@ -34,6 +34,7 @@ struct Connection {
   int target = 0;
   bool connected = false;
   bool busy = false;         // a request is outstanding
+  int answered = 0;          // requests it carried to their answer
   double scheduled_s = 0;    // the outstanding request's scheduled time
   std::string out;           // bytes left to send
   bool watching_out = true;  // EPOLLOUT asked for (while connecting: yes)
@@ -148,8 +149,14 @@ class Generator {
   void Send(int t, double scheduled_s, double now) {
     report_.send_jitter_ms.Add((now - scheduled_s) * 1000.0);
     Count(t, scheduled_s, [](LoadCounts& c) { ++c.sent; });
+    Issue(t, scheduled_s, /*fresh=*/false);
+  }
+
+  // Puts target t's request of `scheduled_s` on a connection: an idle one
+  // unless `fresh`, else a new one.
+  void Issue(int t, double scheduled_s, bool fresh) {
     int id = -1;
-    while (!idle_[t].empty()) {
+    while (!fresh && !idle_[t].empty()) {
       id = idle_[t].back();
       idle_[t].pop_back();
       // A closed connection's slot may hold a newer one by now.
@@ -236,6 +243,7 @@ class Generator {
     }
     if (events & EPOLLIN) Read(id);
     if (c.fd >= 0 && (events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) && !(events & EPOLLIN)) {
+      if (c.busy) return Broken(id);
       Close(id);
     }
   }
@@ -246,7 +254,7 @@ class Generator {
     while (!c.out.empty()) {
       const ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n < 0) {
-        if (errno != EAGAIN) return Fail(id);
+        if (errno != EAGAIN) return Broken(id);
         if (!watching) Watch(id, c.watching_out = true);
         return;
       }
@@ -266,7 +274,7 @@ class Generator {
       }
       if (n < 0 && errno == EAGAIN) break;
       // Closed by the server, or broken: an outstanding request fails.
-      if (c.busy && !Complete(id)) return Fail(id);
+      if (c.busy && !Complete(id)) return Broken(id);
       return Close(id);
     }
     if (c.busy) Complete(id);
@@ -291,6 +299,7 @@ class Generator {
       }
     });
     c.busy = false;
+    ++c.answered;
     --outstanding_;
     c.in.erase(0, std::min(length, c.in.size()));
     if (keep && status != 0) {
@@ -299,6 +308,23 @@ class Generator {
       Close(id);
     }
     return true;
+  }
+
+  // A connection broke with a request outstanding. On a kept-alive
+  // connection that has no byte of the answer, the server closed it idle
+  // as the request went out (HAProxy closes idle client connections), so
+  // the request never reached it: it is sent again on a new connection,
+  // still timed from its scheduled send time, as HTTP clients do. Otherwise
+  // it fails.
+  void Broken(int id) {
+    Connection& c = conns_[id];
+    if (!c.busy || c.answered == 0 || !c.in.empty()) return Fail(id);
+    const int t = c.target;
+    const double scheduled_s = c.scheduled_s;
+    c.busy = false;
+    --outstanding_;
+    Close(id);
+    Issue(t, scheduled_s, /*fresh=*/true);
   }
 
   void Fail(int id) {
@@ -341,7 +367,7 @@ class Generator {
   std::vector<std::mt19937_64> rngs_;
   using Due = std::pair<double, int>;  // (scheduled time, target)
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
-  std::vector<Connection> conns_;
+  std::deque<Connection> conns_;  // a deque: a new connection moves no other
   std::vector<int> free_ids_;
   std::vector<std::vector<int>> idle_;  // per target: idle connections
   long outstanding_ = 0;
