@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "durations.h"
+#include "tessera/deployment_format.h"
 #include "tessera/gpulet_tables.h"
 #include "tessera/igniter_model.h"
 #include "tessera/input_limits.h"
@@ -201,6 +202,11 @@ PlanContext ContextFrom(const SearchFlags& flags, const Planner& planner) {
     PrintMessage("tessera: " + std::string(line) + "\n");
   };
   return context;
+}
+
+Result<Deployment> LoadDeployment(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(path));
+  return ParseDeploymentJson(text, path);
 }
 
 Result<Scenario> LoadScenario(const InputFlags& flags) {

@@ -147,6 +147,9 @@ Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, b
 // applied.
 Result<Scenario> LoadScenario(const InputFlags& flags);
 
+// The deployment JSON file at `path`; errors name it.
+Result<Deployment> LoadDeployment(const std::string& path);
+
 // Where the problem's performance figures come from, for titles: "profiles:
 // embedded (synthesized)", "profiles: PATH" or "iGniter coefficients: PATH".
 std::string InputsSource(const InputFlags& flags, bool mps);

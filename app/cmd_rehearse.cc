@@ -17,7 +17,6 @@
 #include "durations.h"
 #include "plan_run.h"
 #include "simulate_inputs.h"
-#include "tessera/deployment_format.h"
 #include "tessera/rehearsal.h"
 #include "tessera/text_io.h"
 
@@ -58,11 +57,6 @@ fs::path SelfDirectory() {
   return ec ? fs::path(".") : self.parent_path();
 }
 
-Result<Deployment> LoadPlan(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseDeploymentJson(text, path);
-}
-
 // The plan (given or made) and the serving model of its prediction.
 Result<std::pair<Deployment, ServingModel>> PlanAndModel(const RehearseFlags& f) {
   if (f.deployment.empty()) {
@@ -71,7 +65,7 @@ Result<std::pair<Deployment, ServingModel>> PlanAndModel(const RehearseFlags& f)
     return std::pair(std::move(run.deployment), std::move(model));
   }
   TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.input));
-  TESSERA_ASSIGN_OR_RETURN(Deployment d, LoadPlan(f.deployment));
+  TESSERA_ASSIGN_OR_RETURN(Deployment d, LoadDeployment(f.deployment));
   TESSERA_RETURN_IF_ERROR(CheckSameServices(scenario, d, f.deployment));
   AdoptRule(d, f.deployment, LatencyRule{});
   SimulateFlags sim;

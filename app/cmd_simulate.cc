@@ -52,11 +52,6 @@ Result<Scenario> LoadScenarioOf(const SimulateFlags& flags) {
   return Replicated(*scenario, flags.replicate);
 }
 
-Result<Deployment> LoadDeployment(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseDeploymentJson(text, path);
-}
-
 Result<SimInputs> LoadSimInputs(const SimulateFlags& flags) {
   SimInputs in;
   TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenarioOf(flags));

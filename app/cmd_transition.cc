@@ -29,11 +29,6 @@ struct CheckFlags {
   std::string output = "-";
 };
 
-Result<Deployment> ReadDeployment(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(path));
-  return ParseDeploymentJson(text, path);
-}
-
 std::string CheckText(const TransitionCheck& check, const std::string& plan) {
   if (check.ok()) return "ok: " + FormatTransitionSummary(check.measured) + "\n";
   std::string out = fmt::format("{}: {} violation(s):\n", plan, check.violations.size());
@@ -64,9 +59,9 @@ int RunPlan(const PlanFlags& flags) {
         "transition: --scenario, --from and --to are required to plan a transition "
         "(or run `tessera transition check`); see tessera transition --help"));
   }
-  Result<Deployment> from = ReadDeployment(flags.from);
+  Result<Deployment> from = LoadDeployment(flags.from);
   if (!from.ok()) return ReportError(from.status());
-  Result<Deployment> to = ReadDeployment(flags.to);
+  Result<Deployment> to = LoadDeployment(flags.to);
   if (!to.ok()) return ReportError(to.status());
   if (Status s = CheckTarget(flags, *to); !s.ok()) return ReportError(s);
   Result<TransitionRun> run = RunTransition(*from, *to, flags.spare_gpus);
@@ -99,9 +94,9 @@ int RunPlan(const PlanFlags& flags) {
 }
 
 int RunCheck(const CheckFlags& flags) {
-  Result<Deployment> from = ReadDeployment(flags.from);
+  Result<Deployment> from = LoadDeployment(flags.from);
   if (!from.ok()) return ReportError(from.status());
-  Result<Deployment> to = ReadDeployment(flags.to);
+  Result<Deployment> to = LoadDeployment(flags.to);
   if (!to.ok()) return ReportError(to.status());
   Result<std::string> text = ReadTextFile(flags.plan);
   if (!text.ok()) return ReportError(text.status());
