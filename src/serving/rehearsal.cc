@@ -4,7 +4,6 @@
 #include "tessera/rehearsal.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -25,6 +24,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "agent/supervisor.h"
+#include "tessera/clock.h"
 #include "tessera/deploy_artifacts.h"
 #include "tessera/load_generator.h"
 #include "tessera/node_plan.h"
@@ -114,23 +115,19 @@ class Children {
   std::vector<pid_t> groups_;
 };
 
-// Kills every process whose environment names `state_dir` as its agent's:
-// what an agent started and its stop did not end.
-void KillUnits(const std::vector<std::string>& state_dirs) {
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return;
-  while (dirent* entry = readdir(proc)) {
-    const pid_t pid = std::atoi(entry->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (const std::string& dir : state_dirs) {
-      if (env.find("TESSERA_AGENT_STATE_DIR=" + dir + '\0') != std::string::npos) {
-        kill(pid, SIGKILL);
-      }
+// Kills every unit an agent of `state_dirs` started and its stop did not
+// end, found as the agent finds them (agent::Supervisor::Scan); the first
+// unit that would not die is the error.
+Status KillUnits(const std::vector<std::string>& state_dirs) {
+  Status first = Status::Ok();
+  for (const std::string& dir : state_dirs) {
+    agent::Supervisor units(dir, SystemClock());
+    for (const auto& [name, unit] : units.Scan()) {
+      Status killed = units.Kill(name);
+      if (first.ok()) first = std::move(killed);
     }
   }
-  closedir(proc);
+  return first;
 }
 
 std::string Tail(const std::string& path) {
@@ -329,8 +326,8 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     for (NodePlan& plan : empty) plan.gpus.clear();
     const Status stopped = RunAgents(r, empty, "stop", children);
     children.StopAll();
-    KillUnits(state_dirs);
-    return stopped;
+    Status killed = KillUnits(state_dirs);
+    return stopped.ok() ? killed : stopped;
   };
   // `error`, after stopping everything (and saying so if that failed too).
   const auto fail = [&](const Status& error) {
