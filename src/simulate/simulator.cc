@@ -241,11 +241,10 @@ class Simulation {
     if (!proc.busy) TryStart(p, now);
   }
 
-  // A batch of `p` ended: under kFirst it takes the oldest requests of its
-  // service's backlog into its free slots (FirstMaxconn).
-  // The process's batcher looks at its queue first (Triton's does the
-  // moment the batch ends); the proxy sends it backlog requests only once
-  // their answers are through, so they join the queue after that.
+  // A batch of `p` ended. Its batcher looks at its queue first (Triton's
+  // does the moment the batch ends); under kFirst it then takes the oldest
+  // requests of its service's backlog into its free slots (FirstMaxconn):
+  // the proxy sends them only once the batch's answers are through.
   void Complete(int p, double now) {
     Process& proc = processes_[p];
     proc.busy = false;
