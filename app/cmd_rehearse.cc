@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_common.h"
@@ -17,6 +18,7 @@
 #include "durations.h"
 #include "plan_run.h"
 #include "simulate_inputs.h"
+#include "simulate_transition.h"
 #include "tessera/rehearsal.h"
 #include "tessera/text_io.h"
 
@@ -28,6 +30,8 @@ namespace fs = std::filesystem;
 struct RehearseFlags {
   PlanRequest plan;        // the scenario, its profiles and the rule flags
   std::string deployment;  // empty: plan the scenario (tessera plan's default planner)
+  std::string transition;  // --transition: run it under the load
+  std::optional<double> step_seconds;
   double duration_s = 60;
   double dilation = 0;  // 0: the smallest that keeps the load under kWallRateCap
   uint64_t seed = 1;
@@ -57,38 +61,74 @@ fs::path SelfDirectory() {
   return ec ? fs::path(".") : self.parent_path();
 }
 
-// The plan (given or made) and the serving model of its prediction.
-Result<std::pair<Deployment, ServingModel>> PlanAndModel(const RehearseFlags& f) {
+// The plan (given or made), the serving model of its prediction, and the
+// transition to run under the load (--transition).
+struct Rehearsed {
+  Deployment deployment;
+  ServingModel model;  // empty services with a transition: its lives have the model
+  std::optional<RehearsalTransition> transition;
+  double total_rps = 0;  // the scenario's
+};
+
+Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
+  Rehearsed out;
   if (f.deployment.empty()) {
+    if (!f.transition.empty()) {
+      return Status::InvalidArgument(
+          "--transition needs --deployment: the plan the transition starts from");
+    }
     TESSERA_ASSIGN_OR_RETURN(PlanRun run, RunPlanRequest(f.plan));
-    TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(run.deployment, run.problem));
-    return std::pair(std::move(run.deployment), std::move(model));
+    TESSERA_ASSIGN_OR_RETURN(out.model, BuildServingModel(run.deployment, run.problem));
+    out.deployment = std::move(run.deployment);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.input));
+    std::optional<Transition> transition;
+    if (!f.transition.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(transition, LoadTransition(f.transition));
+      if (!f.step_seconds) {
+        return Status::InvalidArgument(
+            "--transition needs --step-seconds X: the plan's time before, in each phase and "
+            "after");
+      }
+    } else if (f.step_seconds) {
+      return Status::InvalidArgument("--step-seconds needs --transition");
+    }
+    TESSERA_ASSIGN_OR_RETURN(out.deployment, LoadDeployment(f.deployment));
+    // Through a transition the scenario also names the services its steps start.
+    TESSERA_RETURN_IF_ERROR(CheckSameServices(
+        scenario, transition ? WithStartedServices(out.deployment, *transition) : out.deployment,
+        transition ? f.deployment + " and " + f.transition : f.deployment));
+    AdoptRule(out.deployment, f.deployment, LatencyRule{});
+    SimulateFlags sim;
+    sim.profiles = f.plan.input.profiles;
+    sim.deployment = f.deployment;
+    TESSERA_ASSIGN_OR_RETURN(Problem problem, ProblemFor(sim, scenario, out.deployment));
+    if (transition) {
+      out.transition = RehearsalTransition{std::move(*transition), std::move(problem),
+                                           *f.step_seconds};
+    } else {
+      Result<ServingModel> model = BuildServingModel(out.deployment, problem);
+      if (!model.ok()) return model.status().WithContext(f.deployment);
+      out.model = std::move(*model);
+    }
+    for (const Service& s : scenario.services) out.total_rps += s.rate_rps;
   }
-  TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.input));
-  TESSERA_ASSIGN_OR_RETURN(Deployment d, LoadDeployment(f.deployment));
-  TESSERA_RETURN_IF_ERROR(CheckSameServices(scenario, d, f.deployment));
-  AdoptRule(d, f.deployment, LatencyRule{});
-  SimulateFlags sim;
-  sim.profiles = f.plan.input.profiles;
-  sim.deployment = f.deployment;
-  TESSERA_ASSIGN_OR_RETURN(const Problem problem, ProblemFor(sim, scenario, d));
-  Result<ServingModel> model = BuildServingModel(d, problem);
-  if (!model.ok()) return model.status().WithContext(f.deployment);
-  return std::pair(std::move(d), std::move(*model));
+  for (const ServingService& s : out.model.services) out.total_rps += s.rate_rps;
+  return out;
 }
 
 int RunRehearse(const RehearseFlags& f) {
-  Result<std::pair<Deployment, ServingModel>> planned = PlanAndModel(f);
+  Result<Rehearsed> planned = PlanAndModel(f);
   if (!planned.ok()) return ReportError(planned.status());
   RehearsalRequest r;
-  r.deployment = std::move(planned->first);
-  r.model = std::move(planned->second);
+  r.deployment = std::move(planned->deployment);
+  r.model = std::move(planned->model);
+  r.transition = std::move(planned->transition);
   r.gpu = r.deployment.gpu;
   r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
   r.duration_s = f.duration_s;
-  double total_rps = 0;
-  for (const ServingService& s : r.model.services) total_rps += s.rate_rps;
-  r.dilation = f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(total_rps / kWallRateCap));
+  r.dilation = f.dilation > 0 ? f.dilation
+                              : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
   r.seed = f.seed;
   const fs::path self = SelfDirectory();
   r.tessera_binary = (self / "tessera").string();
@@ -148,12 +188,21 @@ constexpr const char* kRehearseHelp =
     "simulate`'s prediction for the same plan, router, duration and seed.\n\n"
     "--dilation K runs everything K times slower (rates / K, batch times and queue\n"
     "delays x K) so that two cores carry a whole plan; latencies are reported in the\n"
-    "plan's time. Default: the smallest K that keeps the load under 400 requests/s.\n\n"
+    "plan's time. Default: the smallest K that keeps the load under 1,000 requests/s.\n\n"
+    "--transition T.json (tessera transition, from --deployment) with --step-seconds X\n"
+    "runs the transition under the load, as `tessera simulate --transition` does: X\n"
+    "seconds of the plan's time as it is, X per phase, X after. At each phase's start\n"
+    "HAProxy drains the servers of what the phase destroys (runtime API), every node's\n"
+    "agent runs the phase (`tessera agent --transition T --phase K`), and the servers of\n"
+    "what it creates get their weights and take requests once ready; the report adds\n"
+    "each phase's timings and each window's services beside the simulated window.\n\n"
     "Examples:\n"
     "  tessera rehearse --scenario examples/scenarios/s3.yaml --duration 60s\n"
     "  tessera plan --scenario examples/scenarios/s6.yaml --format json -o s6.json\n"
     "  tessera rehearse --scenario examples/scenarios/s6.yaml --deployment s6.json \\\n"
-    "      --duration 20s --dilation 100 --format json\n\n"
+    "      --duration 20s --dilation 100 --format json\n"
+    "  tessera rehearse --scenario examples/scenarios/s6-floor.yaml --deployment day.json \\\n"
+    "      --transition t.json --step-seconds 5\n\n"
     "Needs haproxy (Debian's haproxy 2.6) and the fake NVML library built beside tessera.\n"
     "Exit codes: 0 done, 1 a process of the data path failed, 2 bad flags or inputs.";
 
@@ -167,6 +216,12 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
   AddInputFlags(*cmd, flags->plan.input);
   cmd->add_option("--deployment", flags->deployment,
                   "The plan (deployment JSON) to rehearse; default: plan the scenario");
+  cmd->add_option("--transition", flags->transition,
+                  "A transition from --deployment (tessera transition) to run under the load");
+  cmd->add_option("--step-seconds", flags->step_seconds,
+                  "With --transition: the plan's time before, in each phase and after, " +
+                      DescribeRange(kSimulatedTime))
+      ->transform(DurationFlag(kSimulatedTime));
   cmd->add_option("--duration", flags->duration_s,
                   "How long requests arrive, in the plan's time, " + DescribeRange(kSimulatedTime) +
                       " (default 60s)")

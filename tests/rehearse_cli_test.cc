@@ -72,6 +72,73 @@ TEST_F(RehearseCliTest, AccountsForEveryRequestAndLeavesNothingRunning) {
   EXPECT_EQ(Leftovers(work), 0);
 }
 
+// A transition under live traffic: the plan for one mix of rates moved to
+// the plan for another, phase by phase, while both services are loaded at
+// their floors. Every window of the run accounts for every request, with no
+// failure: HAProxy drained what each phase destroyed before the agents
+// destroyed it and took what it created only once ready.
+TEST_F(RehearseCliTest, RunsATransitionUnderLoadWithoutAFailedRequest) {
+  if (!HaveHaproxy()) GTEST_SKIP() << "haproxy is not installed (scripts/setup.sh installs it)";
+  const fs::path night = dir_ / "night.yaml";
+  std::ofstream(night) << "name: night\ngpu: a100-80gb\nservices:\n"
+                          "  - {name: resnet50, model: resnet50, rate_rps: 60, slo_ms: 100}\n"
+                          "  - {name: vgg16, model: vgg16, rate_rps: 700, slo_ms: 200}\n";
+  const fs::path floor = dir_ / "floor.yaml";
+  std::ofstream(floor) << "name: floor\ngpu: a100-80gb\nservices:\n"
+                          "  - {name: resnet50, model: resnet50, rate_rps: 60, slo_ms: 100}\n"
+                          "  - {name: vgg16, model: vgg16, rate_rps: 120, slo_ms: 200}\n";
+  const fs::path a = dir_ / "a.json", b = dir_ / "b.json", t = dir_ / "t.json";
+  ASSERT_EQ(Tessera("plan --scenario " + Scenario().string() + " --format json -o " + a.string())
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      Tessera("plan --scenario " + night.string() + " --format json -o " + b.string()).exit_code,
+      0);
+  const Outcome planned = Tessera("transition --scenario " + night.string() + " --from " +
+                                  a.string() + " --to " + b.string() +
+                                  " --spare-gpus 1 --format json -o " + t.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const fs::path work = dir_ / "work";
+  const Outcome r = Tessera("rehearse --scenario " + floor.string() + " --deployment " +
+                            a.string() + " --transition " + t.string() +
+                            " --step-seconds 2 --dilation 2 --format json --work-dir " +
+                            work.string() +
+                            " --base-port 15000 --router-base-port 14900 --router-metrics-port "
+                            "14990");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  const nlohmann::json transition = nlohmann::json::parse(ReadAll(t));
+  const size_t phases = transition["phases"].size();
+  ASSERT_GT(phases, 0u);
+  ASSERT_EQ(report["phases"].size(), phases);
+  ASSERT_EQ(report["windows"].size(), phases + 2);
+  EXPECT_EQ(report["windows"].front()["name"], "before");
+  EXPECT_EQ(report["windows"].back()["name"], "after");
+  EXPECT_EQ(report["duration_s"], 2.0 * static_cast<double>(phases + 2));
+  int drained = 0, started = 0;
+  for (const nlohmann::json& p : report["phases"]) {
+    drained += p["drained_servers"].get<int>();
+    started += p["started_servers"].get<int>();
+    EXPECT_LE(p["began_s"].get<double>(), p["ready_s"].get<double>()) << p;
+  }
+  EXPECT_GT(drained, 0);
+  EXPECT_GT(started, 0);
+  long offered = 0;
+  for (const nlohmann::json& w : report["windows"]) {
+    for (const nlohmann::json& s : w["services"]) {
+      EXPECT_EQ(s["failed"], 0) << w["name"] << " " << s;
+      EXPECT_EQ(s["served"], s["offered"]) << w["name"] << " " << s;
+      EXPECT_TRUE(s["simulated"].contains("compliance")) << s;
+      offered += s["offered"].get<long>();
+    }
+  }
+  long total = 0;
+  for (const nlohmann::json& s : report["services"]) total += s["offered"].get<long>();
+  EXPECT_EQ(offered, total);
+  EXPECT_TRUE(fs::exists(work / "node-0" / "agent-phase-1.log"));
+  EXPECT_EQ(Leftovers(work), 0);
+}
+
 // Bad input: a plan made for jsq cannot be rehearsed (no router ships it),
 // and a missing fake NVML library or haproxy is named; exit 2, nothing
 // started.
@@ -92,6 +159,13 @@ TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
               " --haproxy /nonexistent/haproxy --work-dir " + (dir_ / "w").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--haproxy: haproxy:"), std::string::npos) << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() + " --deployment " + jsq.string() +
+              " --step-seconds 2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--step-seconds needs --transition"), std::string::npos) << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() + " --transition " + jsq.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--transition needs --deployment"), std::string::npos) << r.err;
   r = Tessera("rehearse --scenario " + Scenario().string() + " --dilation 0.5");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--dilation"), std::string::npos) << r.err;

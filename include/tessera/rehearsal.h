@@ -19,6 +19,20 @@
 // Latencies are reported in the plan's time (wall time / dilation), so they
 // compare with the SLOs and the simulator directly.
 //
+// With a transition (transition.h) the load runs through it, as
+// SimulateTransition's run does: one step_s window in A, one per phase, one
+// after, in the plan's time. HAProxy holds a server for every process that
+// lives during the run (BuildTransitionLives), those a step starts in
+// maintenance. At phase k's window start: the servers of the instances the
+// phase destroys or reconfigures are drained through the runtime API, put
+// in maintenance once nothing is outstanding at them, and every node's
+// agent runs phase k (`tessera agent --transition T --phase k`, its plan
+// the node after the transition); then the servers of the instances the
+// phase starts get their weight and are made ready. The next phase starts
+// at its window's start, or when this one is done if that is later
+// (reported). Requests count in the window of their scheduled send time,
+// beside the simulated window.
+//
 // Thread-safety: RunRehearsal blocks; it starts child processes in a
 // process group of their own and stops them all before it returns.
 #ifndef TESSERA_REHEARSAL_H_
@@ -27,19 +41,32 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tessera/deployment.h"
+#include "tessera/problem.h"
 #include "tessera/simulator.h"
 #include "tessera/status.h"
+#include "tessera/transition.h"
 
 namespace tessera {
+
+// A transition to run under the load.
+struct RehearsalTransition {
+  Transition transition;  // from the request's deployment
+  Problem problem;        // the scenario (every service a step starts) and profiles
+  double step_s = 60;     // each window, in the plan's time
+};
 
 struct RehearsalRequest {
   Deployment deployment;   // a MIG plan whose router deploy can ship
   ServingModel model;      // BuildServingModel of it (the prediction's)
+  // When set, the load runs through it for (phases + 2) x step_s of the
+  // plan's time; duration_s is not used.
+  std::optional<RehearsalTransition> transition;
   std::string gpu;         // the catalog GPU of its profiles
   std::string profiles;    // the emulators' --profiles; empty: the embedded ones
   double duration_s = 60;  // of the plan's time
@@ -67,18 +94,41 @@ struct RehearsedService {
   ServiceReport predicted;        // the simulator's
 };
 
+// Requests scheduled in one window of a transition run.
+struct RehearsedWindow {
+  std::string name;  // "before", "phase 1", ..., "after" (SimulateTransition's)
+  double start_s = 0, end_s = 0;          // the plan's time
+  std::vector<RehearsedService> services;  // scenario order; predicted: the window's
+};
+
+// What one phase took, in wall seconds from the start of the load.
+struct RehearsedPhase {
+  int phase = 0;  // 1-based
+  int steps = 0;
+  int drained_servers = 0, started_servers = 0;
+  double began_s = 0;    // the drain began
+  double drained_s = 0;  // nothing outstanding at the drained servers
+  double applied_s = 0;  // every agent ran the phase
+  double ready_s = 0;    // the started servers take requests
+  bool late = false;     // ready after its window ended
+};
+
 struct RehearsalReport {
   std::string router;          // the plan's router
   std::string router_version;  // the first line of `haproxy -v`
   double duration_s = 0, dilation = 1, wall_s = 0;
   std::vector<RehearsedService> services;                 // scenario order
+  std::vector<RehearsedWindow> windows;                   // transition runs
+  std::vector<RehearsedPhase> phases;                     // transition runs
   double send_jitter_p50_ms = 0, send_jitter_p99_ms = 0;  // wall time
   int connections = 0;
 };
 
-// Runs the rehearsal. InvalidArgument for a plan deploy refuses or bad
-// options (work_dir, binaries, ports, dilation); IoError naming the
-// process and its log when an agent or HAProxy fails.
+// Runs the rehearsal. InvalidArgument for a plan deploy refuses, a
+// transition that does not apply to it (SimulateTransition's errors) or bad
+// options (work_dir, binaries, ports, dilation, step_s); IoError naming the
+// process and its log when an agent or HAProxy fails, or the runtime API's
+// answer when HAProxy refuses a command.
 Result<RehearsalReport> RunRehearsal(const RehearsalRequest& request);
 
 std::string FormatRehearsalTable(const RehearsalReport& report);

@@ -42,6 +42,9 @@ struct RouterServer {
   int port = 0;
   int batch = 1;   // its planned batch: FirstMaxconn of it under balance first
   int weight = 1;  // ProxyWeights of its RouterCapacity among its service's
+  // false: in maintenance from the start (`disabled`), until the runtime API
+  // sets it ready (a process a transition starts later).
+  bool enabled = true;
   // Where it runs: node, local GPU, start slice, process index.
   std::string node;
   int gpu = 0, start = 0, process = 0;
@@ -78,10 +81,12 @@ struct RouterSettings {
 // `gpu_map`): one per service with instances, in deployment order, named
 // KubernetesName(service, 55), frontend ports first_port, first_port + 1,
 // ...; one server per serving process in the deployment's order of GPUs,
-// instances and processes (the simulator's), at its node's name and node-plan
-// HTTP port, weighted by ProxyWeights of RouterCapacity. InvalidArgument for
-// a frontend port outside 1-65535 or on RouterSettings' metrics port, or an
-// instance no node plan holds.
+// instances and processes (the simulator's), at its node's name and the
+// HTTP port its node plan's serving settings give it (BuildNodeInstance:
+// two instances may share a place, as the lives of a transition do),
+// weighted by ProxyWeights of RouterCapacity. InvalidArgument for a
+// frontend port outside 1-65535 or on RouterSettings' metrics port, or an
+// instance on a node no plan is for.
 Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deployment,
                                                        const std::vector<NodePlan>& plans,
                                                        const std::map<int, int>& gpu_map,

@@ -18,6 +18,7 @@
 #define TESSERA_TRANSITION_SIMULATION_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/deployment.h"
@@ -40,6 +41,25 @@ struct TransitionSimReport {
   SimReport overall;  // the whole run (options.duration_s is replaced)
   std::vector<TransitionWindowReport> windows;
 };
+
+// Every instance that lives during the run, on one deployment: A's GPUs in
+// A's order, then spare GPUs by index, A's instances and then each one a
+// create or reconfigure step starts (two may share a place when one
+// replaces the other); a started instance's latency_ms is its planned
+// batch's, from the problem's profiles. `model` is BuildServingModel of it
+// with every instance's acceptance window set for step_seconds.
+struct TransitionLives {
+  Deployment deployment;
+  ServingModel model;
+  // Per instance, in the deployment's order of GPUs and instances (the
+  // model's): the phase (1-based) at whose end it starts taking requests,
+  // 0 for A's; the phase at whose start it stops, 0 when it never does.
+  std::vector<std::pair<int, int>> phases;
+};
+
+// The lives of a run of `transition` from `from`; errors as SimulateTransition's.
+Result<TransitionLives> BuildTransitionLives(const Deployment& from, const Transition& transition,
+                                             const Problem& problem, double step_seconds);
 
 // InvalidArgument when step_seconds is not a finite number > 0, `from` is an
 // MPS plan or on another GPU model than the transition, the transition does

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tessera/deploy_artifacts.h"
+#include "tessera/gpu_catalog.h"
 #include "tessera/text_io.h"
 
 namespace tessera {
@@ -45,19 +46,9 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
                                                        const std::vector<NodePlan>& plans,
                                                        const std::map<int, int>& gpu_map,
                                                        int first_port) {
-  struct Place {
-    const NodePlan* plan;
-    const NodeGpu* gpu;
-    const NodeInstance* instance;
-  };
-  std::map<std::pair<int, int>, Place> by_place;  // (cluster GPU, start)
-  for (const NodePlan& plan : plans) {
-    for (const NodeGpu& gpu : plan.gpus) {
-      for (const NodeInstance& in : gpu.instances) {
-        by_place[{gpu.cluster_index, in.start}] = {&plan, &gpu, &in};
-      }
-    }
-  }
+  std::map<int, const NodePlan*> node_plan;  // node index -> its plan
+  for (const NodePlan& plan : plans) node_plan[plan.node_index] = &plan;
+  const int per_node = plans.empty() ? 1 : plans.front().gpus_per_node;
   std::vector<RouterBackend> backends;
   std::map<std::string, size_t> backend_of;
   for (const GpuAssignment& g : deployment.gpus) {
@@ -81,18 +72,22 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
     const int cluster = mapped == gpu_map.end() ? g.index : mapped->second;
     for (const Instance& in : g.instances) {
       TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOfInstance(deployment, in));
-      const auto place = by_place.find({cluster, in.start});
-      if (place == by_place.end()) {
+      const auto plan = node_plan.find(cluster / per_node);
+      if (plan == node_plan.end()) {
         return Status::InvalidArgument(
             fmt::format("no node plan holds gpu {} start {}", cluster, in.start));
       }
-      const auto& [plan, gpu, node_instance] = place->second;
+      const NodePlan& node = *plan->second;
+      const int local = cluster % per_node;
+      TESSERA_ASSIGN_OR_RETURN(const GpuModel* model, FindMigGpu(node.gpu));
+      TESSERA_ASSIGN_OR_RETURN(const NodeInstance node_instance,
+                               BuildNodeInstance(node.serving, *model, local, in));
       const size_t b = backend_of.at(in.service);
-      for (const NodeProcess& proc : node_instance->processes) {
-        backends[b].servers.push_back(
-            {fmt::format("{}-g{}-s{}-p{}", plan->node, gpu->index, in.start, proc.index),
-             plan->node, proc.http_port, in.batch, 1, plan->node, gpu->index, in.start,
-             proc.index});
+      for (const NodeProcess& proc : node_instance.processes) {
+        backends[b].servers.push_back({fmt::format("{}-g{}-s{}-p{}", node.node, local, in.start,
+                                                   proc.index),
+                                       node.node, proc.http_port, in.batch, 1, true, node.node,
+                                       local, in.start, proc.index});
         capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
                                                service->slo_ms, service->rate_rps));
       }
@@ -109,8 +104,8 @@ Status CheckShippable(Router router) {
   if (router != Router::kShortestQueue) return Status::Ok();
   return Status::InvalidArgument(
       "the plan's router is jsq, the simulator's join-shortest-queue, which no router deploy "
-      "ships decides like; plan with --router first (the default: HAProxy's balance first), "
-      "leastconn, weighted or equal");
+      "ships decides like; plan with --router leastconn (the default: HAProxy's weighted "
+      "leastconn), first, weighted or equal");
 }
 
 std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<RouterBackend>& backends,
@@ -173,6 +168,7 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       out += fmt::format("    server {} {}:{} check", s.name, s.address, s.port);
       if (balance.slots) out += fmt::format(" maxconn {}", FirstMaxconn(s.batch));
       if (balance.weights) out += fmt::format(" weight {}", s.weight);
+      if (!s.enabled) out += " disabled";
       out += "\n";
     }
   }

@@ -22,15 +22,20 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
+#include <tuple>
 
 #include "agent/supervisor.h"
+#include "serving/haproxy_runtime.h"
 #include "tessera/clock.h"
 #include "tessera/deploy_artifacts.h"
 #include "tessera/load_generator.h"
 #include "tessera/node_plan.h"
 #include "tessera/router_config.h"
 #include "tessera/text_io.h"
+#include "tessera/transition_format.h"
+#include "tessera/transition_simulation.h"
 
 extern char** environ;
 
@@ -142,7 +147,16 @@ Status CheckRequest(const RehearsalRequest& r) {
     return Status::InvalidArgument(
         fmt::format("dilation: must be in [1, 1000], got {:g}", r.dilation));
   }
-  if (!(r.duration_s > 0 && r.duration_s <= 3600)) {
+  if (r.transition) {
+    const double step = r.transition->step_s;
+    const double total = step * static_cast<double>(r.transition->transition.phases.size() + 2);
+    if (!(step > 0 && total <= 3600)) {
+      return Status::InvalidArgument(fmt::format(
+          "step seconds: must be > 0 and keep the run ((phases + 2) x step) within 3600 s of the "
+          "plan's time, got {:g} s ({:g} s in all)",
+          step, total));
+    }
+  } else if (!(r.duration_s > 0 && r.duration_s <= 3600)) {
     return Status::InvalidArgument(
         fmt::format("duration: must be in (0, 3600] seconds, got {:g}", r.duration_s));
   }
@@ -174,9 +188,25 @@ Result<std::string> HaproxyVersion(const std::string& binary, const std::string&
   return line;
 }
 
-// Node plans with node k's ports from its own base; the bases in `bases`.
-Result<std::vector<NodePlan>> RehearsalNodePlans(const RehearsalRequest& r,
-                                                 std::vector<int>& bases) {
+// The deployments a rehearsal runs: A, the state after the transition, and
+// every instance that lives in between (one deployment; equal to A without
+// a transition).
+struct States {
+  Deployment initial, final, every;
+  // Per instance of `every` in its order: (phase it starts at the end of,
+  // phase it stops at the start of); 0: from the start / never.
+  std::vector<std::pair<int, int>> phases;
+};
+
+// Every node's plan of each state, on consistent ports: node k's serving
+// ports from its own base (bases laid out over `every`, so that nodes
+// sharing this host never collide); a node a state leaves empty has a plan
+// without GPUs.
+struct NodePlans {
+  std::vector<NodePlan> initial, final, every;
+};
+
+Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& states) {
   DeployOptions options;
   options.gpus_per_node = kGpusPerNode;
   options.serving.model_repository = r.work_dir + "/triton";
@@ -196,39 +226,64 @@ Result<std::vector<NodePlan>> RehearsalNodePlans(const RehearsalRequest& r,
                                       fmt::format("--seed={}", r.seed)};
   if (!r.profiles.empty()) command.push_back("--profiles=" + r.profiles);
   options.serving.command = command;
-  std::vector<NodePlan> plans;
+  options.serving.base_port = r.process_base_port;
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<NodePlan> every,
+                           BuildNodePlans(states.every, options));
+  // Node k's base: the first port after node k - 1's highest.
+  std::vector<std::pair<const NodePlan*, int>> bases;
   int base = r.process_base_port;
-  for (size_t k = 0;; ++k) {
-    options.serving.base_port = base;
-    TESSERA_ASSIGN_OR_RETURN(std::vector<NodePlan> all, BuildNodePlans(r.deployment, options));
-    if (k >= all.size()) break;
-    int highest = base;
-    for (const NodeGpu& g : all[k].gpus) {
+  for (const NodePlan& plan : every) {
+    bases.emplace_back(&plan, base);
+    int highest = r.process_base_port;
+    for (const NodeGpu& g : plan.gpus) {
       for (const NodeInstance& in : g.instances) {
         for (const NodeProcess& p : in.processes) highest = std::max(highest, p.metrics_port);
       }
     }
-    plans.push_back(std::move(all[k]));
-    bases.push_back(base);
-    base = highest + 1;
+    base += highest - r.process_base_port + 1;
   }
-  return plans;
+  NodePlans out;
+  for (const auto& [state, plans] :
+       {std::pair{&states.initial, &out.initial}, {&states.final, &out.final},
+        {&states.every, &out.every}}) {
+    for (const auto& [node, node_base] : bases) {
+      options.serving.base_port = node_base;
+      TESSERA_ASSIGN_OR_RETURN(std::vector<NodePlan> all, BuildNodePlans(*state, options));
+      NodePlan plan;
+      plan.node = node->node;
+      plan.node_index = node->node_index;
+      plan.gpus_per_node = kGpusPerNode;
+      plan.gpu = node->gpu;
+      plan.serving = options.serving;
+      for (NodePlan& p : all) {
+        if (p.node_index == node->node_index) plan = std::move(p);
+      }
+      plans->push_back(std::move(plan));
+    }
+  }
+  return out;
 }
 
-// One agent run per node, in parallel: every plan in `plans` applied.
+// One agent run per node, in parallel: every plan in `plans` applied, or
+// with `extra` (--transition T --phase k) a phase of a transition run.
 Status RunAgents(const RehearsalRequest& r, const std::vector<NodePlan>& plans,
-                 const std::string& stage, Children& children) {
+                 const std::string& stage, Children& children,
+                 const std::vector<std::string>& extra = {}) {
   std::vector<std::pair<pid_t, std::string>> running;
   for (const NodePlan& plan : plans) {
     const std::string dir = r.work_dir + "/" + plan.node;
     const std::string plan_path = dir + "/" + stage + ".json";
     TESSERA_RETURN_IF_ERROR(WriteTextFile(plan_path, FormatNodePlanJson(plan)));
     const std::string log = dir + "/agent-" + stage + ".log";
+    std::vector<std::string> argv = {r.tessera_binary, "agent", "--node", plan.node, "--plan",
+                                     plan_path, "--state-dir", dir + "/state", "--nvml",
+                                     r.fake_nvml_library, "--mps-control-command", "none",
+                                     "--ready-timeout", "60s", "--quiet"};
+    if (extra.empty()) argv.push_back("--once");
+    argv.insert(argv.end(), extra.begin(), extra.end());
     TESSERA_ASSIGN_OR_RETURN(
         const pid_t pid,
-        children.Spawn({r.tessera_binary, "agent", "--node", plan.node, "--plan", plan_path,
-                        "--state-dir", dir + "/state", "--nvml", r.fake_nvml_library, "--once",
-                        "--mps-control-command", "none", "--ready-timeout", "60s", "--quiet"},
+        children.Spawn(argv,
                        {"TESSERA_FAKE_NVML_STATE=" + dir + "/nvml.json",
                         fmt::format("TESSERA_FAKE_NVML_DEVICES={}*{}", plan.gpu, kGpusPerNode)},
                        log));
@@ -272,6 +327,209 @@ Status WaitForRouter(const std::vector<RouterBackend>& backends, pid_t haproxy,
   return Status::Ok();
 }
 
+// The states of the run: without a transition (`lives` null), A alone.
+States RehearsalStates(const RehearsalRequest& r, const TransitionLives* lives) {
+  States out;
+  out.initial = r.deployment;
+  if (lives == nullptr) {
+    out.final = out.every = r.deployment;
+    for (const GpuAssignment& g : r.deployment.gpus) {
+      for (size_t i = 0; i < g.instances.size(); ++i) out.phases.emplace_back(0, 0);
+    }
+    return out;
+  }
+  out.every = lives->deployment;
+  out.phases = lives->phases;
+  out.final = out.every;
+  size_t i = 0;
+  for (GpuAssignment& g : out.final.gpus) {
+    std::vector<Instance> alive;
+    for (Instance& instance : g.instances) {
+      if (out.phases[i++].second == 0) alive.push_back(std::move(instance));
+    }
+    g.instances = std::move(alive);
+  }
+  return out;
+}
+
+// A server of the router and the lives it serves (one, or several when
+// instances replace each other at its place).
+struct LiveServer {
+  std::string backend, name;
+  // (phase it starts at the end of, phase it stops at the start of, weight)
+  std::vector<std::tuple<int, int, int>> lives;
+};
+
+// The router's backends for every state (one server per name, in
+// maintenance unless a life of it runs from the start) and each server's
+// lives, backend by backend in the same order.
+std::vector<LiveServer> LiveServers(const States& states, std::vector<RouterBackend>& backends) {
+  std::map<std::string, size_t> backend_of;
+  for (size_t b = 0; b < backends.size(); ++b) backend_of[backends[b].service] = b;
+  // BuildRouterBackends lists a backend's servers in the order of the
+  // deployment's instances and their processes.
+  std::vector<std::vector<size_t>> life_of(backends.size());
+  size_t i = 0;
+  for (const GpuAssignment& g : states.every.gpus) {
+    for (const Instance& instance : g.instances) {
+      for (int p = 0; p < instance.procs; ++p) life_of[backend_of.at(instance.service)].push_back(i);
+      ++i;
+    }
+  }
+  std::vector<LiveServer> out;
+  for (size_t b = 0; b < backends.size(); ++b) {
+    std::vector<RouterServer> unique;
+    std::map<std::string, size_t> position;
+    for (size_t k = 0; k < backends[b].servers.size(); ++k) {
+      RouterServer& server = backends[b].servers[k];
+      const auto [phase_in, phase_out] = states.phases[life_of[b][k]];
+      const auto [it, fresh] = position.emplace(server.name, out.size());
+      if (fresh) {
+        server.enabled = phase_in == 0;
+        unique.push_back(server);
+        out.push_back({backends[b].name, server.name, {}});
+      }
+      out[it->second].lives.emplace_back(phase_in, phase_out, server.weight);
+    }
+    backends[b].servers = std::move(unique);
+  }
+  return out;
+}
+
+// What was measured for one service, beside what was predicted.
+RehearsedService Measured(const ServingService& s, const LoadCounts& c,
+                          const ServiceReport& predicted, double dilation) {
+  RehearsedService out;
+  out.name = s.name;
+  out.rate_rps = s.rate_rps;
+  out.slo_ms = s.slo_ms;
+  out.predicted = predicted;
+  out.offered = c.sent;
+  out.served = c.ok;
+  out.failed = c.sent - c.ok;
+  if (c.latency_ms.Count() > 0) {
+    out.p50_ms = c.latency_ms.Quantile(0.5) / dilation;
+    out.p99_ms = c.latency_ms.Quantile(0.99) / dilation;
+  }
+  out.compliance = c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
+  return out;
+}
+
+// Runs the phases of a transition against the clock of the load (started
+// at `t0`): drain, agents, ready, as rehearsal.h says. Returns at once
+// without a transition.
+class PhaseRunner {
+ public:
+  PhaseRunner(const RehearsalRequest& r, const NodePlans& plans,
+              const std::vector<LiveServer>& servers, const serving::HaproxyRuntime& runtime,
+              Children& children, const std::atomic<bool>& halt)
+      : r_(r), plans_(plans), servers_(servers), runtime_(runtime), children_(children),
+        halt_(halt) {}
+
+  Result<std::vector<RehearsedPhase>> Run(std::chrono::steady_clock::time_point t0) {
+    std::vector<RehearsedPhase> out;
+    if (!r_.transition) return out;
+    const Transition& t = r_.transition->transition;
+    const std::string path = r_.work_dir + "/transition.json";
+    TESSERA_RETURN_IF_ERROR(WriteTextFile(path, FormatTransitionJson(t)));
+    const double window = r_.transition->step_s * r_.dilation;
+    const auto since = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int k = 1; k <= static_cast<int>(t.phases.size()); ++k) {
+      if (!SleepUntil(t0, k * window)) return out;
+      RehearsedPhase phase;
+      phase.phase = k;
+      phase.steps = static_cast<int>(t.phases[k - 1].steps.size());
+      phase.began_s = since();
+      std::vector<const LiveServer*> drained, started;
+      std::vector<int> weights;
+      for (const LiveServer& s : servers_) {
+        for (const auto& [in, out_phase, weight] : s.lives) {
+          if (out_phase == k) drained.push_back(&s);
+          if (in == k) {
+            started.push_back(&s);
+            weights.push_back(weight);
+          }
+        }
+      }
+      for (const LiveServer* s : drained) {
+        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s->backend, s->name, serving::ServerState::kDrain));
+      }
+      TESSERA_RETURN_IF_ERROR(WaitDrained(drained));
+      for (const LiveServer* s : drained) {
+        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s->backend, s->name, serving::ServerState::kMaint));
+      }
+      phase.drained_s = since();
+      TESSERA_RETURN_IF_ERROR(RunAgents(r_, plans_.final, fmt::format("phase-{}", k), children_,
+                                        {"--transition", path, "--phase", std::to_string(k)}));
+      phase.applied_s = since();
+      for (size_t i = 0; i < started.size(); ++i) {
+        const LiveServer& s = *started[i];
+        TESSERA_RETURN_IF_ERROR(runtime_.SetWeight(s.backend, s.name, weights[i]));
+        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s.backend, s.name, serving::ServerState::kReady));
+        TESSERA_RETURN_IF_ERROR(runtime_.SetHealthUp(s.backend, s.name));
+      }
+      phase.ready_s = since();
+      phase.drained_servers = static_cast<int>(drained.size());
+      phase.started_servers = static_cast<int>(started.size());
+      phase.late = phase.ready_s > (k + 1) * window;
+      if (r_.progress) {
+        r_.progress(fmt::format(
+            "phase {}/{}: {} step(s); {} server(s) drained in {:.1f} s, agents {:.1f} s, {} "
+            "server(s) ready{}",
+            k, t.phases.size(), phase.steps, drained.size(), phase.drained_s - phase.began_s,
+            phase.applied_s - phase.drained_s, started.size(),
+            phase.late ? " (after its window ended)" : ""));
+      }
+      out.push_back(phase);
+    }
+    return out;
+  }
+
+ private:
+  // False when the run was halted first.
+  bool SleepUntil(std::chrono::steady_clock::time_point t0, double offset_s) const {
+    const auto until = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(offset_s));
+    while (std::chrono::steady_clock::now() < until) {
+      if (halt_.load()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !halt_.load();
+  }
+
+  // Until no request is queued for or in flight at any of `servers`; an
+  // IoError naming them when that takes longer than a request's timeout.
+  Status WaitDrained(const std::vector<const LiveServer*>& servers) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(const auto loads, runtime_.Servers());
+      std::string busy;
+      for (const LiveServer* s : servers) {
+        const auto it = loads.find({s->backend, s->name});
+        if (it == loads.end()) {
+          return Status::IoError(
+              fmt::format("haproxy lists no server {}/{}", s->backend, s->name));
+        }
+        if (it->second.queued + it->second.sessions > 0) busy = s->backend + "/" + s->name;
+      }
+      if (busy.empty() || halt_.load()) return Status::Ok();
+      if (std::chrono::steady_clock::now() > until) {
+        return Status::IoError("haproxy: server " + busy + " still has requests after 120 s of drain");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  const RehearsalRequest& r_;
+  const NodePlans& plans_;
+  const std::vector<LiveServer>& servers_;
+  const serving::HaproxyRuntime& runtime_;
+  Children& children_;
+  const std::atomic<bool>& halt_;
+};
+
 }  // namespace
 
 Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
@@ -283,23 +541,29 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   fs::create_directories(r.work_dir, ec);
   if (ec) return Status::IoError(fmt::format("cannot create {}: {}", r.work_dir, ec.message()));
 
-  // The Triton configurations deploy writes.
+  std::optional<TransitionLives> lives;
+  if (r.transition) {
+    TESSERA_ASSIGN_OR_RETURN(lives,
+                             BuildTransitionLives(r.deployment, r.transition->transition,
+                                                  r.transition->problem, r.transition->step_s));
+  }
+  const States states = RehearsalStates(r, lives ? &*lives : nullptr);
+  const ServingModel* model = lives ? &lives->model : &r.model;
+  // The Triton configurations deploy writes, for every instance that lives.
   TESSERA_ASSIGN_OR_RETURN(const std::vector<DeployFile> files,
-                           BuildDeployArtifacts(r.deployment, {}));
+                           BuildDeployArtifacts(states.every, {}));
   for (const DeployFile& f : files) {
     if (!f.path.starts_with("triton/")) continue;
     const fs::path path = fs::path(r.work_dir) / f.path;
     fs::create_directories(path.parent_path(), ec);
     TESSERA_RETURN_IF_ERROR(WriteTextFile(path.string(), f.content));
   }
-  std::vector<int> bases;
-  TESSERA_ASSIGN_OR_RETURN(const std::vector<NodePlan> plans, RehearsalNodePlans(r, bases));
+  TESSERA_ASSIGN_OR_RETURN(const NodePlans plans, RehearsalNodePlans(r, states));
   std::vector<std::string> state_dirs;
-  for (const NodePlan& plan : plans) {
+  for (const NodePlan& plan : plans.every) {
     fs::create_directories(fs::path(r.work_dir) / plan.node, ec);
     state_dirs.push_back(r.work_dir + "/" + plan.node + "/state");
   }
-
   // A plan's emulators hold thousands of request threads (S6: about 14,000
   // for 97 processes): 1 MiB stacks for every process started from here,
   // instead of glibc's default of the stack limit (8 MiB).
@@ -319,10 +583,12 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   TESSERA_ASSIGN_OR_RETURN(
       report.router_version,
       HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
-  report.duration_s = r.duration_s;
+  const size_t windows = r.transition ? r.transition->transition.phases.size() + 2 : 0;
+  report.duration_s = r.transition ? static_cast<double>(windows) * r.transition->step_s
+                                   : r.duration_s;
   report.dilation = r.dilation;
   const auto stop = [&]() {
-    std::vector<NodePlan> empty = plans;
+    std::vector<NodePlan> empty = plans.every;
     for (NodePlan& plan : empty) plan.gpus.clear();
     const Status stopped = RunAgents(r, empty, "stop", children);
     children.StopAll();
@@ -337,11 +603,12 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   };
 
   say(fmt::format("applying the plan on {} node(s) (fake NVML), starting the emulators",
-                  plans.size()));
-  if (Status s = RunAgents(r, plans, "apply", children); !s.ok()) return fail(s);
+                  plans.initial.size()));
+  if (Status s = RunAgents(r, plans.initial, "apply", children); !s.ok()) return fail(s);
   Result<std::vector<RouterBackend>> backends =
-      BuildRouterBackends(r.deployment, plans, {}, r.router_base_port);
+      BuildRouterBackends(states.every, plans.every, {}, r.router_base_port);
   if (!backends.ok()) return fail(backends.status());
+  const std::vector<LiveServer> servers = LiveServers(states, *backends);
   for (RouterBackend& b : *backends) {
     for (RouterServer& server : b.servers) server.address = "127.0.0.1";
   }
@@ -360,7 +627,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   }
   // A request may take many SLOs' worth of dilated time before it fails.
   double longest_slo_ms = 0;
-  for (const ServingService& s : r.model.services)
+  for (const ServingService& s : model->services)
     longest_slo_ms = std::max(longest_slo_ms, s.slo_ms);
   const double timeout_s = std::max(60.0, 20 * longest_slo_ms * r.dilation / 1000);
   settings.timeout_s = static_cast<int>(std::ceil(timeout_s));
@@ -389,7 +656,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   std::vector<LoadTarget> targets;
   std::map<std::string, const RouterBackend*> backend_of;
   for (const RouterBackend& b : *backends) backend_of[b.service] = &b;
-  for (const ServingService& s : r.model.services) {
+  for (const ServingService& s : model->services) {
     const auto b = backend_of.find(s.name);
     if (b == backend_of.end()) continue;
     LoadTarget t;
@@ -401,50 +668,78 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     targets.push_back(t);
   }
   LoadOptions load;
-  load.duration_s = r.duration_s * r.dilation;
+  load.duration_s = report.duration_s * r.dilation;
   load.seed = r.seed;
   load.timeout_s = timeout_s;
-  load.stop = r.stop;
+  for (size_t w = 0; windows > 0 && w <= windows; ++w) {
+    load.window_bounds.push_back(static_cast<double>(w) * r.transition->step_s * r.dilation);
+  }
+  // The load ends early when the caller stops the rehearsal or a phase fails.
+  std::atomic<bool> halt{false};
+  load.stop = &halt;
   say(
       fmt::format("sending {} service(s)' requests for {:g} s ({:g} s of the plan's time at "
-                  "dilation {:g})",
-                  targets.size(), load.duration_s, r.duration_s, r.dilation));
+                  "dilation {:g}){}",
+                  targets.size(), load.duration_s, report.duration_s, r.dilation,
+                  r.transition ? fmt::format(", through {} phase(s)", windows - 2) : ""));
+  const serving::HaproxyRuntime runtime(settings.stats_socket);
+  PhaseRunner phases(r, plans, servers, runtime, children, halt);
   const auto started = std::chrono::steady_clock::now();
-  Result<LoadReport> measured = RunOpenLoopLoad(targets, load);
+  Result<LoadReport> measured = Status::IoError("the load did not run");
+  std::atomic<bool> load_done{false};
+  std::thread load_thread([&] {
+    measured = RunOpenLoopLoad(targets, load);
+    load_done = true;
+  });
+  Result<std::vector<RehearsedPhase>> ran = phases.Run(started);
+  if (!ran.ok()) halt = true;
+  while (!load_done.load()) {
+    if (r.stop != nullptr && r.stop->load()) halt = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  load_thread.join();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   say("stopping the router and the node agents");
   const Status stopped = stop();
   if (!socket_dir.empty()) fs::remove_all(socket_dir, ec);
+  if (!ran.ok()) return ran.status();
   if (!measured.ok()) return measured.status();
   if (!stopped.ok()) return stopped;
   if (r.stop != nullptr && r.stop->load()) return Status::InvalidArgument("interrupted");
+  report.phases = std::move(*ran);
 
   SimOptions sim;
   sim.duration_s = r.duration_s;
   sim.seed = r.seed;
-  TESSERA_ASSIGN_OR_RETURN(const SimReport predicted, Simulate(r.model, sim));
+  std::optional<TransitionSimReport> through;
+  if (r.transition) {
+    TESSERA_ASSIGN_OR_RETURN(through, SimulateTransition(r.deployment, r.transition->transition,
+                                                         r.transition->problem, sim,
+                                                         r.transition->step_s));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const SimReport predicted,
+                           through ? Result<SimReport>(through->overall) : Simulate(*model, sim));
   std::map<std::string, const LoadResult*> result_of;
   for (const LoadResult& l : measured->services) result_of[l.service] = &l;
-  for (size_t i = 0; i < r.model.services.size(); ++i) {
-    const ServingService& s = r.model.services[i];
-    RehearsedService out;
-    out.name = s.name;
-    out.rate_rps = s.rate_rps;
-    out.slo_ms = s.slo_ms;
-    out.predicted = predicted.services[i];
-    const auto it = result_of.find(s.name);
-    if (it != result_of.end()) {
-      const LoadCounts& c = it->second->total;
-      out.offered = c.sent;
-      out.served = c.ok;
-      out.failed = c.sent - c.ok;
-      if (c.latency_ms.Count() > 0) {
-        out.p50_ms = c.latency_ms.Quantile(0.5) / r.dilation;
-        out.p99_ms = c.latency_ms.Quantile(0.99) / r.dilation;
-      }
-      out.compliance = c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
+  const LoadCounts none;
+  const auto counts = [&](const std::string& service, size_t window) -> const LoadCounts& {
+    const auto it = result_of.find(service);
+    if (it == result_of.end()) return none;
+    return window == windows ? it->second->total : it->second->windows[window];
+  };
+  for (size_t i = 0; i < model->services.size(); ++i) {
+    const ServingService& s = model->services[i];
+    report.services.push_back(
+        Measured(s, counts(s.name, windows), predicted.services[i], r.dilation));
+  }
+  for (size_t w = 0; through && w < windows; ++w) {
+    const TransitionWindowReport& simulated = through->windows[w];
+    RehearsedWindow window{simulated.name, simulated.start_s, simulated.end_s, {}};
+    for (size_t i = 0; i < model->services.size(); ++i) {
+      const ServingService& s = model->services[i];
+      window.services.push_back(Measured(s, counts(s.name, w), simulated.services[i], r.dilation));
     }
-    report.services.push_back(out);
+    report.windows.push_back(std::move(window));
   }
   if (measured->send_jitter_ms.Count() > 0) {
     report.send_jitter_p50_ms = measured->send_jitter_ms.Quantile(0.5);
@@ -454,22 +749,65 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   return report;
 }
 
-std::string FormatRehearsalTable(const RehearsalReport& report) {
-  std::string out = fmt::format(
-      "rehearsal: {:g} s of the plan's time at dilation {:g} ({:.1f} s of wall time), router {} "
-      "({})\n",
-      report.duration_s, report.dilation, report.wall_s, report.router, report.router_version);
-  out += fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}\n", "service",
-                     "offered", "served", "failed", "p50 ms", "p99 ms", "in SLO", "simulated",
-                     "sim p99");
-  for (const RehearsedService& s : report.services) {
+namespace {
+
+std::string ServiceRows(const std::vector<RehearsedService>& services) {
+  std::string out =
+      fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}\n", "service",
+                  "offered", "served", "failed", "p50 ms", "p99 ms", "in SLO", "simulated",
+                  "sim p99");
+  for (const RehearsedService& s : services) {
     out += fmt::format(
         "{:<20} {:>9} {:>9} {:>7} {:>10.2f} {:>10.2f} {:>8.2f}% | {:>8.2f}% {:>10.2f}\n", s.name,
         s.offered, s.served, s.failed, s.p50_ms, s.p99_ms, 100 * s.compliance,
         100 * s.predicted.compliance, s.predicted.p99_ms);
   }
+  return out;
+}
+
+nlohmann::ordered_json ServicesJson(const std::vector<RehearsedService>& services) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const RehearsedService& s : services) {
+    out.push_back({{"name", s.name},
+                   {"rate_rps", s.rate_rps},
+                   {"slo_ms", s.slo_ms},
+                   {"offered", s.offered},
+                   {"served", s.served},
+                   {"failed", s.failed},
+                   {"p50_ms", s.p50_ms},
+                   {"p99_ms", s.p99_ms},
+                   {"compliance", s.compliance},
+                   {"simulated",
+                    {{"compliance", s.predicted.compliance},
+                     {"p50_ms", s.predicted.p50_ms},
+                     {"p99_ms", s.predicted.p99_ms}}}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatRehearsalTable(const RehearsalReport& report) {
+  std::string out = fmt::format(
+      "rehearsal: {:g} s of the plan's time at dilation {:g} ({:.1f} s of wall time), router {} "
+      "({})\n",
+      report.duration_s, report.dilation, report.wall_s, report.router, report.router_version);
+  out += ServiceRows(report.services);
   out += fmt::format("send jitter p50 {:.3f} ms, p99 {:.3f} ms (wall); {} connections\n",
                      report.send_jitter_p50_ms, report.send_jitter_p99_ms, report.connections);
+  if (!report.phases.empty()) {
+    out += fmt::format("\n{:>5} {:>5} {:>8} {:>8} {:>10} {:>10} {:>10}  (wall s from the load's start)\n",
+                       "phase", "steps", "drained", "started", "began", "drained", "ready");
+    for (const RehearsedPhase& p : report.phases) {
+      out += fmt::format("{:>5} {:>5} {:>8} {:>8} {:>10.1f} {:>10.1f} {:>10.1f}{}\n", p.phase,
+                         p.steps, p.drained_servers, p.started_servers, p.began_s, p.drained_s,
+                         p.ready_s, p.late ? "  after its window" : "");
+    }
+  }
+  for (const RehearsedWindow& w : report.windows) {
+    out += fmt::format("\n{} [{:g} s, {:g} s):\n", w.name, w.start_s, w.end_s);
+    out += ServiceRows(w.services);
+  }
   return out;
 }
 
@@ -481,21 +819,27 @@ std::string FormatRehearsalJson(const RehearsalReport& report) {
   j["wall_s"] = report.wall_s;
   j["send_jitter_ms"] = {{"p50", report.send_jitter_p50_ms}, {"p99", report.send_jitter_p99_ms}};
   j["connections"] = report.connections;
-  j["services"] = nlohmann::ordered_json::array();
-  for (const RehearsedService& s : report.services) {
-    j["services"].push_back({{"name", s.name},
-                             {"rate_rps", s.rate_rps},
-                             {"slo_ms", s.slo_ms},
-                             {"offered", s.offered},
-                             {"served", s.served},
-                             {"failed", s.failed},
-                             {"p50_ms", s.p50_ms},
-                             {"p99_ms", s.p99_ms},
-                             {"compliance", s.compliance},
-                             {"simulated",
-                              {{"compliance", s.predicted.compliance},
-                               {"p50_ms", s.predicted.p50_ms},
-                               {"p99_ms", s.predicted.p99_ms}}}});
+  j["services"] = ServicesJson(report.services);
+  if (!report.phases.empty()) {
+    j["phases"] = nlohmann::ordered_json::array();
+    for (const RehearsedPhase& p : report.phases) {
+      j["phases"].push_back({{"phase", p.phase},
+                             {"steps", p.steps},
+                             {"drained_servers", p.drained_servers},
+                             {"started_servers", p.started_servers},
+                             {"began_s", p.began_s},
+                             {"drained_s", p.drained_s},
+                             {"applied_s", p.applied_s},
+                             {"ready_s", p.ready_s},
+                             {"late", p.late}});
+    }
+    j["windows"] = nlohmann::ordered_json::array();
+    for (const RehearsedWindow& w : report.windows) {
+      j["windows"].push_back({{"name", w.name},
+                              {"start_s", w.start_s},
+                              {"end_s", w.end_s},
+                              {"services", ServicesJson(w.services)}});
+    }
   }
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

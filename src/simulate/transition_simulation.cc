@@ -24,22 +24,20 @@ constexpr double kForever = std::numeric_limits<double>::infinity();
 struct Life {
   int gpu = 0;
   Instance instance;
-  double from_s = 0;
-  double until_s = kForever;
+  int created_in = 0;    // the phase at whose end it starts; 0: A's
+  int destroyed_in = 0;  // the phase at whose start it stops; 0: never
 };
 
 // A's instances, then every one the transition starts, replayed phase by
-// phase: phase k (1-based) runs over [k, k + 1) steps; its destroys and
-// reconfigures stop taking requests at its start, its creates and
-// reconfigures start at its end.
-Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transition,
-                                double step_s) {
+// phase: phase k's destroys and reconfigures stop taking requests at its
+// start, its creates and reconfigures start at its end.
+Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transition) {
   std::vector<Life> lives;
   std::map<std::pair<int, int>, size_t> up;  // (gpu, start) -> its life now
   for (const GpuAssignment& g : from.gpus) {
     for (const Instance& i : g.instances) {
       up[{g.index, i.start}] = lives.size();
-      lives.push_back({g.index, i, 0, kForever});
+      lives.push_back({g.index, i, 0, 0});
     }
   }
   for (size_t k = 0; k < transition.phases.size(); ++k) {
@@ -56,7 +54,7 @@ Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transi
             QuoteForMessage(step.id), step.gpu, step.profile, step.start, QuoteForMessage(was),
             k + 1));
       }
-      lives[it->second].until_s = static_cast<double>(k + 1) * step_s;
+      lives[it->second].destroyed_in = static_cast<int>(k + 1);
       up.erase(it);
     }
     for (const TransitionStep& step : steps) {
@@ -67,8 +65,7 @@ Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transi
                         "phase {} ends",
                         QuoteForMessage(step.id), step.gpu, step.start, k + 1));
       }
-      lives.push_back(
-          {step.gpu, InstanceAfter(step), static_cast<double>(k + 2) * step_s, kForever});
+      lives.push_back({step.gpu, InstanceAfter(step), static_cast<int>(k + 1), 0});
     }
   }
   return lives;
@@ -111,9 +108,8 @@ std::string WindowName(size_t w, size_t windows) {
 
 }  // namespace
 
-Result<TransitionSimReport> SimulateTransition(const Deployment& from, const Transition& transition,
-                                               const Problem& problem, const SimOptions& options,
-                                               double step_seconds) {
+Result<TransitionLives> BuildTransitionLives(const Deployment& from, const Transition& transition,
+                                             const Problem& problem, double step_seconds) {
   if (!(step_seconds > 0 && std::isfinite(step_seconds))) {
     return Status::InvalidArgument(fmt::format(
         "step seconds: must be a finite number of seconds > 0, got {:g}", step_seconds));
@@ -127,13 +123,32 @@ Result<TransitionSimReport> SimulateTransition(const Deployment& from, const Tra
         fmt::format("the transition is for GPU {}, the deployment is on {}",
                     QuoteForMessage(transition.gpu), QuoteForMessage(from.gpu)));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Life> lives, Lives(from, transition, step_seconds));
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<Life> lives, Lives(from, transition));
   auto [deployment, order] = Union(from, lives);
   TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(deployment, problem));
-  for (size_t i = 0; i < order.size(); ++i) {
-    model.instances[i].accepts_from_s = lives[order[i]].from_s;
-    model.instances[i].accepts_until_s = lives[order[i]].until_s;
+  TransitionLives out;
+  size_t i = 0;
+  for (GpuAssignment& g : deployment.gpus) {
+    for (Instance& instance : g.instances) {
+      const Life& life = lives[order[i]];
+      ServingInstance& serving = model.instances[i++];
+      serving.accepts_from_s = life.created_in == 0 ? 0 : (life.created_in + 1) * step_seconds;
+      serving.accepts_until_s = life.destroyed_in == 0 ? kForever : life.destroyed_in * step_seconds;
+      instance.latency_ms = serving.latency_ms[serving.batch - 1];
+      out.phases.emplace_back(life.created_in, life.destroyed_in);
+    }
   }
+  out.deployment = std::move(deployment);
+  out.model = std::move(model);
+  return out;
+}
+
+Result<TransitionSimReport> SimulateTransition(const Deployment& from, const Transition& transition,
+                                               const Problem& problem, const SimOptions& options,
+                                               double step_seconds) {
+  TESSERA_ASSIGN_OR_RETURN(const TransitionLives lives,
+                           BuildTransitionLives(from, transition, problem, step_seconds));
+  const ServingModel& model = lives.model;
   const size_t windows = transition.phases.size() + 2;
   std::vector<double> bounds;
   for (size_t w = 0; w <= windows; ++w) bounds.push_back(static_cast<double>(w) * step_seconds);

@@ -1,0 +1,158 @@
+// HaproxyRuntime (haproxy_runtime.h): commands over HAProxy's stats socket.
+#include "serving/haproxy_runtime.h"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "tessera/text_io.h"
+
+namespace tessera::serving {
+namespace {
+
+std::string_view StateName(ServerState state) {
+  switch (state) {
+    case ServerState::kReady:
+      return "ready";
+    case ServerState::kDrain:
+      return "drain";
+    case ServerState::kMaint:
+      return "maint";
+  }
+  return "ready";
+}
+
+std::optional<long> ToLong(std::string_view s) {
+  if (s.empty()) return 0;  // `show stat` leaves counters a proxy lacks empty
+  const std::optional<double> v = ToDouble(s);
+  if (!v || *v < 0 || std::floor(*v) != *v) return std::nullopt;
+  return static_cast<long>(*v);
+}
+
+}  // namespace
+
+HaproxyRuntime::HaproxyRuntime(std::string socket_path, double timeout_s)
+    : socket_path_(std::move(socket_path)), timeout_s_(timeout_s) {}
+
+Result<std::string> HaproxyRuntime::Command(std::string_view command) const {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path_.size() >= sizeof addr.sun_path) {
+    return Status::InvalidArgument("haproxy stats socket path too long: " + socket_path_);
+  }
+  std::memcpy(addr.sun_path, socket_path_.data(), socket_path_.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IoError("cannot make a socket for " + socket_path_);
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout_s_);
+  tv.tv_usec = static_cast<suseconds_t>((timeout_s_ - std::floor(timeout_s_)) * 1e6);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const std::string why = std::strerror(errno);
+    close(fd);
+    return Status::IoError(fmt::format("haproxy stats socket {}: {}", socket_path_, why));
+  }
+  const std::string line = std::string(command) + "\n";
+  size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) {
+      close(fd);
+      return Status::IoError(fmt::format("haproxy stats socket {}: cannot send {}", socket_path_,
+                                         QuoteForMessage(command)));
+    }
+    sent += static_cast<size_t>(n);
+  }
+  std::string answer;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n == 0) break;
+    if (n < 0) {
+      close(fd);
+      return Status::IoError(fmt::format("haproxy stats socket {}: no answer to {} within {:g} s",
+                                         socket_path_, QuoteForMessage(command), timeout_s_));
+    }
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return answer;
+}
+
+Status HaproxyRuntime::Expect(const std::string& command) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string answer, Command(command));
+  std::string reason(answer);
+  while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+  if (reason.empty()) return Status::Ok();
+  return Status::IoError(fmt::format("haproxy refused {}: {}", QuoteForMessage(command), reason));
+}
+
+Status HaproxyRuntime::SetState(std::string_view backend, std::string_view server,
+                                ServerState state) const {
+  return Expect(fmt::format("set server {}/{} state {}", backend, server, StateName(state)));
+}
+
+Status HaproxyRuntime::SetWeight(std::string_view backend, std::string_view server,
+                                 int weight) const {
+  return Expect(fmt::format("set server {}/{} weight {}", backend, server, weight));
+}
+
+Status HaproxyRuntime::SetHealthUp(std::string_view backend, std::string_view server) const {
+  return Expect(fmt::format("set server {}/{} health up", backend, server));
+}
+
+Result<std::map<std::pair<std::string, std::string>, ServerLoad>> HaproxyRuntime::Servers() const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string answer, Command("show stat"));
+  return ParseShowStat(answer);
+}
+
+Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
+    std::string_view csv) {
+  const std::vector<TextLine> lines = SplitLines(csv, ByteOrderMark::kKeep);
+  if (lines.empty() || !lines.front().text.starts_with("# ")) {
+    return Status::InvalidArgument("show stat: the answer has no \"# pxname,...\" header");
+  }
+  const std::vector<std::string_view> header = SplitCsvFields(lines.front().text.substr(2));
+  const auto column = [&](std::string_view name) -> int {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int px = column("pxname"), sv = column("svname"), qcur = column("qcur"),
+            scur = column("scur"), status = column("status");
+  if (px < 0 || sv < 0 || qcur < 0 || scur < 0 || status < 0) {
+    return Status::InvalidArgument(
+        "show stat: the header lacks one of pxname, svname, qcur, scur, status");
+  }
+  const size_t need = static_cast<size_t>(std::max({px, sv, qcur, scur, status})) + 1;
+  std::map<std::pair<std::string, std::string>, ServerLoad> out;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (IsBlank(lines[i].text)) continue;
+    const std::vector<std::string_view> f = SplitCsvFields(lines[i].text);
+    if (f.size() < need) {
+      return Status::InvalidArgument(fmt::format("show stat: line {}: {} fields, expected {}",
+                                                 lines[i].number, f.size(), need));
+    }
+    if (f[sv] == "FRONTEND" || f[sv] == "BACKEND") continue;
+    const std::optional<long> queued = ToLong(f[qcur]), sessions = ToLong(f[scur]);
+    if (!queued || !sessions) {
+      return Status::InvalidArgument(fmt::format(
+          "show stat: line {}: qcur {} or scur {} is not a count", lines[i].number,
+          QuoteForMessage(f[qcur]), QuoteForMessage(f[scur])));
+    }
+    out[{std::string(f[px]), std::string(f[sv])}] = {*queued, *sessions, std::string(f[status])};
+  }
+  return out;
+}
+
+}  // namespace tessera::serving

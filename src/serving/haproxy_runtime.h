@@ -1,0 +1,68 @@
+// HaproxyRuntime: HAProxy 2.6's runtime API on its stats socket (the
+// `stats socket ... level admin` line FormatHaproxyConfig writes), as the
+// rehearsal moves a router through a transition: a server is drained before
+// its process stops, put in maintenance once nothing of it is outstanding,
+// and given its weight and made ready once its process answers.
+//
+// One command per connection (HAProxy's non-interactive mode): the command
+// and a newline go out, the answer is everything until HAProxy closes. A
+// `set server` command succeeds with an empty answer; any text is HAProxy's
+// reason, returned as the error.
+//
+// Thread-safety: const methods open their own connection; safe to share.
+#ifndef TESSERA_SERVING_HAPROXY_RUNTIME_H_
+#define TESSERA_SERVING_HAPROXY_RUNTIME_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tessera/status.h"
+
+namespace tessera::serving {
+
+// What a server holds now (`show stat`): requests in its own queue and
+// sessions (requests) in flight to it.
+struct ServerLoad {
+  long queued = 0;
+  long sessions = 0;
+  std::string status;  // UP, DOWN, MAINT, DRAIN, ...
+};
+
+enum class ServerState { kReady, kDrain, kMaint };
+
+class HaproxyRuntime {
+ public:
+  explicit HaproxyRuntime(std::string socket_path, double timeout_s = 5);
+
+  // The answer to one command; IoError when the socket does not answer.
+  Result<std::string> Command(std::string_view command) const;
+
+  // `set server B/S state ready|drain|maint`.
+  Status SetState(std::string_view backend, std::string_view server, ServerState state) const;
+  // `set server B/S weight W` (0..256).
+  Status SetWeight(std::string_view backend, std::string_view server, int weight) const;
+  // `set server B/S health up`: the server's check passed as far as the
+  // caller knows (the agent waited for its readiness), so that it takes
+  // requests at once instead of after its next check.
+  Status SetHealthUp(std::string_view backend, std::string_view server) const;
+
+  // Every server's load, keyed by (backend, server).
+  Result<std::map<std::pair<std::string, std::string>, ServerLoad>> Servers() const;
+
+ private:
+  Status Expect(const std::string& command) const;
+
+  std::string socket_path_;
+  double timeout_s_;
+};
+
+// The servers of `show stat`'s CSV answer (header "# pxname,svname,...");
+// InvalidArgument for an answer without the columns it needs.
+Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
+    std::string_view csv);
+
+}  // namespace tessera::serving
+
+#endif  // TESSERA_SERVING_HAPROXY_RUNTIME_H_
