@@ -104,6 +104,12 @@ Result<int64_t> QueueDelayMicros(const Deployment& deployment, const Instance& i
 // The Triton model configuration (protobuf text) of `service` at `batch`.
 std::string FormatTritonConfig(std::string_view service, int batch, int64_t queue_delay_us);
 
+// The triton/ files of the listing above for every service with instances,
+// in deployment order, batches ascending. InvalidArgument for a service
+// name that cannot name a directory, or an instance of a service not in
+// deployment.services. Instances may overlap (a transition's lives).
+Result<std::vector<DeployFile>> BuildTritonConfigs(const Deployment& deployment);
+
 // mig-parted's config file for `plans` (one config per node).
 std::string FormatMigPartedYaml(const std::vector<NodePlan>& plans);
 

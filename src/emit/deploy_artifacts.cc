@@ -590,6 +590,34 @@ std::string FormatMigPartedYaml(const std::vector<NodePlan>& plans) {
   return out;
 }
 
+Result<std::vector<DeployFile>> BuildTritonConfigs(const Deployment& deployment) {
+  // Each service's batches and their queue delays.
+  std::map<std::string, std::map<int, int64_t>> delays;  // service -> batch -> D
+  for (const GpuAssignment& gpu : deployment.gpus) {
+    for (const Instance& in : gpu.instances) {
+      TESSERA_ASSIGN_OR_RETURN(const int64_t d, QueueDelayMicros(deployment, in));
+      auto [it, fresh] = delays[in.service].try_emplace(in.batch, d);
+      if (!fresh) it->second = std::min(it->second, d);
+    }
+  }
+  std::vector<DeployFile> files;
+  for (const ServiceOutcome& service : deployment.services) {
+    const auto found = delays.find(service.name);
+    if (found == delays.end()) continue;
+    const std::string& s = service.name;
+    TESSERA_RETURN_IF_ERROR(CheckServiceDirectoryName(s));
+    const std::map<int, int64_t>& batches = found->second;
+    const auto& [largest, largest_delay] = *batches.rbegin();
+    files.push_back(
+        {"triton/" + s + "/config.pbtxt", FormatTritonConfig(s, largest, largest_delay)});
+    for (const auto& [batch, delay] : batches) {
+      files.push_back({fmt::format("triton/{}/configs/b{}.pbtxt", s, batch),
+                       FormatTritonConfig(s, batch, delay)});
+    }
+  }
+  return files;
+}
+
 Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deployment,
                                                      const DeployArtifactOptions& options) {
   TESSERA_RETURN_IF_ERROR(CheckOptions(options));
@@ -601,21 +629,15 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
     files.push_back({"nodes/" + plan.node + ".json", FormatNodePlanJson(plan)});
   }
 
-  // Services in deployment order; each one's batches and their queue delays.
-  std::map<std::string, std::map<int, int64_t>> delays;  // service -> batch -> D
+  TESSERA_ASSIGN_OR_RETURN(std::vector<DeployFile> triton, BuildTritonConfigs(deployment));
+  std::set<std::string> served;
   for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& in : gpu.instances) {
-      TESSERA_ASSIGN_OR_RETURN(const int64_t d, QueueDelayMicros(deployment, in));
-      auto [it, fresh] = delays[in.service].try_emplace(in.batch, d);
-      if (!fresh) it->second = std::min(it->second, d);
-    }
+    for (const Instance& in : gpu.instances) served.insert(in.service);
   }
-  std::vector<std::string> services;  // those with instances, in deployment order
   std::map<std::string, std::string> label_of;
   std::map<std::string, std::string> service_of_label;
   for (const ServiceOutcome& s : deployment.services) {
-    if (!delays.count(s.name)) continue;
-    TESSERA_RETURN_IF_ERROR(CheckServiceDirectoryName(s.name));
+    if (!served.count(s.name)) continue;
     // "tessera-<label>" must stay a label too.
     const std::string label = KubernetesName(s.name, 55);
     const auto [it, fresh] = service_of_label.emplace(label, s.name);
@@ -625,18 +647,9 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
           QuoteForMessage(it->second), QuoteForMessage(s.name), QuoteForMessage(label)));
     }
     label_of[s.name] = label;
-    services.push_back(s.name);
   }
-  for (const std::string& s : services) {
-    const std::map<int, int64_t>& batches = delays[s];
-    const auto& [largest, largest_delay] = *batches.rbegin();
-    files.push_back(
-        {"triton/" + s + "/config.pbtxt", FormatTritonConfig(s, largest, largest_delay)});
-    for (const auto& [batch, delay] : batches) {
-      files.push_back({fmt::format("triton/{}/configs/b{}.pbtxt", s, batch),
-                       FormatTritonConfig(s, batch, delay)});
-    }
-  }
+  files.insert(files.end(), std::make_move_iterator(triton.begin()),
+               std::make_move_iterator(triton.end()));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<RouterBackend> backends,
       BuildRouterBackends(deployment, plans, options.deploy.gpu_map, options.router_base_port));

@@ -94,6 +94,20 @@ TEST(DeployArtifactsTest, ConfigsUseTheSmallestDelayOfTheirBatch) {
   EXPECT_TRUE(by_path.count("k8s/40-serving-tessera-bert-large-node-0-g0-s4-p2.yaml"));
 }
 
+// BuildTritonConfigs is deploy's triton/ files alone, in the same order.
+TEST(DeployArtifactsTest, TritonConfigsAreDeploysTritonFiles) {
+  Result<std::vector<DeployFile>> files = BuildDeployArtifacts(Small(), {});
+  Result<std::vector<DeployFile>> triton = BuildTritonConfigs(Small());
+  ASSERT_TRUE(files.ok() && triton.ok());
+  std::vector<std::pair<std::string, std::string>> expected, got;
+  for (const DeployFile& f : *files) {
+    if (f.path.starts_with("triton/")) expected.emplace_back(f.path, f.content);
+  }
+  for (const DeployFile& f : *triton) got.emplace_back(f.path, f.content);
+  EXPECT_FALSE(got.empty());
+  EXPECT_EQ(got, expected);
+}
+
 TEST(DeployArtifactsTest, RejectsCollidingNamesAndBadOptions) {
   Deployment d = DeploymentBuilder("a100-80gb", "parva")
                      .Gpu()
