@@ -478,3 +478,37 @@ if [ -x "$build/tessera_k8s_tests" ] && ./scripts/k8s-bins.sh >/dev/null; then
   "$build/tessera_k8s_tests" --gtest_filter='KubeExtenderTest.MixedProfiles*:KubeExtenderTest.Alibaba*' 2>&1 |
     sed -n 's/^\[ figure \] //p'
 fi
+
+if command -v haproxy >/dev/null && [ -f "$build/libtessera-fake-nvml.so" ]; then
+  echo
+  echo "== whole process: tessera rehearse (docs/rehearse.md) at its default dilation: wall seconds"
+  echo "   of the load and of the whole run (plan, agents, HAProxy, load, stop) per simulated second"
+  printf '%-34s %9s %10s %11s %11s %12s %10s\n' run dilation plan_s load_wall_s total_wall_s \
+    wall_per_sim_s lowest
+  work=$(mktemp -d)
+  rehearse() {  # rehearse NAME ARGS...: one row
+    local name=$1; shift
+    local begin end
+    begin=$(date +%s.%N)
+    "$build/tessera" rehearse "$@" --format json -o "$work/r.json" --base-port 31000 \
+      --router-base-port 30900 --router-metrics-port 30990 2>/dev/null
+    end=$(date +%s.%N)
+    python3 - "$work/r.json" "$name" "$begin" "$end" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+total = float(sys.argv[4]) - float(sys.argv[3])
+lowest = min(s["compliance"] for s in r["services"])
+print(f"{sys.argv[2]:<34} {r['dilation']:9g} {r['duration_s']:10g} {r['wall_s']:11.1f} "
+      f"{total:11.1f} {total / r['duration_s']:12.1f} {100 * lowest:9.3f}%")
+PY
+  }
+  rehearse "S3, 5 s" --scenario examples/scenarios/s3.yaml --duration 5s
+  "$build/tessera" plan --scenario examples/scenarios/s3.yaml --format json -o "$work/day.json"
+  "$build/tessera" plan --scenario examples/scenarios/s3-night.yaml --format json \
+    -o "$work/night.json"
+  "$build/tessera" transition --scenario examples/scenarios/s3-night.yaml --from "$work/day.json" \
+    --to "$work/night.json" --spare-gpus 1 --format json -o "$work/t.json" 2>/dev/null
+  rehearse "S3 day -> night, 2 s windows" --scenario examples/scenarios/s3-floor.yaml \
+    --deployment "$work/day.json" --transition "$work/t.json" --step-seconds 2
+  rm -rf "$work"
+fi
