@@ -104,8 +104,8 @@ Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
     sim.deployment = f.deployment;
     TESSERA_ASSIGN_OR_RETURN(Problem problem, ProblemFor(sim, scenario, out.deployment));
     if (transition) {
-      out.transition = RehearsalTransition{std::move(*transition), std::move(problem),
-                                           *f.step_seconds};
+      out.transition =
+          RehearsalTransition{std::move(*transition), std::move(problem), *f.step_seconds};
     } else {
       Result<ServingModel> model = BuildServingModel(out.deployment, problem);
       if (!model.ok()) return model.status().WithContext(f.deployment);
@@ -127,8 +127,8 @@ int RunRehearse(const RehearseFlags& f) {
   r.gpu = r.deployment.gpu;
   r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
   r.duration_s = f.duration_s;
-  r.dilation = f.dilation > 0 ? f.dilation
-                              : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
+  r.dilation =
+      f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
   r.seed = f.seed;
   const fs::path self = SelfDirectory();
   r.tessera_binary = (self / "tessera").string();
@@ -193,9 +193,10 @@ constexpr const char* kRehearseHelp =
     "runs the transition under the load, as `tessera simulate --transition` does: X\n"
     "seconds of the plan's time as it is, X per phase, X after. At each phase's start\n"
     "HAProxy drains the servers of what the phase destroys (runtime API), every node's\n"
-    "agent runs the phase (`tessera agent --transition T --phase K`), and the servers of\n"
-    "what it creates get their weights and take requests once ready; the report adds\n"
-    "each phase's timings and each window's services beside the simulated window.\n\n"
+    "agent runs the phase (`tessera agent --transition T --phase K`), and at the phase's\n"
+    "end the servers of what it created get their weights and take requests (each window\n"
+    "runs its phase's worst state, as the simulator's); the report adds each phase's\n"
+    "timings and each window's services beside the simulated window.\n\n"
     "Examples:\n"
     "  tessera rehearse --scenario examples/scenarios/s3.yaml --duration 60s\n"
     "  tessera plan --scenario examples/scenarios/s6.yaml --format json -o s6.json\n"

@@ -27,10 +27,11 @@
 // phase destroys or reconfigures are drained through the runtime API, put
 // in maintenance once nothing is outstanding at them, and every node's
 // agent runs phase k (`tessera agent --transition T --phase k`, its plan
-// the node after the transition); then the servers of the instances the
-// phase starts get their weight and are made ready. The next phase starts
-// at its window's start, or when this one is done if that is later
-// (reported). Requests count in the window of their scheduled send time,
+// the node after the transition); at the window's end (or once the agents
+// are done, if later: reported as late) the servers of the instances the
+// phase started get their weight and are made ready, so that each window
+// runs the phase's worst state, as the simulator's does; then the next
+// phase begins. Requests count in the window of their scheduled send time,
 // beside the simulated window.
 //
 // Thread-safety: RunRehearsal blocks; it starts child processes in a
@@ -62,8 +63,8 @@ struct RehearsalTransition {
 };
 
 struct RehearsalRequest {
-  Deployment deployment;   // a MIG plan whose router deploy can ship
-  ServingModel model;      // BuildServingModel of it (the prediction's)
+  Deployment deployment;  // a MIG plan whose router deploy can ship
+  ServingModel model;     // BuildServingModel of it (the prediction's)
   // When set, the load runs through it for (phases + 2) x step_s of the
   // plan's time; duration_s is not used.
   std::optional<RehearsalTransition> transition;
@@ -96,8 +97,8 @@ struct RehearsedService {
 
 // Requests scheduled in one window of a transition run.
 struct RehearsedWindow {
-  std::string name;  // "before", "phase 1", ..., "after" (SimulateTransition's)
-  double start_s = 0, end_s = 0;          // the plan's time
+  std::string name;               // "before", "phase 1", ..., "after" (SimulateTransition's)
+  double start_s = 0, end_s = 0;  // the plan's time
   std::vector<RehearsedService> services;  // scenario order; predicted: the window's
 };
 
@@ -110,7 +111,7 @@ struct RehearsedPhase {
   double drained_s = 0;  // nothing outstanding at the drained servers
   double applied_s = 0;  // every agent ran the phase
   double ready_s = 0;    // the started servers take requests
-  bool late = false;     // ready after its window ended
+  bool late = false;     // the agents finished after its window ended
 };
 
 struct RehearsalReport {

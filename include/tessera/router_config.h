@@ -42,12 +42,12 @@ struct RouterServer {
   int port = 0;
   int batch = 1;   // its planned batch: FirstMaxconn of it under balance first
   int weight = 1;  // ProxyWeights of its RouterCapacity among its service's
-  // false: in maintenance from the start (`disabled`), until the runtime API
-  // sets it ready (a process a transition starts later).
-  bool enabled = true;
   // Where it runs: node, local GPU, start slice, process index.
   std::string node;
   int gpu = 0, start = 0, process = 0;
+  // false: in maintenance from the start (`disabled`), until the runtime API
+  // sets it ready (a process a transition starts later).
+  bool enabled = true;
 };
 
 // One service's frontend and backend.

@@ -84,10 +84,9 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
                                BuildNodeInstance(node.serving, *model, local, in));
       const size_t b = backend_of.at(in.service);
       for (const NodeProcess& proc : node_instance.processes) {
-        backends[b].servers.push_back({fmt::format("{}-g{}-s{}-p{}", node.node, local, in.start,
-                                                   proc.index),
-                                       node.node, proc.http_port, in.batch, 1, true, node.node,
-                                       local, in.start, proc.index});
+        backends[b].servers.push_back(
+            {fmt::format("{}-g{}-s{}-p{}", node.node, local, in.start, proc.index), node.node,
+             proc.http_port, in.batch, 1, node.node, local, in.start, proc.index});
         capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
                                                service->slo_ms, service->rate_rps));
       }

@@ -146,9 +146,9 @@ Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
     if (f[sv] == "FRONTEND" || f[sv] == "BACKEND") continue;
     const std::optional<long> queued = ToLong(f[qcur]), sessions = ToLong(f[scur]);
     if (!queued || !sessions) {
-      return Status::InvalidArgument(fmt::format(
-          "show stat: line {}: qcur {} or scur {} is not a count", lines[i].number,
-          QuoteForMessage(f[qcur]), QuoteForMessage(f[scur])));
+      return Status::InvalidArgument(
+          fmt::format("show stat: line {}: qcur {} or scur {} is not a count", lines[i].number,
+                      QuoteForMessage(f[qcur]), QuoteForMessage(f[scur])));
     }
     out[{std::string(f[px]), std::string(f[sv])}] = {*queued, *sessions, std::string(f[status])};
   }

@@ -243,9 +243,9 @@ Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& st
     base += highest - r.process_base_port + 1;
   }
   NodePlans out;
-  for (const auto& [state, plans] :
-       {std::pair{&states.initial, &out.initial}, {&states.final, &out.final},
-        {&states.every, &out.every}}) {
+  for (const auto& [state, plans] : {std::pair{&states.initial, &out.initial},
+                                     {&states.final, &out.final},
+                                     {&states.every, &out.every}}) {
     for (const auto& [node, node_base] : bases) {
       options.serving.base_port = node_base;
       TESSERA_ASSIGN_OR_RETURN(std::vector<NodePlan> all, BuildNodePlans(*state, options));
@@ -275,10 +275,21 @@ Status RunAgents(const RehearsalRequest& r, const std::vector<NodePlan>& plans,
     const std::string plan_path = dir + "/" + stage + ".json";
     TESSERA_RETURN_IF_ERROR(WriteTextFile(plan_path, FormatNodePlanJson(plan)));
     const std::string log = dir + "/agent-" + stage + ".log";
-    std::vector<std::string> argv = {r.tessera_binary, "agent", "--node", plan.node, "--plan",
-                                     plan_path, "--state-dir", dir + "/state", "--nvml",
-                                     r.fake_nvml_library, "--mps-control-command", "none",
-                                     "--ready-timeout", "60s", "--quiet"};
+    std::vector<std::string> argv = {r.tessera_binary,
+                                     "agent",
+                                     "--node",
+                                     plan.node,
+                                     "--plan",
+                                     plan_path,
+                                     "--state-dir",
+                                     dir + "/state",
+                                     "--nvml",
+                                     r.fake_nvml_library,
+                                     "--mps-control-command",
+                                     "none",
+                                     "--ready-timeout",
+                                     "60s",
+                                     "--quiet"};
     if (extra.empty()) argv.push_back("--once");
     argv.insert(argv.end(), extra.begin(), extra.end());
     TESSERA_ASSIGN_OR_RETURN(
@@ -372,7 +383,8 @@ std::vector<LiveServer> LiveServers(const States& states, std::vector<RouterBack
   size_t i = 0;
   for (const GpuAssignment& g : states.every.gpus) {
     for (const Instance& instance : g.instances) {
-      for (int p = 0; p < instance.procs; ++p) life_of[backend_of.at(instance.service)].push_back(i);
+      for (int p = 0; p < instance.procs; ++p)
+        life_of[backend_of.at(instance.service)].push_back(i);
       ++i;
     }
   }
@@ -423,7 +435,11 @@ class PhaseRunner {
   PhaseRunner(const RehearsalRequest& r, const NodePlans& plans,
               const std::vector<LiveServer>& servers, const serving::HaproxyRuntime& runtime,
               Children& children, const std::atomic<bool>& halt)
-      : r_(r), plans_(plans), servers_(servers), runtime_(runtime), children_(children),
+      : r_(r),
+        plans_(plans),
+        servers_(servers),
+        runtime_(runtime),
+        children_(children),
         halt_(halt) {}
 
   Result<std::vector<RehearsedPhase>> Run(std::chrono::steady_clock::time_point t0) {
@@ -454,16 +470,21 @@ class PhaseRunner {
         }
       }
       for (const LiveServer* s : drained) {
-        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s->backend, s->name, serving::ServerState::kDrain));
+        TESSERA_RETURN_IF_ERROR(
+            runtime_.SetState(s->backend, s->name, serving::ServerState::kDrain));
       }
       TESSERA_RETURN_IF_ERROR(WaitDrained(drained));
       for (const LiveServer* s : drained) {
-        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s->backend, s->name, serving::ServerState::kMaint));
+        TESSERA_RETURN_IF_ERROR(
+            runtime_.SetState(s->backend, s->name, serving::ServerState::kMaint));
       }
       phase.drained_s = since();
       TESSERA_RETURN_IF_ERROR(RunAgents(r_, plans_.final, fmt::format("phase-{}", k), children_,
                                         {"--transition", path, "--phase", std::to_string(k)}));
       phase.applied_s = since();
+      // What the phase started takes requests from the phase's end, as in
+      // the simulator: the window is the phase's worst state throughout.
+      if (!SleepUntil(t0, (k + 1) * window)) return out;
       for (size_t i = 0; i < started.size(); ++i) {
         const LiveServer& s = *started[i];
         TESSERA_RETURN_IF_ERROR(runtime_.SetWeight(s.backend, s.name, weights[i]));
@@ -473,7 +494,7 @@ class PhaseRunner {
       phase.ready_s = since();
       phase.drained_servers = static_cast<int>(drained.size());
       phase.started_servers = static_cast<int>(started.size());
-      phase.late = phase.ready_s > (k + 1) * window;
+      phase.late = phase.applied_s > (k + 1) * window;
       if (r_.progress) {
         r_.progress(fmt::format(
             "phase {}/{}: {} step(s); {} server(s) drained in {:.1f} s, agents {:.1f} s, {} "
@@ -509,14 +530,14 @@ class PhaseRunner {
       for (const LiveServer* s : servers) {
         const auto it = loads.find({s->backend, s->name});
         if (it == loads.end()) {
-          return Status::IoError(
-              fmt::format("haproxy lists no server {}/{}", s->backend, s->name));
+          return Status::IoError(fmt::format("haproxy lists no server {}/{}", s->backend, s->name));
         }
         if (it->second.queued + it->second.sessions > 0) busy = s->backend + "/" + s->name;
       }
       if (busy.empty() || halt_.load()) return Status::Ok();
       if (std::chrono::steady_clock::now() > until) {
-        return Status::IoError("haproxy: server " + busy + " still has requests after 120 s of drain");
+        return Status::IoError("haproxy: server " + busy +
+                               " still has requests after 120 s of drain");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -543,17 +564,16 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
 
   std::optional<TransitionLives> lives;
   if (r.transition) {
-    TESSERA_ASSIGN_OR_RETURN(lives,
-                             BuildTransitionLives(r.deployment, r.transition->transition,
-                                                  r.transition->problem, r.transition->step_s));
+    TESSERA_ASSIGN_OR_RETURN(
+        lives, BuildTransitionLives(r.deployment, r.transition->transition, r.transition->problem,
+                                    r.transition->step_s));
   }
   const States states = RehearsalStates(r, lives ? &*lives : nullptr);
   const ServingModel* model = lives ? &lives->model : &r.model;
   // The Triton configurations deploy writes, for every instance that lives.
-  TESSERA_ASSIGN_OR_RETURN(const std::vector<DeployFile> files,
-                           BuildDeployArtifacts(states.every, {}));
+  TESSERA_RETURN_IF_ERROR(CheckShippable(states.every.rule.router));
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<DeployFile> files, BuildTritonConfigs(states.every));
   for (const DeployFile& f : files) {
-    if (!f.path.starts_with("triton/")) continue;
     const fs::path path = fs::path(r.work_dir) / f.path;
     fs::create_directories(path.parent_path(), ec);
     TESSERA_RETURN_IF_ERROR(WriteTextFile(path.string(), f.content));
@@ -584,8 +604,8 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
       report.router_version,
       HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
   const size_t windows = r.transition ? r.transition->transition.phases.size() + 2 : 0;
-  report.duration_s = r.transition ? static_cast<double>(windows) * r.transition->step_s
-                                   : r.duration_s;
+  report.duration_s =
+      r.transition ? static_cast<double>(windows) * r.transition->step_s : r.duration_s;
   report.dilation = r.dilation;
   const auto stop = [&]() {
     std::vector<NodePlan> empty = plans.every;
@@ -713,9 +733,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   sim.seed = r.seed;
   std::optional<TransitionSimReport> through;
   if (r.transition) {
-    TESSERA_ASSIGN_OR_RETURN(through, SimulateTransition(r.deployment, r.transition->transition,
-                                                         r.transition->problem, sim,
-                                                         r.transition->step_s));
+    TESSERA_ASSIGN_OR_RETURN(
+        through, SimulateTransition(r.deployment, r.transition->transition, r.transition->problem,
+                                    sim, r.transition->step_s));
   }
   TESSERA_ASSIGN_OR_RETURN(const SimReport predicted,
                            through ? Result<SimReport>(through->overall) : Simulate(*model, sim));
@@ -752,10 +772,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
 namespace {
 
 std::string ServiceRows(const std::vector<RehearsedService>& services) {
-  std::string out =
-      fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}\n", "service",
-                  "offered", "served", "failed", "p50 ms", "p99 ms", "in SLO", "simulated",
-                  "sim p99");
+  std::string out = fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}\n",
+                                "service", "offered", "served", "failed", "p50 ms", "p99 ms",
+                                "in SLO", "simulated", "sim p99");
   for (const RehearsedService& s : services) {
     out += fmt::format(
         "{:<20} {:>9} {:>9} {:>7} {:>10.2f} {:>10.2f} {:>8.2f}% | {:>8.2f}% {:>10.2f}\n", s.name,
@@ -796,8 +815,9 @@ std::string FormatRehearsalTable(const RehearsalReport& report) {
   out += fmt::format("send jitter p50 {:.3f} ms, p99 {:.3f} ms (wall); {} connections\n",
                      report.send_jitter_p50_ms, report.send_jitter_p99_ms, report.connections);
   if (!report.phases.empty()) {
-    out += fmt::format("\n{:>5} {:>5} {:>8} {:>8} {:>10} {:>10} {:>10}  (wall s from the load's start)\n",
-                       "phase", "steps", "drained", "started", "began", "drained", "ready");
+    out += fmt::format(
+        "\n{:>5} {:>5} {:>8} {:>8} {:>10} {:>10} {:>10}  (wall s from the load's start)\n", "phase",
+        "steps", "drained", "started", "began", "drained", "ready");
     for (const RehearsedPhase& p : report.phases) {
       out += fmt::format("{:>5} {:>5} {:>8} {:>8} {:>10.1f} {:>10.1f} {:>10.1f}{}\n", p.phase,
                          p.steps, p.drained_servers, p.started_servers, p.began_s, p.drained_s,

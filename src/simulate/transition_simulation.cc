@@ -133,7 +133,8 @@ Result<TransitionLives> BuildTransitionLives(const Deployment& from, const Trans
       const Life& life = lives[order[i]];
       ServingInstance& serving = model.instances[i++];
       serving.accepts_from_s = life.created_in == 0 ? 0 : (life.created_in + 1) * step_seconds;
-      serving.accepts_until_s = life.destroyed_in == 0 ? kForever : life.destroyed_in * step_seconds;
+      serving.accepts_until_s =
+          life.destroyed_in == 0 ? kForever : life.destroyed_in * step_seconds;
       instance.latency_ms = serving.latency_ms[serving.batch - 1];
       out.phases.emplace_back(life.created_in, life.destroyed_in);
     }

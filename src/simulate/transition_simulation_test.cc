@@ -118,6 +118,27 @@ TEST(TransitionSim, AMoveKeepsComplianceWhenTheRestCarriesTheLoad) {
   }
 }
 
+// The lives the rehearsal runs are the simulator's: A's instances, then
+// what the steps start on the spare GPU, each with the phases bounding it,
+// its acceptance window, and its planned batch's latency from the profiles.
+TEST(TransitionSim, LivesListEveryInstanceWithItsPhasesAndLatency) {
+  Result<TransitionLives> lives = BuildTransitionLives(
+      TwoOnGpu0(),
+      Phases({{Destroy("s1", 0, "3g.40gb", 4, "s0")}, {Create("s2", 1, "3g.40gb", 0, "s0", 300)}}),
+      TinyProblem({100}), kStepS);
+  ASSERT_TRUE(lives.ok()) << lives.status().ToString();
+  ASSERT_EQ(lives->deployment.gpus.size(), 2u);
+  EXPECT_EQ(lives->deployment.gpus[1].index, 1);
+  const std::vector<std::pair<int, int>> phases = {{0, 0}, {0, 1}, {2, 0}};
+  EXPECT_EQ(lives->phases, phases);
+  ASSERT_EQ(lives->model.instances.size(), 3u);
+  EXPECT_EQ(lives->model.instances[1].accepts_until_s, kStepS);
+  EXPECT_EQ(lives->model.instances[2].accepts_from_s, 3 * kStepS);
+  const Instance& created = lives->deployment.gpus[1].instances[0];
+  EXPECT_EQ(created.latency_ms, lives->model.instances[2].latency_ms[created.batch - 1]);
+  EXPECT_GT(created.latency_ms, 0);
+}
+
 // The only instance is destroyed and its replacement created in the same
 // phase: nothing takes s0's requests during that phase.
 TEST(TransitionSim, RemovingEveryInstanceOfAServiceDropsItsRequestsMeanwhile) {
