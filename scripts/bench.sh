@@ -490,8 +490,8 @@ if command -v haproxy >/dev/null && [ -f "$build/libtessera-fake-nvml.so" ]; the
     local name=$1; shift
     local begin end
     begin=$(date +%s.%N)
-    "$build/tessera" rehearse "$@" --format json -o "$work/r.json" --base-port 31000 \
-      --router-base-port 30900 --router-metrics-port 30990 2>/dev/null
+    "$build/tessera" rehearse "$@" --format json -o "$work/r.json" --base-port 20000 \
+      --router-base-port 19900 --router-metrics-port 19990 2>/dev/null
     end=$(date +%s.%N)
     python3 - "$work/r.json" "$name" "$begin" "$end" <<'PY'
 import json, sys

@@ -66,6 +66,10 @@ TEST_F(RehearseCliTest, AccountsForEveryRequestAndLeavesNothingRunning) {
     EXPECT_EQ(s["served"], s["offered"]) << s;
     EXPECT_GT(s["p99_ms"].get<double>(), 0) << s;
     EXPECT_TRUE(s["simulated"].contains("compliance")) << s;
+    // The router logged exactly the requests the generator sent.
+    EXPECT_EQ(s["router"]["requests"], s["offered"]) << s;
+    EXPECT_EQ(s["router"]["failed"], 0) << s;
+    EXPECT_GT(s["router"]["p99_ms"].get<double>(), 0) << s;
   }
   EXPECT_TRUE(fs::exists(work / "haproxy.cfg"));
   EXPECT_TRUE(fs::exists(work / "node-0" / "agent-stop.log"));

@@ -13,6 +13,9 @@
 //     127.0.0.1, each server at its process's port;
 //  4. the open-loop generator (load_generator.h) sends every service's
 //     rate / dilation to its frontend for duration x dilation seconds;
+//     HAProxy logs every request to a RouterObserver, whose counts are
+//     reported beside the generator's: what the router measures, the
+//     figures a control plane can be fed;
 //  5. the agents are run again with empty plans (stopping every process and
 //     destroying every instance), HAProxy is stopped, and any process left
 //     carrying the rehearsal's state directory is killed.
@@ -93,6 +96,11 @@ struct RehearsedService {
   double p50_ms = 0, p99_ms = 0;  // the plan's time
   double compliance = 0;          // within the SLO / offered
   ServiceReport predicted;        // the simulator's
+  // As the router saw them (its request log, router_observer.h): requests
+  // it logged, those not answered 2xx, p99 of the answered ones and the
+  // share within the SLO (the plan's time); whole runs only.
+  long router_requests = 0, router_failed = 0;
+  double router_p99_ms = 0, router_compliance = 0;
 };
 
 // Requests scheduled in one window of a transition run.

@@ -16,6 +16,8 @@
 //   * a request whose server closed an idle connection under it (no
 //     answer, nothing of it processed) is sent again: `retry-on
 //     conn-failure empty-response`, 3 retries;
+//   * with RouterSettings::request_log, one raw log line per request,
+//     "%b %ST %Ta" (backend, status, active milliseconds), over UDP;
 //   * health checks `GET /v2/health/ready`, the runtime API on a stats
 //     socket (level admin: `set server B/S state drain|ready`, `set server
 //     B/S weight N`), and the Prometheus exporter at /metrics.
@@ -75,6 +77,9 @@ struct RouterSettings {
   // Resolve server names through /etc/resolv.conf at run time (a
   // Kubernetes cluster's DNS); otherwise once, by libc, at start.
   bool dns_resolvers = false;
+  // "host:port" of a RouterObserver (router_observer.h): every service
+  // frontend logs each request there over UDP; empty: no request log.
+  std::string request_log;
 };
 
 // The backends of `deployment` run by `plans` (BuildNodePlans of it, with

@@ -118,8 +118,12 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "    maxconn {}\n"
       "    stats socket {} mode 600 level admin\n"
       "    stats timeout 30s\n"
+      "{}"
       "\n",
-      DescribeRule(rule), settings.max_connections, settings.stats_socket);
+      DescribeRule(rule), settings.max_connections, settings.stats_socket,
+      settings.request_log.empty()
+          ? ""
+          : fmt::format("    log {} len 1024 format raw local0 info\n", settings.request_log));
   if (settings.dns_resolvers) {
     out +=
         "resolvers cluster\n"
@@ -156,13 +160,18 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
         "# service {}\n"
         "frontend {}\n"
         "    bind {}\n"
+        "{}"
         "    default_backend {}\n"
         "\n"
         "backend {}\n"
         "    {}\n"
         "    option httpchk GET /v2/health/ready\n"
         "    http-check expect status 200\n",
-        b.service, b.name, Bind(settings, b.port), b.name, b.name, balance.line);
+        b.service, b.name, Bind(settings, b.port),
+        settings.request_log.empty()
+            ? ""
+            : "    log global\n    option dontlognull\n    log-format \"%b %ST %Ta\"\n",
+        b.name, b.name, balance.line);
     for (const RouterServer& s : b.servers) {
       out += fmt::format("    server {} {}:{} check", s.name, s.address, s.port);
       if (balance.slots) out += fmt::format(" maxconn {}", FirstMaxconn(s.batch));

@@ -33,6 +33,7 @@
 #include "tessera/load_generator.h"
 #include "tessera/node_plan.h"
 #include "tessera/router_config.h"
+#include "tessera/router_observer.h"
 #include "tessera/text_io.h"
 #include "tessera/transition_format.h"
 #include "tessera/transition_simulation.h"
@@ -200,13 +201,23 @@ struct States {
 
 // Every node's plan of each state, on consistent ports: node k's serving
 // ports from its own base (bases laid out over `every`, so that nodes
-// sharing this host never collide); a node a state leaves empty has a plan
-// without GPUs.
+// sharing this host never collide; each node's range in `ranges`); a node a
+// state leaves empty has a plan without GPUs.
 struct NodePlans {
   std::vector<NodePlan> initial, final, every;
 };
 
-Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& states) {
+// The kernel's ephemeral port range (net.ipv4.ip_local_port_range), or
+// Linux's default when it cannot be read.
+std::pair<int, int> EphemeralPorts() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  if (in >> low >> high && low > 0 && high >= low) return {low, high};
+  return {32768, 60999};
+}
+
+Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& states,
+                                     std::vector<std::pair<int, int>>& ranges) {
   DeployOptions options;
   options.gpus_per_node = kGpusPerNode;
   options.serving.model_repository = r.work_dir + "/triton";
@@ -229,18 +240,30 @@ Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& st
   options.serving.base_port = r.process_base_port;
   TESSERA_ASSIGN_OR_RETURN(const std::vector<NodePlan> every,
                            BuildNodePlans(states.every, options));
-  // Node k's base: the first port after node k - 1's highest.
+  // Node k's base: the first port after node k - 1's highest, skipping the
+  // kernel's ephemeral ports (where the generator's and HAProxy's own
+  // connections take theirs: a serving process may not find its port free).
+  const auto [ephemeral_low, ephemeral_high] = EphemeralPorts();
   std::vector<std::pair<const NodePlan*, int>> bases;
   int base = r.process_base_port;
   for (const NodePlan& plan : every) {
-    bases.emplace_back(&plan, base);
     int highest = r.process_base_port;
     for (const NodeGpu& g : plan.gpus) {
       for (const NodeInstance& in : g.instances) {
         for (const NodeProcess& p : in.processes) highest = std::max(highest, p.metrics_port);
       }
     }
-    base += highest - r.process_base_port + 1;
+    const int span = highest - r.process_base_port + 1;
+    if (base <= ephemeral_high && base + span - 1 >= ephemeral_low) base = ephemeral_high + 1;
+    if (base + span - 1 > 65535) {
+      return Status::InvalidArgument(fmt::format(
+          "base port: the serving processes of {} need {} ports from {}, past 65535 once the "
+          "ephemeral ports {}-{} are skipped; give a lower --base-port or fewer GPUs",
+          plan.node, span, base, ephemeral_low, ephemeral_high));
+    }
+    ranges.emplace_back(base, base + span - 1);
+    bases.emplace_back(&plan, base);
+    base += span;
   }
   NodePlans out;
   for (const auto& [state, plans] : {std::pair{&states.initial, &out.initial},
@@ -335,6 +358,34 @@ Status WaitForRouter(const std::vector<RouterBackend>& backends, pid_t haproxy,
   }
   // Health checks mark servers up after their first check (rise 1, inter 2s).
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  return Status::Ok();
+}
+
+// The router's ports (a frontend per service, its metrics port) must miss
+// every node's serving ports and the ephemeral ports.
+Status CheckRouterPorts(const RehearsalRequest& r, size_t services,
+                        std::vector<std::pair<int, int>> ranges) {
+  ranges.push_back(EphemeralPorts());
+  const int last = r.router_base_port + static_cast<int>(services) - 1;
+  for (const auto& [low, high] : ranges) {
+    if (r.router_base_port <= high && last >= low) {
+      return Status::InvalidArgument(fmt::format(
+          "router base port: the frontends' ports {}-{} overlap ports {}-{} (serving processes "
+          "or the kernel's ephemeral ports); give another --router-base-port",
+          r.router_base_port, last, low, high));
+    }
+    if (r.router_metrics_port >= low && r.router_metrics_port <= high) {
+      return Status::InvalidArgument(fmt::format(
+          "router metrics port {} lies in ports {}-{} (serving processes or the kernel's "
+          "ephemeral ports); give another --router-metrics-port",
+          r.router_metrics_port, low, high));
+    }
+  }
+  if (r.router_metrics_port >= r.router_base_port && r.router_metrics_port <= last) {
+    return Status::InvalidArgument(
+        fmt::format("router metrics port {} is one of the frontends' ports {}-{}",
+                    r.router_metrics_port, r.router_base_port, last));
+  }
   return Status::Ok();
 }
 
@@ -578,7 +629,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     fs::create_directories(path.parent_path(), ec);
     TESSERA_RETURN_IF_ERROR(WriteTextFile(path.string(), f.content));
   }
-  TESSERA_ASSIGN_OR_RETURN(const NodePlans plans, RehearsalNodePlans(r, states));
+  std::vector<std::pair<int, int>> ranges;
+  TESSERA_ASSIGN_OR_RETURN(const NodePlans plans, RehearsalNodePlans(r, states, ranges));
+  TESSERA_RETURN_IF_ERROR(CheckRouterPorts(r, model->services.size(), ranges));
   std::vector<std::string> state_dirs;
   for (const NodePlan& plan : plans.every) {
     fs::create_directories(fs::path(r.work_dir) / plan.node, ec);
@@ -664,6 +717,16 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
       std::clamp<rlim_t>(limit.rlim_max == RLIM_INFINITY ? 200000 : limit.rlim_max, 2000, 200000) /
           2 -
       500);
+  // The router's own measurement: its request log, counted per backend.
+  std::map<std::string, double> slo_of_backend;  // wall ms
+  std::map<std::string, std::string> backend_name;
+  for (const RouterBackend& b : *backends) backend_name[b.service] = b.name;
+  for (const ServingService& s : model->services) {
+    if (backend_name.count(s.name)) slo_of_backend[backend_name[s.name]] = s.slo_ms * r.dilation;
+  }
+  Result<std::unique_ptr<RouterObserver>> observer = RouterObserver::Start(0, slo_of_backend);
+  if (!observer.ok()) return fail(observer.status());
+  settings.request_log = fmt::format("127.0.0.1:{}", (*observer)->Port());
   const std::string config = r.work_dir + "/haproxy.cfg";
   TESSERA_RETURN_IF_ERROR(
       WriteTextFile(config, FormatHaproxyConfig(r.deployment.rule, *backends, settings)));
@@ -719,6 +782,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   }
   load_thread.join();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The last answers' log lines are on their way.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::map<std::string, LoadCounts> routed = (*observer)->Take();
   say("stopping the router and the node agents");
   const Status stopped = stop();
   if (!socket_dir.empty()) fs::remove_all(socket_dir, ec);
@@ -749,8 +815,15 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   };
   for (size_t i = 0; i < model->services.size(); ++i) {
     const ServingService& s = model->services[i];
-    report.services.push_back(
+    RehearsedService& out = report.services.emplace_back(
         Measured(s, counts(s.name, windows), predicted.services[i], r.dilation));
+    const auto seen = routed.find(backend_name[s.name]);
+    if (seen == routed.end()) continue;
+    const LoadCounts& c = seen->second;
+    out.router_requests = c.sent;
+    out.router_failed = c.failed;
+    if (c.latency_ms.Count() > 0) out.router_p99_ms = c.latency_ms.Quantile(0.99) / r.dilation;
+    out.router_compliance = c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
   }
   for (size_t w = 0; through && w < windows; ++w) {
     const TransitionWindowReport& simulated = through->windows[w];
@@ -771,35 +844,49 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
 
 namespace {
 
-std::string ServiceRows(const std::vector<RehearsedService>& services) {
-  std::string out = fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}\n",
-                                "service", "offered", "served", "failed", "p50 ms", "p99 ms",
-                                "in SLO", "simulated", "sim p99");
+std::string ServiceRows(const std::vector<RehearsedService>& services, bool with_router) {
+  std::string out =
+      fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} | {:>9} {:>10}{}\n", "service",
+                  "offered", "served", "failed", "p50 ms", "p99 ms", "in SLO", "simulated",
+                  "sim p99", with_router ? " | router: requests  p99 ms    in SLO" : "");
   for (const RehearsedService& s : services) {
-    out += fmt::format(
-        "{:<20} {:>9} {:>9} {:>7} {:>10.2f} {:>10.2f} {:>8.2f}% | {:>8.2f}% {:>10.2f}\n", s.name,
-        s.offered, s.served, s.failed, s.p50_ms, s.p99_ms, 100 * s.compliance,
-        100 * s.predicted.compliance, s.predicted.p99_ms);
+    out +=
+        fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10.2f} {:>10.2f} {:>8.2f}% | {:>8.2f}% {:>10.2f}",
+                    s.name, s.offered, s.served, s.failed, s.p50_ms, s.p99_ms, 100 * s.compliance,
+                    100 * s.predicted.compliance, s.predicted.p99_ms);
+    if (with_router) {
+      out += fmt::format(" | {:>16} {:>7.2f} {:>8.2f}%", s.router_requests, s.router_p99_ms,
+                         100 * s.router_compliance);
+    }
+    out += "\n";
   }
   return out;
 }
 
-nlohmann::ordered_json ServicesJson(const std::vector<RehearsedService>& services) {
+nlohmann::ordered_json ServicesJson(const std::vector<RehearsedService>& services,
+                                    bool with_router) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const RehearsedService& s : services) {
-    out.push_back({{"name", s.name},
-                   {"rate_rps", s.rate_rps},
-                   {"slo_ms", s.slo_ms},
-                   {"offered", s.offered},
-                   {"served", s.served},
-                   {"failed", s.failed},
-                   {"p50_ms", s.p50_ms},
-                   {"p99_ms", s.p99_ms},
-                   {"compliance", s.compliance},
-                   {"simulated",
-                    {{"compliance", s.predicted.compliance},
-                     {"p50_ms", s.predicted.p50_ms},
-                     {"p99_ms", s.predicted.p99_ms}}}});
+    nlohmann::ordered_json j = {{"name", s.name},
+                                {"rate_rps", s.rate_rps},
+                                {"slo_ms", s.slo_ms},
+                                {"offered", s.offered},
+                                {"served", s.served},
+                                {"failed", s.failed},
+                                {"p50_ms", s.p50_ms},
+                                {"p99_ms", s.p99_ms},
+                                {"compliance", s.compliance},
+                                {"simulated",
+                                 {{"compliance", s.predicted.compliance},
+                                  {"p50_ms", s.predicted.p50_ms},
+                                  {"p99_ms", s.predicted.p99_ms}}}};
+    if (with_router) {
+      j["router"] = {{"requests", s.router_requests},
+                     {"failed", s.router_failed},
+                     {"p99_ms", s.router_p99_ms},
+                     {"compliance", s.router_compliance}};
+    }
+    out.push_back(std::move(j));
   }
   return out;
 }
@@ -811,7 +898,7 @@ std::string FormatRehearsalTable(const RehearsalReport& report) {
       "rehearsal: {:g} s of the plan's time at dilation {:g} ({:.1f} s of wall time), router {} "
       "({})\n",
       report.duration_s, report.dilation, report.wall_s, report.router, report.router_version);
-  out += ServiceRows(report.services);
+  out += ServiceRows(report.services, true);
   out += fmt::format("send jitter p50 {:.3f} ms, p99 {:.3f} ms (wall); {} connections\n",
                      report.send_jitter_p50_ms, report.send_jitter_p99_ms, report.connections);
   if (!report.phases.empty()) {
@@ -826,7 +913,7 @@ std::string FormatRehearsalTable(const RehearsalReport& report) {
   }
   for (const RehearsedWindow& w : report.windows) {
     out += fmt::format("\n{} [{:g} s, {:g} s):\n", w.name, w.start_s, w.end_s);
-    out += ServiceRows(w.services);
+    out += ServiceRows(w.services, false);
   }
   return out;
 }
@@ -839,7 +926,7 @@ std::string FormatRehearsalJson(const RehearsalReport& report) {
   j["wall_s"] = report.wall_s;
   j["send_jitter_ms"] = {{"p50", report.send_jitter_p50_ms}, {"p99", report.send_jitter_p99_ms}};
   j["connections"] = report.connections;
-  j["services"] = ServicesJson(report.services);
+  j["services"] = ServicesJson(report.services, true);
   if (!report.phases.empty()) {
     j["phases"] = nlohmann::ordered_json::array();
     for (const RehearsedPhase& p : report.phases) {
@@ -858,7 +945,7 @@ std::string FormatRehearsalJson(const RehearsalReport& report) {
       j["windows"].push_back({{"name", w.name},
                               {"start_s", w.start_s},
                               {"end_s", w.end_s},
-                              {"services", ServicesJson(w.services)}});
+                              {"services", ServicesJson(w.services, false)}});
     }
   }
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
