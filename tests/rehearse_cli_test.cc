@@ -169,6 +169,23 @@ TEST_F(RehearseCliTest, RefusesWhatCannotBeRehearsed) {
   r = Tessera("rehearse --scenario " + Scenario().string() + " --transition " + jsq.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--transition needs --deployment"), std::string::npos) << r.err;
+  // The router's ports among the serving processes' (or the kernel's
+  // ephemeral ports, where connections take theirs): named before anything
+  // starts.
+  r = Tessera("rehearse --scenario " + Scenario().string() +
+              " --base-port 14000 --router-base-port 14003 --work-dir " + (dir_ / "p").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("router base port: the frontends' ports 14003-14004 overlap"),
+            std::string::npos)
+      << r.err;
+  r = Tessera("rehearse --scenario " + Scenario().string() +
+              " --router-base-port 13900 --router-metrics-port 13901 --work-dir " +
+              (dir_ / "p").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("router metrics port 13901 is one of the frontends' ports"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "p" / "haproxy.cfg"));
   r = Tessera("rehearse --scenario " + Scenario().string() + " --dilation 0.5");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--dilation"), std::string::npos) << r.err;
