@@ -205,7 +205,8 @@ constexpr const char* kRehearseHelp =
     "  tessera rehearse --scenario examples/scenarios/s6-floor.yaml --deployment day.json \\\n"
     "      --transition t.json --step-seconds 5\n\n"
     "Needs haproxy (Debian's haproxy 2.6) and the fake NVML library built beside tessera.\n"
-    "Exit codes: 0 done, 1 a process of the data path failed, 2 bad flags or inputs.";
+    "Exit codes: 0 done; 2 bad flags or inputs, or a process of the data path failed (the\n"
+    "message names it and its log; --keep-work-dir keeps every log).";
 
 }  // namespace
 

