@@ -217,6 +217,7 @@ std::pair<int, int> EphemeralPorts() {
 }
 
 Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& states,
+                                     std::pair<int, int> ephemeral,
                                      std::vector<std::pair<int, int>>& ranges) {
   DeployOptions options;
   options.gpus_per_node = kGpusPerNode;
@@ -243,7 +244,7 @@ Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& st
   // Node k's base: the first port after node k - 1's highest, skipping the
   // kernel's ephemeral ports (where the generator's and HAProxy's own
   // connections take theirs: a serving process may not find its port free).
-  const auto [ephemeral_low, ephemeral_high] = EphemeralPorts();
+  const auto [ephemeral_low, ephemeral_high] = ephemeral;
   std::vector<std::pair<const NodePlan*, int>> bases;
   int base = r.process_base_port;
   for (const NodePlan& plan : every) {
@@ -364,8 +365,8 @@ Status WaitForRouter(const std::vector<RouterBackend>& backends, pid_t haproxy,
 // The router's ports (a frontend per service, its metrics port) must miss
 // every node's serving ports and the ephemeral ports.
 Status CheckRouterPorts(const RehearsalRequest& r, size_t services,
-                        std::vector<std::pair<int, int>> ranges) {
-  ranges.push_back(EphemeralPorts());
+                        std::vector<std::pair<int, int>> ranges, std::pair<int, int> ephemeral) {
+  ranges.push_back(ephemeral);
   const int last = r.router_base_port + static_cast<int>(services) - 1;
   for (const auto& [low, high] : ranges) {
     if (r.router_base_port <= high && last >= low) {
@@ -459,6 +460,15 @@ std::vector<LiveServer> LiveServers(const States& states, std::vector<RouterBack
   return out;
 }
 
+// The p99 of `c`'s answered requests in the plan's time (0 when none), and
+// its share of requests within the SLO (1 when none).
+double P99Ms(const LoadCounts& c, double dilation) {
+  return c.latency_ms.Count() > 0 ? c.latency_ms.Quantile(0.99) / dilation : 0;
+}
+double Compliance(const LoadCounts& c) {
+  return c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
+}
+
 // What was measured for one service, beside what was predicted.
 RehearsedService Measured(const ServingService& s, const LoadCounts& c,
                           const ServiceReport& predicted, double dilation) {
@@ -470,11 +480,9 @@ RehearsedService Measured(const ServingService& s, const LoadCounts& c,
   out.offered = c.sent;
   out.served = c.ok;
   out.failed = c.sent - c.ok;
-  if (c.latency_ms.Count() > 0) {
-    out.p50_ms = c.latency_ms.Quantile(0.5) / dilation;
-    out.p99_ms = c.latency_ms.Quantile(0.99) / dilation;
-  }
-  out.compliance = c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
+  if (c.latency_ms.Count() > 0) out.p50_ms = c.latency_ms.Quantile(0.5) / dilation;
+  out.p99_ms = P99Ms(c, dilation);
+  out.compliance = Compliance(c);
   return out;
 }
 
@@ -509,15 +517,12 @@ class PhaseRunner {
       phase.phase = k;
       phase.steps = static_cast<int>(t.phases[k - 1].steps.size());
       phase.began_s = since();
-      std::vector<const LiveServer*> drained, started;
-      std::vector<int> weights;
+      std::vector<const LiveServer*> drained;
+      std::vector<std::pair<const LiveServer*, int>> started;  // with its weight
       for (const LiveServer& s : servers_) {
         for (const auto& [in, out_phase, weight] : s.lives) {
           if (out_phase == k) drained.push_back(&s);
-          if (in == k) {
-            started.push_back(&s);
-            weights.push_back(weight);
-          }
+          if (in == k) started.emplace_back(&s, weight);
         }
       }
       for (const LiveServer* s : drained) {
@@ -536,11 +541,11 @@ class PhaseRunner {
       // What the phase started takes requests from the phase's end, as in
       // the simulator: the window is the phase's worst state throughout.
       if (!SleepUntil(t0, (k + 1) * window)) return out;
-      for (size_t i = 0; i < started.size(); ++i) {
-        const LiveServer& s = *started[i];
-        TESSERA_RETURN_IF_ERROR(runtime_.SetWeight(s.backend, s.name, weights[i]));
-        TESSERA_RETURN_IF_ERROR(runtime_.SetState(s.backend, s.name, serving::ServerState::kReady));
-        TESSERA_RETURN_IF_ERROR(runtime_.SetHealthUp(s.backend, s.name));
+      for (const auto& [s, weight] : started) {
+        TESSERA_RETURN_IF_ERROR(runtime_.SetWeight(s->backend, s->name, weight));
+        TESSERA_RETURN_IF_ERROR(
+            runtime_.SetState(s->backend, s->name, serving::ServerState::kReady));
+        TESSERA_RETURN_IF_ERROR(runtime_.SetHealthUp(s->backend, s->name));
       }
       phase.ready_s = since();
       phase.drained_servers = static_cast<int>(drained.size());
@@ -629,8 +634,9 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     TESSERA_RETURN_IF_ERROR(WriteTextFile(path.string(), f.content));
   }
   std::vector<std::pair<int, int>> ranges;
-  TESSERA_ASSIGN_OR_RETURN(const NodePlans plans, RehearsalNodePlans(r, states, ranges));
-  TESSERA_RETURN_IF_ERROR(CheckRouterPorts(r, model->services.size(), ranges));
+  const std::pair<int, int> ephemeral = EphemeralPorts();
+  TESSERA_ASSIGN_OR_RETURN(const NodePlans plans, RehearsalNodePlans(r, states, ephemeral, ranges));
+  TESSERA_RETURN_IF_ERROR(CheckRouterPorts(r, model->services.size(), ranges, ephemeral));
   std::vector<std::string> state_dirs;
   for (const NodePlan& plan : plans.every) {
     fs::create_directories(fs::path(r.work_dir) / plan.node, ec);
@@ -821,8 +827,8 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     const LoadCounts& c = seen->second;
     out.router_requests = c.sent;
     out.router_failed = c.failed;
-    if (c.latency_ms.Count() > 0) out.router_p99_ms = c.latency_ms.Quantile(0.99) / r.dilation;
-    out.router_compliance = c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
+    out.router_p99_ms = P99Ms(c, r.dilation);
+    out.router_compliance = Compliance(c);
   }
   for (size_t w = 0; through && w < windows; ++w) {
     const TransitionWindowReport& simulated = through->windows[w];
