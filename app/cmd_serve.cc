@@ -19,6 +19,7 @@
 #include "tessera/control_plane.h"
 #include "tessera/control_server.h"
 #include "tessera/control_store.h"
+#include "tessera/deploy_artifacts.h"
 #include "tessera/input_limits.h"
 #include "tessera/kube_client.h"
 #include "tessera/online_placer.h"
@@ -36,6 +37,8 @@ struct ServeFlags {
   int gpus_per_node = 8;
   bool auto_mode = true;
   double replan_threshold = 0.10;
+  double replan_hold_s = 10;
+  std::vector<std::string> routers;
   int spare_gpus = 1;
   std::string planner = "parva";
   double time_limit_s = 0;
@@ -167,6 +170,8 @@ int RunServe(const ServeFlags& flags) {
   ControlOptions options;
   options.auto_mode = flags.auto_mode;
   options.replan_threshold = flags.replan_threshold;
+  options.replan_hold_s = flags.replan_hold_s;
+  options.routers = flags.routers;
   options.spare_gpus = flags.spare_gpus;
   options.deploy.gpus_per_node = flags.gpus_per_node;
   options.default_planner = flags.planner;
@@ -265,6 +270,21 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "Relative rate change that triggers an automatic re-plan, in (0, 10]")
       ->check(CLI::Range(1e-6, 10.0))
       ->capture_default_str();
+  cmd->add_option("--replan-hold", flags->replan_hold_s,
+                  "Seconds observed rates must stay beyond --replan-threshold before an automatic "
+                  "re-plan (a PATCHed rate re-plans at once), 0-3600")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--router-agent", flags->routers,
+                  "A router (`tessera router-agent --name NAME`) in front of the serving "
+                  "processes; repeat for several. Each drains and readies its servers in every "
+                  "phase of a transition, and its observed traffic feeds auto mode")
+      ->check([](const std::string& name) {
+        return IsDns1123Label(name) ? std::string()
+                                    : "a router name is 1-63 characters of [a-z0-9-], starting and "
+                                      "ending with a letter or digit, got '" +
+                                          name + "'";
+      });
   cmd->add_option("--spare-gpus", flags->spare_gpus,
                   "GPUs a transition may use beyond the larger of its two plans")
       ->check(CLI::Range(0, 1024))

@@ -24,12 +24,23 @@
 // daemon stopped resumes where the store says it was: its steps in
 // "running" are dispatched again (the agent's steps are idempotent).
 //
+// Routers: a router named in ControlOptions::routers long-polls
+// GET /v1/routers/{name}/work?since=V&wait=S for every server it should
+// hold (by backend: name, node, port, weight, state ready|drain|maint; the
+// deployment's, or through a transition every server of its lives at the
+// phase's stage) and its running step, and posts POST
+// /v1/routers/{name}/status: its step done ({"transition": {"id", "phase",
+// "step": "drain"|"ready", "ok"}}) and what it measured ({"observed":
+// {service: {"rate_rps", "slo_compliance", "p99_ms"}}}). GET /v1/routers
+// lists them.
+//
 // Auto mode: when a service's declared rate (PATCH) or observed rate (the
-// sum of the nodes' reports) moves more than `replan_threshold` (relative)
-// from the rate the deployment was planned for, and no transition is
-// running or paused, the control plane re-plans incrementally from the
-// deployment (incremental_plan.h), plans and checks the transition and
-// starts it.
+// sum of the nodes' and routers' reports, having stayed beyond the
+// threshold for `replan_hold_s`) moves more than `replan_threshold`
+// (relative) from the rate the deployment was planned for, and no
+// transition is running or paused, the control plane re-plans
+// incrementally from the deployment (incremental_plan.h), plans and checks
+// the transition and starts it.
 //
 // Thread-safety: Handle and WaitForVersion may be called from many threads
 // at once; state changes (planning included) are serialised on an internal
@@ -91,6 +102,13 @@ struct ControlOptions {
   int spare_gpus = 1;              // the transitions' spare GPU budget
   DeployOptions deploy;            // nodes: GPUs per node, names, serving settings
   std::string default_planner = "parva";
+  // The routers (router_agent.h) in front of the serving processes, by
+  // name: each takes part in every phase of a transition (rollout.h), and
+  // its observed rates count as a node's do.
+  std::vector<std::string> routers;
+  // Auto mode on observed rates: how long they must stay beyond the
+  // threshold before a re-plan (a declared rate re-plans at once).
+  double replan_hold_s = 0;
   double plan_time_limit_s = 0;  // 0: each planner's default
   // Wall-clock time for created_at / updated_at (RFC 3339 UTC); injected so
   // tests control it.

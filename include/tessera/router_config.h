@@ -37,6 +37,15 @@
 
 namespace tessera {
 
+// One life a router server serves through a transition (an instance at its
+// place): it takes requests from the end of phase `from_phase` (0: from the
+// start) until the start of phase `to_phase` (0: to the end), with `weight`.
+struct RouterLife {
+  int from_phase = 0;
+  int to_phase = 0;
+  int weight = 1;
+};
+
 // One serving process as the router sees it.
 struct RouterServer {
   std::string name;     // unique within its backend: "<node>-g<gpu>-s<start>-p<process>"
@@ -50,6 +59,9 @@ struct RouterServer {
   // false: in maintenance from the start (`disabled`), until the runtime API
   // sets it ready (a process a transition starts later).
   bool enabled = true;
+  // Through a transition (BuildTransitionRouterBackends), the lives of the
+  // instances at its place in phase order; empty otherwise.
+  std::vector<RouterLife> lives;
 };
 
 // One service's frontend and backend.
@@ -96,6 +108,37 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
                                                        const std::vector<NodePlan>& plans,
                                                        const std::map<int, int>& gpu_map,
                                                        int first_port);
+
+// The backends of every instance that lives during a transition: `every`
+// (TransitionLives' deployment) with `phases` (its lives' phases, one per
+// instance in `every`'s order), as BuildRouterBackends builds them, each
+// server once per name with the lives of the instances at its place, and
+// enabled iff its first life runs from the start.
+Result<std::vector<RouterBackend>> BuildTransitionRouterBackends(
+    const Deployment& every, const std::vector<std::pair<int, int>>& phases,
+    const std::vector<NodePlan>& plans, const std::map<int, int>& gpu_map, int first_port);
+
+// Where a transition's phase stands, as a router sees it: draining what the
+// phase stops, the phase's steps running on the nodes, making ready what it
+// started.
+enum class RouterStage { kDrain, kApply, kReady };
+
+// What a server of BuildTransitionRouterBackends is while `phase` (1-based)
+// runs at `stage`: kReady with its life's weight when a life of it takes
+// requests (started before the phase, or at it once the stage is kReady,
+// and not stopped by the phase), kDrain when the phase stops a life of it
+// and the stage is kDrain, kMaint otherwise. A server without lives is
+// always ready with its weight.
+enum class RouterServerState { kReady, kDrain, kMaint };
+std::pair<RouterServerState, int> ServerStateAt(const RouterServer& server, int phase,
+                                                RouterStage stage);
+std::string_view RouterServerStateName(RouterServerState state);  // "ready", "drain", "maint"
+
+// The arguments of a server line after its name, "ADDRESS:PORT check inter
+// 2s fall 2 rise 1[ maxconn N][ weight W]" under `router`'s balance (never
+// "disabled"): FormatHaproxyConfig's lines, and the runtime API's `add
+// server`, whose servers take no default-server settings.
+std::string FormatServerArgs(Router router, const RouterServer& server);
 
 // InvalidArgument naming the router unless a deployment can ship it.
 Status CheckShippable(Router router);

@@ -5,9 +5,11 @@
 #include <array>
 #include <set>
 
+#include "control/rollout.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
+#include "tessera/text_io.h"
 #include "tessera/transition.h"
 #include "tessera/transition_format.h"
 #include "util/json_numbers.h"
@@ -79,19 +81,63 @@ Status CheckInventory(const JsonReader& r, const Json& j) {
   return Status::Ok();
 }
 
-Result<PhaseResult> PhaseResultFromJson(const JsonReader& r, const Json& j) {
-  static constexpr std::array<std::string_view, 3> kRequired = {"id", "phase", "ok"};
+// A node's phase result, or with `router` a router's step result (its
+// "step" required: "drain" or "ready").
+Result<PhaseResult> PhaseResultFromJson(const JsonReader& r, const Json& j, bool router) {
+  static constexpr std::array<std::string_view, 3> kNode = {"id", "phase", "ok"};
+  static constexpr std::array<std::string_view, 4> kRouter = {"id", "phase", "step", "ok"};
   static constexpr std::array<std::string_view, 1> kOptional = {"error"};
   const std::string path = "transition";
-  TESSERA_RETURN_IF_ERROR(r.Keys(j, path, kRequired, kOptional));
+  if (router) {
+    TESSERA_RETURN_IF_ERROR(r.Keys(j, path, kRouter, kOptional));
+  } else {
+    TESSERA_RETURN_IF_ERROR(r.Keys(j, path, kNode, kOptional));
+  }
   PhaseResult result;
   TESSERA_ASSIGN_OR_RETURN(result.id, r.Int(j, path, "id", kMinId));
   TESSERA_ASSIGN_OR_RETURN(result.phase, r.Int(j, path, "phase", 1));
+  if (router) {
+    TESSERA_ASSIGN_OR_RETURN(result.step, r.String(j, path, "step", false));
+    if (result.step != "drain" && result.step != "ready") {
+      return r.Error(JoinJsonPath(path, "step"),
+                     "expected \"drain\" or \"ready\", got " + QuoteForMessage(result.step));
+    }
+  }
   TESSERA_ASSIGN_OR_RETURN(result.ok, r.Bool(j, path, "ok"));
   if (j.contains("error")) {
     TESSERA_ASSIGN_OR_RETURN(result.error, r.String(j, path, "error", false));
   }
   return result;
+}
+
+// A status report's "observed": per service, "rate_rps" (0 allowed: a quiet
+// service), "slo_compliance" and "p99_ms" optional.
+Result<std::map<std::string, ObservedRate>> ObservedFromJson(const JsonReader& r,
+                                                             const Json& observed) {
+  static constexpr std::array<std::string_view, 1> kRequired = {"rate_rps"};
+  static constexpr std::array<std::string_view, 2> kMaybe = {"slo_compliance", "p99_ms"};
+  if (!observed.is_object()) {
+    return r.Error("observed", "expected an object, got " + DescribeJson(observed));
+  }
+  std::map<std::string, ObservedRate> out;
+  for (const auto& [name, value] : observed.items()) {
+    const std::string path = JoinJsonPath("observed", name);
+    TESSERA_RETURN_IF_ERROR(r.Keys(value, path, kRequired, kMaybe));
+    ObservedRate rate;
+    TESSERA_ASSIGN_OR_RETURN(rate.rate_rps, r.Number(value, path, "rate_rps"));
+    if (!limits::kRateRps.Contains(rate.rate_rps) && rate.rate_rps != 0) {
+      return r.Error(JoinJsonPath(path, "rate_rps"), OutOfRange(limits::kRateRps, rate.rate_rps));
+    }
+    if (value.contains("slo_compliance")) {
+      TESSERA_ASSIGN_OR_RETURN(rate.slo_compliance,
+                               r.In(value, path, "slo_compliance", kComplianceRatio));
+    }
+    if (value.contains("p99_ms")) {
+      TESSERA_ASSIGN_OR_RETURN(rate.p99_ms, r.In(value, path, "p99_ms", limits::kLatencyMs));
+    }
+    out[name] = rate;
+  }
+  return out;
 }
 
 }  // namespace
@@ -293,35 +339,31 @@ Result<NodeStatusReport> NodeStatusFromJson(const Json& j, std::string_view sour
   TESSERA_RETURN_IF_ERROR(r.Keys(j, "", {}, kOptional));
   NodeStatusReport report;
   if (j.contains("transition")) {
-    TESSERA_ASSIGN_OR_RETURN(report.transition, PhaseResultFromJson(r, j["transition"]));
+    TESSERA_ASSIGN_OR_RETURN(report.transition,
+                             PhaseResultFromJson(r, j["transition"], /*router=*/false));
   }
   if (j.contains("converged")) {
     TESSERA_ASSIGN_OR_RETURN(report.converged, r.Bool(j, "", "converged"));
   }
   if (j.contains("observed")) {
-    static constexpr std::array<std::string_view, 1> kRequired = {"rate_rps"};
-    static constexpr std::array<std::string_view, 1> kMaybe = {"slo_compliance"};
-    const Json& observed = j["observed"];
-    if (!observed.is_object()) {
-      return r.Error("observed", "expected an object, got " + DescribeJson(observed));
-    }
-    for (const auto& [name, value] : observed.items()) {
-      const std::string path = JoinJsonPath("observed", name);
-      TESSERA_RETURN_IF_ERROR(r.Keys(value, path, kRequired, kMaybe));
-      ObservedRate rate;
-      // An observed rate may be 0 (a quiet service).
-      TESSERA_ASSIGN_OR_RETURN(rate.rate_rps, r.Number(value, path, "rate_rps"));
-      if (!limits::kRateRps.Contains(rate.rate_rps) && rate.rate_rps != 0) {
-        return r.Error(JoinJsonPath(path, "rate_rps"), OutOfRange(limits::kRateRps, rate.rate_rps));
-      }
-      if (value.contains("slo_compliance")) {
-        TESSERA_ASSIGN_OR_RETURN(rate.slo_compliance,
-                                 r.In(value, path, "slo_compliance", kComplianceRatio));
-      }
-      report.observed[name] = rate;
-    }
+    TESSERA_ASSIGN_OR_RETURN(report.observed, ObservedFromJson(r, j["observed"]));
   }
   if (j.contains("inventory")) TESSERA_RETURN_IF_ERROR(CheckInventory(r, j));
+  return report;
+}
+
+Result<RouterStatusReport> RouterStatusFromJson(const Json& j, std::string_view source) {
+  static constexpr std::array<std::string_view, 2> kOptional = {"transition", "observed"};
+  const JsonReader r(source);
+  TESSERA_RETURN_IF_ERROR(r.Keys(j, "", {}, kOptional));
+  RouterStatusReport report;
+  if (j.contains("transition")) {
+    TESSERA_ASSIGN_OR_RETURN(report.transition,
+                             PhaseResultFromJson(r, j["transition"], /*router=*/true));
+  }
+  if (j.contains("observed")) {
+    TESSERA_ASSIGN_OR_RETURN(report.observed, ObservedFromJson(r, j["observed"]));
+  }
   return report;
 }
 
@@ -416,10 +458,20 @@ Result<OJson> TransitionView(const StoredTransition& t, bool full) {
                                                                    : OJson(it->second->error);
       steps.push_back(std::move(s));
     }
+    OJson routers = OJson::array();
+    for (const StoredStep& step : t.steps) {
+      const std::optional<std::string> router = RouterOfStep(step);
+      if (step.phase != index || !router) continue;
+      routers.push_back(OJson{{"router", *router},
+                              {"step", RouterStepKind(step)},
+                              {"state", step.state},
+                              {"error", step.error.empty() ? OJson(nullptr) : OJson(step.error)}});
+    }
     OJson phase;
     phase["index"] = index;
     phase["state"] = state;
     phase["steps"] = std::move(steps);
+    phase["routers"] = std::move(routers);
     phases.push_back(std::move(phase));
   }
   j["phases"] = std::move(phases);

@@ -101,16 +101,19 @@ struct TransitionRequest {
 };
 Result<TransitionRequest> TransitionRequestFromJson(const nlohmann::json& j);
 
-// A node's result for one phase of a transition.
+// A node's result for one phase of a transition, or a router's for one of
+// its steps in a phase ("drain" or "ready", rollout.h).
 struct PhaseResult {
   int64_t id = 0;
   int phase = 0;
+  std::string step;  // routers only
   bool ok = false;
   std::string error;
 };
 struct ObservedRate {
   double rate_rps = 0;
   std::optional<double> slo_compliance;
+  std::optional<double> p99_ms;
 };
 struct NodeStatusReport {
   std::optional<PhaseResult> transition;
@@ -120,6 +123,15 @@ struct NodeStatusReport {
 // The whole body is checked (inventory included); what the control plane
 // acts on is returned.
 Result<NodeStatusReport> NodeStatusFromJson(const nlohmann::json& j, std::string_view source);
+
+// POST /v1/routers/{name}/status: what a router measured ("observed", as a
+// node's, with "p99_ms") and its result for one of its steps ("transition"
+// with "step": "drain" or "ready").
+struct RouterStatusReport {
+  std::optional<PhaseResult> transition;
+  std::map<std::string, ObservedRate> observed;
+};
+Result<RouterStatusReport> RouterStatusFromJson(const nlohmann::json& j, std::string_view source);
 
 // The API's metrics object of a deployment: capacity is the validator's
 // SLO-safe count (TransitionCapacity) for MIG plans, the planned capacity

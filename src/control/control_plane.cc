@@ -19,14 +19,17 @@
 #include "control/gzip.h"
 #include "control/metrics_text.h"
 #include "control/rollout.h"
+#include "tessera/deploy_artifacts.h"
 #include "tessera/deployment_format.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/incremental_plan.h"
 #include "tessera/input_limits.h"
 #include "tessera/plan.h"
+#include "tessera/router_config.h"
 #include "tessera/transition.h"
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
+#include "tessera/transition_simulation.h"
 #include "tessera/validator.h"
 #include "util/json_numbers.h"
 
@@ -49,6 +52,11 @@ ApiResponse JsonResponse(int status, const OJson& body) {
   r.status = status;
   r.body = Dump(body);
   return r;
+}
+
+ApiError NoRouter(const std::string& router) {
+  return NotFoundError("no router '" + router +
+                       "' (tessera serve --router-agent names the routers)");
 }
 
 ApiResponse ErrorResponse(const ApiError& error) {
@@ -242,6 +250,9 @@ class ControlPlane::Impl {
   ApiResponse ListNodes();
   ApiResponse GetNodeWork(const ApiRequest& request, const std::string& node);
   ApiResponse PostNodeStatus(const ApiRequest& request, const std::string& node);
+  ApiResponse ListRouters();
+  ApiResponse GetRouterWork(const ApiRequest& request, const std::string& router);
+  ApiResponse PostRouterStatus(const ApiRequest& request, const std::string& router);
 
   // Callers hold mu_.
   Status RefreshVersion();
@@ -266,6 +277,18 @@ class ControlPlane::Impl {
   std::optional<OJson> MaybeReplan(const std::map<std::string, double>& rates, std::string& note);
   ApiResult<int> NodeIndex(const std::string& node) const;
   ApiResult<std::string> NodeWorkBody(const std::string& node, int index);
+  ApiResult<std::string> RouterWorkBody(const std::string& router);
+  // The router's servers now: the deployment's, or through the transition
+  // in flight every server of its lives.
+  ApiResult<std::vector<RouterBackend>> RouterBackendsNow();
+  // The largest relative move of `rates` from the deployment's planned
+  // rates, and the service that moved it.
+  std::pair<double, std::string> WorstChange(const std::map<std::string, double>& rates) const;
+  // Every reporter's observed rates, summed per service (those > 0).
+  std::map<std::string, double> ObservedRates() const;
+  // Auto mode on the observed rates: a re-plan once they have stayed beyond
+  // the threshold for replan_hold_s.
+  void OnObserved();
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -295,7 +318,13 @@ class ControlPlane::Impl {
   // Every node's plan at node_work_version_, built once for all nodes.
   std::optional<std::map<std::string, NodePlan>> node_plans_;
   int64_t node_work_version_ = -1;
-  std::map<std::string, std::map<std::string, ObservedRate>> observed_;  // by node
+  // By reporter: a node's name, or RouterStepNode of a router's.
+  std::map<std::string, std::map<std::string, ObservedRate>> observed_;
+  std::map<std::string, std::string> router_seen_;  // router -> its last report's time
+  std::map<std::string, std::string> router_work_;  // by router, for router_work_version_
+  std::optional<std::vector<RouterBackend>> router_backends_;  // at router_work_version_
+  int64_t router_work_version_ = -1;
+  std::optional<double> beyond_since_ms_;  // observed rates beyond the threshold since
 };
 
 Status ControlPlane::Impl::RefreshVersion() {
@@ -470,6 +499,15 @@ ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
     } else if (what == "nodes" && p.size() == 4 && p[3] == "status") {
       route = "/v1/nodes/{node}/status";
       on("POST", [&] { return PostNodeStatus(request, p[2]); });
+    } else if (what == "routers" && p.size() == 2) {
+      route = "/v1/routers";
+      on("GET", [&] { return ListRouters(); });
+    } else if (what == "routers" && p.size() == 4 && p[3] == "work") {
+      route = "/v1/routers/{name}/work";
+      on("GET", [&] { return GetRouterWork(request, p[2]); });
+    } else if (what == "routers" && p.size() == 4 && p[3] == "status") {
+      route = "/v1/routers/{name}/status";
+      on("POST", [&] { return PostRouterStatus(request, p[2]); });
     }
   }
   ApiResponse response;
@@ -729,7 +767,7 @@ ApiResult<StoredTransition> ControlPlane::Impl::MakeTransition(int64_t to, int s
   stored.check_json = FormatTransitionCheckJson(check);
   stored.created_at = options_.wall_time();
   stored.updated_at = stored.created_at;
-  stored.steps = StoredStepsOf(t, options_.deploy);
+  stored.steps = StoredStepsOf(t, options_.deploy, options_.routers);
   TESSERA_ASSIGN_OR_RETURN(stored.id, store_->AddTransition(stored));
   return stored;
 }
@@ -863,6 +901,47 @@ ApiResponse ControlPlane::Impl::ChangeTransition(int64_t id, const std::string& 
   return JsonResponse(200, *j);
 }
 
+std::pair<double, std::string> ControlPlane::Impl::WorstChange(
+    const std::map<std::string, double>& rates) const {
+  double worst = 0;
+  std::string moved;
+  if (!deployment_) return {worst, moved};
+  for (const ServiceOutcome& s : deployment_->services) {
+    auto it = rates.find(s.name);
+    if (it == rates.end() || s.rate_rps <= 0) continue;
+    const double change = std::abs(it->second - s.rate_rps) / s.rate_rps;
+    if (change > worst) {
+      worst = change;
+      moved = s.name;
+    }
+  }
+  return {worst, moved};
+}
+
+std::map<std::string, double> ControlPlane::Impl::ObservedRates() const {
+  std::map<std::string, double> rates;
+  for (const auto& [reporter, services] : observed_) {
+    for (const auto& [name, rate] : services) rates[name] += rate.rate_rps;
+  }
+  std::erase_if(rates, [](const auto& entry) { return !(entry.second > 0); });
+  return rates;
+}
+
+void ControlPlane::Impl::OnObserved() {
+  if (!options_.auto_mode || !scenario_) return;
+  const std::map<std::string, double> rates = ObservedRates();
+  if (WorstChange(rates).first <= options_.replan_threshold || active_) {
+    beyond_since_ms_.reset();
+    return;
+  }
+  const double now = options_.clock->NowMs();
+  if (!beyond_since_ms_) beyond_since_ms_ = now;
+  if (now - *beyond_since_ms_ < options_.replan_hold_s * 1000) return;
+  beyond_since_ms_.reset();
+  std::string note;
+  MaybeReplan(rates, note);
+}
+
 std::optional<OJson> ControlPlane::Impl::MaybeReplan(const std::map<std::string, double>& rates,
                                                      std::string& note) {
   if (!deployment_) {
@@ -874,17 +953,7 @@ std::optional<OJson> ControlPlane::Impl::MaybeReplan(const std::map<std::string,
                        active_->stored.state);
     return std::nullopt;
   }
-  double worst = 0;
-  std::string moved;
-  for (const ServiceOutcome& s : deployment_->services) {
-    auto it = rates.find(s.name);
-    if (it == rates.end() || s.rate_rps <= 0) continue;
-    const double change = std::abs(it->second - s.rate_rps) / s.rate_rps;
-    if (change > worst) {
-      worst = change;
-      moved = s.name;
-    }
-  }
+  const auto [worst, moved] = WorstChange(rates);
   if (worst <= options_.replan_threshold) {
     note = fmt::format("rates within {:g}% of the deployment's: no re-plan",
                        options_.replan_threshold * 100);
@@ -1076,15 +1145,172 @@ ApiResponse ControlPlane::Impl::PostNodeStatus(const ApiRequest& request, const 
   }
   if (!report->observed.empty()) {
     observed_[node] = report->observed;
-    if (options_.auto_mode && scenario_) {
-      std::map<std::string, double> rates;
-      for (const auto& [n, services] : observed_) {
-        for (const auto& [name, rate] : services) rates[name] += rate.rate_rps;
+    OnObserved();
+  }
+  return JsonResponse(200, OJson{{"version", version_}});
+}
+
+ApiResponse ControlPlane::Impl::ListRouters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  OJson list = OJson::array();
+  for (const std::string& name : options_.routers) {
+    OJson r;
+    r["router"] = name;
+    const auto seen = router_seen_.find(name);
+    r["updated_at"] = seen == router_seen_.end() ? OJson(nullptr) : OJson(seen->second);
+    r["step"] = active_ && !RunningRouterStep(active_->stored, name).empty()
+                    ? OJson(RunningRouterStep(active_->stored, name))
+                    : OJson(nullptr);
+    OJson observed = OJson::object();
+    if (auto it = observed_.find(RouterStepNode(name)); it != observed_.end()) {
+      for (const auto& [service, rate] : it->second) {
+        OJson o{{"rate_rps", rate.rate_rps}};
+        if (rate.slo_compliance) o["slo_compliance"] = *rate.slo_compliance;
+        if (rate.p99_ms) o["p99_ms"] = *rate.p99_ms;
+        observed[service] = std::move(o);
       }
-      std::erase_if(rates, [](const auto& entry) { return !(entry.second > 0); });
-      std::string note;
-      MaybeReplan(rates, note);
     }
+    r["observed"] = std::move(observed);
+    list.push_back(std::move(r));
+  }
+  return JsonResponse(200, OJson{{"routers", std::move(list)}});
+}
+
+ApiResult<std::vector<RouterBackend>> ControlPlane::Impl::RouterBackendsNow() {
+  if (!deployment_ && !active_) return std::vector<RouterBackend>{};
+  // Backends are named by service and numbered by order; ports are the
+  // router's own (1, 2, ...: not sent).
+  constexpr int kFirstPort = 1;
+  if (!active_) {
+    Result<std::vector<NodePlan>> plans = BuildNodePlans(*deployment_, options_.deploy);
+    if (!plans.ok()) return InternalError("node plans: " + plans.status().message());
+    Result<std::vector<RouterBackend>> b =
+        BuildRouterBackends(*deployment_, *plans, {}, kFirstPort);
+    if (!b.ok()) return InternalError("router backends: " + b.status().message());
+    return std::move(*b);
+  }
+  Result<Transition> t = ParseTransitionJson(active_->stored.transition_json, "transition");
+  if (!t.ok()) return InternalError(t.status().message());
+  if (!scenario_) return InternalError("a transition runs without a scenario");
+  Result<Problem> problem = problems_(*scenario_);
+  if (!problem.ok()) return InternalError("scenario: " + problem.status().message());
+  const Deployment from = deployment_ ? *deployment_ : EmptyDeploymentLike(active_->target);
+  Result<TransitionLives> lives = BuildTransitionLives(from, *t, *problem, 1);
+  if (!lives.ok()) return InternalError("transition lives: " + lives.status().message());
+  // The services the transition starts serving are the target's.
+  for (const ServiceOutcome& s : active_->target.services) {
+    std::vector<ServiceOutcome>& known = lives->deployment.services;
+    if (std::none_of(known.begin(), known.end(),
+                     [&](const ServiceOutcome& k) { return k.name == s.name; })) {
+      known.push_back(s);
+    }
+  }
+  Result<std::vector<NodePlan>> plans = BuildNodePlans(lives->deployment, options_.deploy);
+  if (!plans.ok()) return InternalError("node plans: " + plans.status().message());
+  Result<std::vector<RouterBackend>> b =
+      BuildTransitionRouterBackends(lives->deployment, lives->phases, *plans, {}, kFirstPort);
+  if (!b.ok()) return InternalError("router backends: " + b.status().message());
+  return std::move(*b);
+}
+
+ApiResult<std::string> ControlPlane::Impl::RouterWorkBody(const std::string& router) {
+  if (router_work_version_ != version_) {
+    router_work_.clear();
+    router_backends_.reset();
+    router_work_version_ = version_;
+  }
+  if (auto it = router_work_.find(router); it != router_work_.end()) return it->second;
+  if (!router_backends_) {
+    ApiResult<std::vector<RouterBackend>> b = RouterBackendsNow();
+    if (!b.ok()) return b.error();
+    router_backends_ = std::move(*b);
+  }
+  const std::string step = active_ ? RunningRouterStep(active_->stored, router) : "";
+  const RouterStage stage = step == "drain"   ? RouterStage::kDrain
+                            : step == "ready" ? RouterStage::kReady
+                                              : RouterStage::kApply;
+  const int phase = active_ ? active_->stored.phase : 0;
+  const Deployment* d = deployment_ ? &*deployment_ : active_ ? &active_->target : nullptr;
+  OJson j;
+  j["version"] = version_;
+  j["router"] = router;
+  j["rule"] = d ? OJson(std::string(RouterName(d->rule.router))) : OJson(nullptr);
+  j["base_port"] = options_.deploy.serving.base_port;
+  OJson backends = OJson::array();
+  for (const RouterBackend& b : *router_backends_) {
+    OJson servers = OJson::array();
+    for (const RouterServer& server : b.servers) {
+      const auto [state, weight] = ServerStateAt(server, phase, stage);
+      servers.push_back(OJson{{"name", server.name},
+                              {"node", server.node},
+                              {"port", server.port},
+                              {"batch", server.batch},
+                              {"weight", weight},
+                              {"state", std::string(RouterServerStateName(state))}});
+    }
+    backends.push_back(
+        OJson{{"service", b.service}, {"name", b.name}, {"servers", std::move(servers)}});
+  }
+  j["backends"] = std::move(backends);
+  if (active_) {
+    j["transition"] = OJson{{"id", active_->stored.id},
+                            {"phase", phase},
+                            {"state", active_->stored.state},
+                            {"step", step.empty() ? OJson(nullptr) : OJson(step)}};
+  } else {
+    j["transition"] = nullptr;
+  }
+  return router_work_[router] = Dump(j);
+}
+
+ApiResponse ControlPlane::Impl::GetRouterWork(const ApiRequest& request,
+                                              const std::string& router) {
+  if (std::find(options_.routers.begin(), options_.routers.end(), router) ==
+      options_.routers.end()) {
+    return ErrorResponse(NoRouter(router));
+  }
+  ApiResult<double> wait = QueryNumber(request, "wait", kWaitS, 0);
+  if (!wait.ok()) return ErrorResponse(wait.error());
+  ApiResult<double> since = QueryNumber(request, "since", InputRange{0, 9e15, false, true}, -1);
+  if (!since.ok()) return ErrorResponse(since.error());
+  if (*since >= 0 && *wait > 0) {
+    WaitForVersion(static_cast<int64_t>(*since),
+                   std::chrono::milliseconds(static_cast<int64_t>(*wait * 1000)));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ApiResult<std::string> body = RouterWorkBody(router);
+  if (!body.ok()) return ErrorResponse(body.error());
+  ApiResponse r;
+  r.body = *body;
+  return r;
+}
+
+ApiResponse ControlPlane::Impl::PostRouterStatus(const ApiRequest& request,
+                                                 const std::string& router) {
+  if (std::find(options_.routers.begin(), options_.routers.end(), router) ==
+      options_.routers.end()) {
+    return ErrorResponse(NoRouter(router));
+  }
+  ApiResult<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Result<RouterStatusReport> report = RouterStatusFromJson(*body, kBodySource);
+  if (!report.ok()) return ErrorResponse(ErrorFromStatus(report.status()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (report->transition) {
+    const PhaseResult& result = *report->transition;
+    if (!active_ || active_->stored.id != result.id) {
+      return ErrorResponse(ConflictError(fmt::format("transition {} is not running", result.id)));
+    }
+    StoredTransition t = active_->stored;
+    Status s = ApplyRouterResult(t, router, result.phase, result.step, result.ok, result.error,
+                                 options_.wall_time());
+    if (!s.ok()) return ErrorResponse(ConflictError(s.message()));
+    if (Status c = Commit(std::move(t)); !c.ok()) return ErrorResponse(ErrorFromStatus(c));
+  }
+  router_seen_[router] = options_.wall_time();
+  if (!report->observed.empty()) {
+    observed_[RouterStepNode(router)] = report->observed;
+    OnObserved();
   }
   return JsonResponse(200, OJson{{"version", version_}});
 }
@@ -1099,11 +1325,12 @@ ApiResponse ControlPlane::Impl::Metrics() {
     g.gpus_used = deployment_->metrics.gpus;
   }
   std::map<std::string, std::pair<double, double>> observed;  // rate, rate x compliance
-  std::map<std::string, double> weighted;
+  std::map<std::string, double> p99_ms;
   std::set<std::string> with_compliance;
   for (const auto& [n, services] : observed_) {
     for (const auto& [name, rate] : services) {
       observed[name].first += rate.rate_rps;
+      if (rate.p99_ms) p99_ms[name] = std::max(p99_ms[name], *rate.p99_ms);
       if (rate.slo_compliance) {
         observed[name].second += rate.rate_rps * *rate.slo_compliance;
         with_compliance.insert(name);
@@ -1121,6 +1348,7 @@ ApiResponse ControlPlane::Impl::Metrics() {
           sg.observed_compliance = it->second.first > 0 ? it->second.second / it->second.first : 1;
         }
       }
+      if (auto it = p99_ms.find(s.name); it != p99_ms.end()) sg.observed_p99_ms = it->second;
       if (auto it = capacity.find(s.name); it != capacity.end()) sg.capacity_rps = it->second;
       g.services.push_back(std::move(sg));
     }
@@ -1150,6 +1378,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<Control
   if (!limits::kGpusPerNode.Contains(options.deploy.gpus_per_node)) {
     return Status::InvalidArgument("gpus per node: " +
                                    OutOfRange(limits::kGpusPerNode, options.deploy.gpus_per_node));
+  }
+  std::set<std::string> routers;
+  for (const std::string& router : options.routers) {
+    if (!IsDns1123Label(router) || !routers.insert(router).second) {
+      return Status::InvalidArgument("router '" + router +
+                                     "': a router name is a DNS-1123 label, each named once");
+    }
+  }
+  if (!(options.replan_hold_s >= 0 && options.replan_hold_s <= 3600)) {
+    return Status::InvalidArgument(
+        fmt::format("re-plan hold: {:g} s is outside 0-3600", options.replan_hold_s));
   }
   if (!limits::kSpareGpus.Contains(options.spare_gpus)) {
     return Status::InvalidArgument("spare GPUs: " +

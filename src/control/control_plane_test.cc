@@ -63,6 +63,8 @@ class ControlPlaneTest : public ::testing::Test {
     o.deploy.gpus_per_node = 4;
     o.spare_gpus = 1;
     o.clock = &clock_;
+    o.routers = routers_;
+    o.replan_hold_s = replan_hold_s_;
     o.wall_time = [this] {
       return "2025-01-01T00:00:" + std::to_string(10 + (ticks_++ % 50)) + "Z";
     };
@@ -127,14 +129,32 @@ class ControlPlaneTest : public ::testing::Test {
       for (const Json& step : phase["steps"]) {
         if (step["state"] == "running") nodes.insert(step["node"].get<std::string>());
       }
+      for (const Json& step : phase["routers"]) {
+        if (step["state"] == "running") nodes.insert("router/" + step["router"].get<std::string>());
+      }
     }
     return nodes;
   }
-  // Posts `ok` for every node of the running phase; returns the phase.
+  // Posts `ok` for every node (and router) with a running step of the
+  // running phase; returns the phase.
   int RunPhase(int64_t id, bool ok = true) {
     const Json t = Transition(id);
     const int phase = t["phase"].get<int>();
     for (const std::string& node : RunningNodes(t)) {
+      if (node.starts_with("router/")) {
+        const std::string router = node.substr(7);
+        const Reply work = Call("GET", "/v1/routers/" + router + "/work");
+        EXPECT_EQ(work.status, 200) << work.text;
+        EXPECT_EQ(work.body["transition"]["phase"], phase);
+        Json status = {{"transition",
+                        {{"id", id},
+                         {"phase", phase},
+                         {"step", work.body["transition"]["step"]},
+                         {"ok", ok}}}};
+        const Reply posted = Call("POST", "/v1/routers/" + router + "/status", status.dump());
+        EXPECT_EQ(posted.status, 200) << posted.text;
+        continue;
+      }
       const Reply work = Call("GET", "/v1/nodes/" + node + "/plan");
       EXPECT_EQ(work.status, 200) << work.text;
       EXPECT_EQ(work.body["transition"]["id"], id);
@@ -152,9 +172,14 @@ class ControlPlaneTest : public ::testing::Test {
   // Drives a running transition to its end; checks phases advance.
   void RunToDone(int64_t id) {
     int last = 0;
-    for (int guard = 0; guard < 100 && Transition(id)["state"] == "running"; ++guard) {
+    for (int guard = 0; guard < 300 && Transition(id)["state"] == "running"; ++guard) {
       const int phase = RunPhase(id);
-      EXPECT_GT(phase, last);
+      // With routers a phase takes three rounds: their drain, the nodes, their ready.
+      if (routers_.empty()) {
+        EXPECT_GT(phase, last);
+      } else {
+        EXPECT_GE(phase, last);
+      }
       last = phase;
     }
     EXPECT_EQ(Transition(id)["state"], "done");
@@ -179,8 +204,132 @@ class ControlPlaneTest : public ::testing::Test {
   FakeClock clock_;
   int ticks_ = 0;
   bool auto_mode_ = false;
+  std::vector<std::string> routers_;
+  double replan_hold_s_ = 0;
   std::unique_ptr<ControlPlane> plane_;
 };
+
+// Each server of a router's work by state.
+std::map<std::string, int> ServerStates(const Json& work) {
+  std::map<std::string, int> count;
+  for (const Json& b : work["backends"]) {
+    for (const Json& s : b["servers"]) ++count[s["state"].get<std::string>()];
+  }
+  return count;
+}
+
+TEST_F(ControlPlaneTest, RoutersDrainBeforeAndReadyAfterEveryPhase) {
+  routers_ = {"edge"};
+  Open();
+  ExpectError(Call("GET", "/v1/routers/other/work"), 404, "not_found", nullptr);
+  const Reply none = Call("GET", "/v1/routers/edge/work");
+  ASSERT_EQ(none.status, 200) << none.text;
+  EXPECT_TRUE(none.body["backends"].empty());
+  EXPECT_TRUE(none.body["transition"].is_null());
+  const int64_t day = Deploy();
+  // Deployed: every process a ready server.
+  Reply work = Call("GET", "/v1/routers/edge/work");
+  ASSERT_EQ(work.status, 200) << work.text;
+  EXPECT_TRUE(work.body["transition"].is_null());
+  EXPECT_TRUE(work.body["rule"].is_string()) << work.text;
+  const std::map<std::string, int> deployed = ServerStates(work.body);
+  ASSERT_EQ(deployed.size(), 1u) << work.text;
+  EXPECT_GT(deployed.at("ready"), 0);
+
+  for (const Service& s : LoadExample("s3-night.yaml").services) {
+    ASSERT_EQ(Call("PATCH", "/v1/services/" + s.name,
+                   Json{{"rate_rps", s.rate_rps}, {"replan", false}}.dump())
+                  .status,
+              200);
+  }
+  const int64_t id = StartTransition(Plan());
+  ASSERT_NE(id, day);
+  bool drained = false;
+  for (int guard = 0; guard < 300 && Transition(id)["state"] == "running"; ++guard) {
+    const Json t = Transition(id);
+    const int phase = t["phase"];
+    const std::set<std::string> running = RunningNodes(t);
+    work = Call("GET", "/v1/routers/edge/work");
+    const Json& step = work.body["transition"]["step"];
+    if (running.count("router/edge")) {
+      // The router's steps run alone: no node has a step meanwhile.
+      EXPECT_EQ(running.size(), 1u);
+      ASSERT_TRUE(step.is_string()) << work.text;
+      const Reply node = Call("GET", "/v1/nodes/node-0/plan");
+      EXPECT_TRUE(node.body["transition"]["steps"].empty()) << node.text;
+      // Acknowledging the other step, or another phase, is refused.
+      const std::string other = step == "drain" ? "ready" : "drain";
+      for (const Json& wrong :
+           {Json{{"id", id}, {"phase", phase}, {"step", other}, {"ok", true}},
+            Json{{"id", id}, {"phase", phase + 1}, {"step", step}, {"ok", true}}}) {
+        ExpectError(Call("POST", "/v1/routers/edge/status", Json{{"transition", wrong}}.dump()),
+                    409, "conflict", nullptr);
+      }
+      drained |= step == "drain" && ServerStates(work.body).count("drain") > 0;
+    } else {
+      EXPECT_TRUE(step.is_null()) << work.text;
+      // What a phase stops is out of the router while the nodes run it.
+      EXPECT_EQ(ServerStates(work.body).count("drain"), 0u) << work.text;
+    }
+    RunPhase(id);
+  }
+  EXPECT_EQ(Transition(id)["state"], "done");
+  EXPECT_TRUE(drained) << "no phase of the day-to-night transition drained a server";
+  work = Call("GET", "/v1/routers/edge/work");
+  EXPECT_TRUE(work.body["transition"].is_null());
+  EXPECT_EQ(ServerStates(work.body).size(), 1u) << work.text;
+  // Strict bodies.
+  ExpectError(Call("POST", "/v1/routers/edge/status",
+                   R"({"transition": {"id": 1, "phase": 1, "ok": true}})"),
+              400, "invalid_argument", "transition.step");
+  ExpectError(Call("POST", "/v1/routers/edge/status",
+                   R"({"transition": {"id": 1, "phase": 1, "step": "undo", "ok": true}})"),
+              400, "invalid_argument", "transition.step");
+  ExpectError(Call("POST", "/v1/routers/edge/status",
+                   R"({"observed": {"bert": {"rate_rps": 4, "p99_ms": -1}}})"),
+              400, "invalid_argument", "observed.bert.p99_ms");
+  ExpectError(Call("POST", "/v1/routers/edge/status", R"({"converged": true})"), 400,
+              "invalid_argument", "converged");
+}
+
+TEST_F(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
+  routers_ = {"edge"};
+  auto_mode_ = true;
+  replan_hold_s_ = 5;
+  Open();
+  Deploy();
+  const std::string moved =
+      R"({"observed": {"resnet50": {"rate_rps": 1901.9, "slo_compliance": 0.97, "p99_ms": 12}}})";
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", moved).status, 200);
+  EXPECT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null());
+  clock_.Advance(4000);
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", moved).status, 200);
+  EXPECT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null());
+  // Back within the threshold: the hold starts over.
+  ASSERT_EQ(
+      Call("POST", "/v1/routers/edge/status", R"({"observed": {"resnet50": {"rate_rps": 1463}}})")
+          .status,
+      200);
+  clock_.Advance(2000);
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", moved).status, 200);
+  EXPECT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null());
+  const std::string metrics = Call("GET", "/metrics").text;
+  EXPECT_NE(metrics.find("tessera_service_observed_p99_seconds{service=\"resnet50\"} 0.012"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find(
+                "tessera_service_observed_rate_requests_per_second{service=\"resnet50\"} 1901.9"),
+            std::string::npos)
+      << metrics;
+  const Json routers = Call("GET", "/v1/routers").body["routers"];
+  ASSERT_EQ(routers.size(), 1u);
+  EXPECT_EQ(routers[0]["observed"]["resnet50"]["p99_ms"], 12);
+  clock_.Advance(5000);
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", moved).status, 200);
+  const Json moving = Call("GET", "/v1/deployment").body["transition"];
+  ASSERT_TRUE(moving.is_number_integer());
+  RunToDone(moving.get<int64_t>());
+}
 
 TEST_F(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {
   Reply r = Call("GET", "/healthz");

@@ -52,7 +52,7 @@ std::string FormatMetricsText(const ControlGauges& g) {
     Sample(out, "tessera_service_rate_requests_per_second", "service", s.name, s.declared_rps);
   }
   Header(out, "tessera_service_observed_rate_requests_per_second",
-         "The request rate the node agents observe, summed over the nodes.");
+         "The request rate the node agents and routers observe, summed over them.");
   for (const ServiceGauges& s : g.services) {
     if (s.observed_rps) {
       Sample(out, "tessera_service_observed_rate_requests_per_second", "service", s.name,
@@ -76,11 +76,19 @@ std::string FormatMetricsText(const ControlGauges& g) {
     }
   }
   Header(out, "tessera_service_observed_compliance_ratio",
-         "The share of requests meeting the SLO that the node agents observe.");
+         "The share of requests meeting the SLO that the node agents and routers observe.");
   for (const ServiceGauges& s : g.services) {
     if (s.observed_compliance) {
       Sample(out, "tessera_service_observed_compliance_ratio", "service", s.name,
              *s.observed_compliance);
+    }
+  }
+  Header(out, "tessera_service_observed_p99_seconds",
+         "The 99th percentile latency the routers observe (the highest of their reports).");
+  for (const ServiceGauges& s : g.services) {
+    if (s.observed_p99_ms) {
+      Sample(out, "tessera_service_observed_p99_seconds", "service", s.name,
+             *s.observed_p99_ms / 1000);
     }
   }
   Header(out, "tessera_gpus_used", "GPUs holding an instance in the deployment.");

@@ -18,9 +18,10 @@ namespace tessera {
 struct ServiceGauges {
   std::string name;
   double declared_rps = 0;                    // the scenario's rate
-  std::optional<double> observed_rps;         // the nodes' reports, summed
+  std::optional<double> observed_rps;         // the nodes' and routers' reports, summed
   std::optional<double> capacity_rps;         // the deployment's SLO-safe capacity
-  std::optional<double> observed_compliance;  // the nodes' reports
+  std::optional<double> observed_compliance;  // the reports, weighted by their rates
+  std::optional<double> observed_p99_ms;      // the highest reported p99
 };
 
 struct ControlGauges {

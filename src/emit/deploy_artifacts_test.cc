@@ -162,7 +162,9 @@ TEST(DeployArtifactsTest, RouterFollowsThePlansRule) {
   EXPECT_NE(cfg.find("backend resnet50\n    balance random(1)\n"), std::string::npos) << cfg;
   // resnet50: the 4g's two processes run 32 in 60 ms (533 rps) against the
   // 1g's 8 in 50 ms (160 rps): weights 256, 256 and about 256 x 0.3.
-  EXPECT_NE(cfg.find("server node-0-g0-s0-p0 node-0:20000 check weight 256\n"), std::string::npos)
+  EXPECT_NE(
+      cfg.find("server node-0-g0-s0-p0 node-0:20000 check inter 2s fall 2 rise 1 weight 256\n"),
+      std::string::npos)
       << cfg;
   EXPECT_NE(by_path["k8s/30-service-resnet50.yaml"].find("targetPort: 9000"), std::string::npos)
       << by_path["k8s/30-service-resnet50.yaml"];
@@ -176,8 +178,9 @@ TEST(DeployArtifactsTest, RouterFollowsThePlansRule) {
   ASSERT_TRUE(files.ok()) << files.status().message();
   for (const DeployFile& f : *files) by_path[f.path] = f.content;
   EXPECT_NE(by_path["router/haproxy.cfg"].find("balance first"), std::string::npos);
-  EXPECT_NE(by_path["router/haproxy.cfg"].find("node-0:20000 check maxconn 64\n"),
-            std::string::npos)
+  EXPECT_NE(
+      by_path["router/haproxy.cfg"].find("node-0:20000 check inter 2s fall 2 rise 1 maxconn 64\n"),
+      std::string::npos)
       << by_path["router/haproxy.cfg"];
 
   d.rule.router = Router::kShortestQueue;

@@ -85,8 +85,17 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
       const size_t b = backend_of.at(in.service);
       for (const NodeProcess& proc : node_instance.processes) {
         backends[b].servers.push_back(
-            {fmt::format("{}-g{}-s{}-p{}", node.node, local, in.start, proc.index), node.node,
-             proc.http_port, in.batch, 1, node.node, local, in.start, proc.index});
+            {fmt::format("{}-g{}-s{}-p{}", node.node, local, in.start, proc.index),
+             node.node,
+             proc.http_port,
+             in.batch,
+             1,
+             node.node,
+             local,
+             in.start,
+             proc.index,
+             true,
+             {}});
         capacities[b].push_back(RouterCapacity(deployment.rule, in.batch, in.latency_ms,
                                                service->slo_ms, service->rate_rps));
       }
@@ -97,6 +106,80 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
     for (size_t k = 0; k < weights.size(); ++k) backends[b].servers[k].weight = weights[k];
   }
   return backends;
+}
+
+Result<std::vector<RouterBackend>> BuildTransitionRouterBackends(
+    const Deployment& every, const std::vector<std::pair<int, int>>& phases,
+    const std::vector<NodePlan>& plans, const std::map<int, int>& gpu_map, int first_port) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<RouterBackend> backends,
+                           BuildRouterBackends(every, plans, gpu_map, first_port));
+  std::map<std::string, size_t> backend_of;
+  for (size_t b = 0; b < backends.size(); ++b) backend_of[backends[b].service] = b;
+  // BuildRouterBackends lists a backend's servers in the order of the
+  // deployment's instances and their processes: each server's instance.
+  std::vector<std::vector<size_t>> life_of(backends.size());
+  size_t i = 0;
+  for (const GpuAssignment& g : every.gpus) {
+    for (const Instance& instance : g.instances) {
+      for (int p = 0; p < instance.procs; ++p)
+        life_of[backend_of.at(instance.service)].push_back(i);
+      ++i;
+    }
+  }
+  if (i != phases.size()) {
+    return Status::InvalidArgument(
+        fmt::format("{} lives for a deployment of {} instances", phases.size(), i));
+  }
+  for (size_t b = 0; b < backends.size(); ++b) {
+    std::vector<RouterServer> unique;
+    std::map<std::string, size_t> position;
+    for (size_t k = 0; k < backends[b].servers.size(); ++k) {
+      RouterServer& server = backends[b].servers[k];
+      const auto [phase_in, phase_out] = phases[life_of[b][k]];
+      const auto [it, fresh] = position.emplace(server.name, unique.size());
+      if (fresh) {
+        server.enabled = phase_in == 0;
+        unique.push_back(server);
+      }
+      unique[it->second].lives.push_back({phase_in, phase_out, server.weight});
+    }
+    backends[b].servers = std::move(unique);
+  }
+  return backends;
+}
+
+std::pair<RouterServerState, int> ServerStateAt(const RouterServer& server, int phase,
+                                                RouterStage stage) {
+  if (server.lives.empty()) return {RouterServerState::kReady, server.weight};
+  bool draining = false;
+  for (const RouterLife& life : server.lives) {
+    const bool started =
+        life.from_phase < phase || (life.from_phase == phase && stage == RouterStage::kReady);
+    const bool stopped = life.to_phase != 0 && life.to_phase <= phase;
+    if (started && !stopped) return {RouterServerState::kReady, life.weight};
+    if (started && life.to_phase == phase && stage == RouterStage::kDrain) draining = true;
+  }
+  return {draining ? RouterServerState::kDrain : RouterServerState::kMaint, server.weight};
+}
+
+std::string_view RouterServerStateName(RouterServerState state) {
+  switch (state) {
+    case RouterServerState::kReady:
+      return "ready";
+    case RouterServerState::kDrain:
+      return "drain";
+    case RouterServerState::kMaint:
+      break;
+  }
+  return "maint";
+}
+
+std::string FormatServerArgs(Router router, const RouterServer& server) {
+  const Balance balance = BalanceOf(router);
+  std::string out = fmt::format("{}:{} check inter 2s fall 2 rise 1", server.address, server.port);
+  if (balance.slots) out += fmt::format(" maxconn {}", FirstMaxconn(server.batch));
+  if (balance.weights) out += fmt::format(" weight {}", server.weight);
+  return out;
 }
 
 Status CheckShippable(Router router) {
@@ -143,7 +226,7 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
       "    timeout check 2s\n"
       "    retries 3\n"
       "    retry-on conn-failure empty-response\n"
-      "    default-server inter 2s fall 2 rise 1 init-addr last,libc,none{}\n"
+      "    default-server init-addr last,libc,none{}\n"
       "\n"
       "frontend metrics\n"
       "    bind {}\n"
@@ -173,11 +256,8 @@ std::string FormatHaproxyConfig(const LatencyRule& rule, const std::vector<Route
             : "    log global\n    option dontlognull\n    log-format \"%b %ST %Ta\"\n",
         b.name, b.name, balance.line);
     for (const RouterServer& s : b.servers) {
-      out += fmt::format("    server {} {}:{} check", s.name, s.address, s.port);
-      if (balance.slots) out += fmt::format(" maxconn {}", FirstMaxconn(s.batch));
-      if (balance.weights) out += fmt::format(" weight {}", s.weight);
-      if (!s.enabled) out += " disabled";
-      out += "\n";
+      out += fmt::format("    server {} {}{}\n", s.name, FormatServerArgs(rule.router, s),
+                         s.enabled ? "" : " disabled");
     }
   }
   return out;

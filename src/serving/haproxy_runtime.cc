@@ -88,12 +88,24 @@ Result<std::string> HaproxyRuntime::Command(std::string_view command) const {
   return answer;
 }
 
-Status HaproxyRuntime::Expect(const std::string& command) const {
+Status HaproxyRuntime::Expect(const std::string& command, std::string_view success) const {
   TESSERA_ASSIGN_OR_RETURN(const std::string answer, Command(command));
   std::string reason(answer);
   while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-  if (reason.empty()) return Status::Ok();
-  return Status::IoError(fmt::format("haproxy refused {}: {}", QuoteForMessage(command), reason));
+  if (reason == success) return Status::Ok();
+  return Status::IoError(fmt::format("haproxy refused {}: {}", QuoteForMessage(command),
+                                     reason.empty() ? "no answer" : reason));
+}
+
+Status HaproxyRuntime::AddServer(std::string_view backend, std::string_view server,
+                                 std::string_view args) const {
+  TESSERA_RETURN_IF_ERROR(Expect(fmt::format("add server {}/{} {} disabled", backend, server, args),
+                                 "New server registered."));
+  return Expect(fmt::format("enable health {}/{}", backend, server));
+}
+
+Status HaproxyRuntime::DelServer(std::string_view backend, std::string_view server) const {
+  return Expect(fmt::format("del server {}/{}", backend, server), "Server deleted.");
 }
 
 Status HaproxyRuntime::SetState(std::string_view backend, std::string_view server,

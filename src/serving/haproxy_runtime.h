@@ -6,8 +6,9 @@
 //
 // One command per connection (HAProxy's non-interactive mode): the command
 // and a newline go out, the answer is everything until HAProxy closes. A
-// `set server` command succeeds with an empty answer; any text is HAProxy's
-// reason, returned as the error.
+// `set server` command succeeds with an empty answer, `add server` and
+// `del server` with their own sentence; any other text is HAProxy's reason,
+// returned as the error.
 //
 // Thread-safety: const methods open their own connection; safe to share.
 #ifndef TESSERA_SERVING_HAPROXY_RUNTIME_H_
@@ -48,11 +49,21 @@ class HaproxyRuntime {
   // requests at once instead of after its next check.
   Status SetHealthUp(std::string_view backend, std::string_view server) const;
 
+  // `add server B/S ARGS disabled` (a dynamic server, in maintenance; ARGS
+  // as FormatServerArgs writes them), then `enable health B/S` so that its
+  // checks run once it is made ready.
+  Status AddServer(std::string_view backend, std::string_view server, std::string_view args) const;
+  // `del server B/S`: HAProxy deletes only a server in maintenance with
+  // nothing in flight.
+  Status DelServer(std::string_view backend, std::string_view server) const;
+
   // Every server's load, keyed by (backend, server).
   Result<std::map<std::pair<std::string, std::string>, ServerLoad>> Servers() const;
 
  private:
-  Status Expect(const std::string& command) const;
+  // The command, answered with exactly `success` (after trailing blanks);
+  // any other answer is HAProxy's reason, an IoError.
+  Status Expect(const std::string& command, std::string_view success = "") const;
 
   std::string socket_path_;
   double timeout_s_;

@@ -419,43 +419,13 @@ States RehearsalStates(const RehearsalRequest& r, const TransitionLives* lives) 
 // instances replace each other at its place).
 struct LiveServer {
   std::string backend, name;
-  // (phase it starts at the end of, phase it stops at the start of, weight)
-  std::vector<std::tuple<int, int, int>> lives;
+  std::vector<RouterLife> lives;
 };
 
-// The router's backends for every state (one server per name, in
-// maintenance unless a life of it runs from the start) and each server's
-// lives, backend by backend in the same order.
-std::vector<LiveServer> LiveServers(const States& states, std::vector<RouterBackend>& backends) {
-  std::map<std::string, size_t> backend_of;
-  for (size_t b = 0; b < backends.size(); ++b) backend_of[backends[b].service] = b;
-  // BuildRouterBackends lists a backend's servers in the order of the
-  // deployment's instances and their processes.
-  std::vector<std::vector<size_t>> life_of(backends.size());
-  size_t i = 0;
-  for (const GpuAssignment& g : states.every.gpus) {
-    for (const Instance& instance : g.instances) {
-      for (int p = 0; p < instance.procs; ++p)
-        life_of[backend_of.at(instance.service)].push_back(i);
-      ++i;
-    }
-  }
+std::vector<LiveServer> LiveServers(const std::vector<RouterBackend>& backends) {
   std::vector<LiveServer> out;
-  for (size_t b = 0; b < backends.size(); ++b) {
-    std::vector<RouterServer> unique;
-    std::map<std::string, size_t> position;
-    for (size_t k = 0; k < backends[b].servers.size(); ++k) {
-      RouterServer& server = backends[b].servers[k];
-      const auto [phase_in, phase_out] = states.phases[life_of[b][k]];
-      const auto [it, fresh] = position.emplace(server.name, out.size());
-      if (fresh) {
-        server.enabled = phase_in == 0;
-        unique.push_back(server);
-        out.push_back({backends[b].name, server.name, {}});
-      }
-      out[it->second].lives.emplace_back(phase_in, phase_out, server.weight);
-    }
-    backends[b].servers = std::move(unique);
+  for (const RouterBackend& b : backends) {
+    for (const RouterServer& s : b.servers) out.push_back({b.name, s.name, s.lives});
   }
   return out;
 }
@@ -520,9 +490,9 @@ class PhaseRunner {
       std::vector<const LiveServer*> drained;
       std::vector<std::pair<const LiveServer*, int>> started;  // with its weight
       for (const LiveServer& s : servers_) {
-        for (const auto& [in, out_phase, weight] : s.lives) {
-          if (out_phase == k) drained.push_back(&s);
-          if (in == k) started.emplace_back(&s, weight);
+        for (const RouterLife& life : s.lives) {
+          if (life.to_phase == k) drained.push_back(&s);
+          if (life.from_phase == k) started.emplace_back(&s, life.weight);
         }
       }
       for (const LiveServer* s : drained) {
@@ -683,10 +653,10 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   say(fmt::format("applying the plan on {} node(s) (fake NVML), starting the emulators",
                   plans.initial.size()));
   if (Status s = RunAgents(r, plans.initial, "apply", children); !s.ok()) return fail(s);
-  Result<std::vector<RouterBackend>> backends =
-      BuildRouterBackends(states.every, plans.every, {}, r.router_base_port);
+  Result<std::vector<RouterBackend>> backends = BuildTransitionRouterBackends(
+      states.every, states.phases, plans.every, {}, r.router_base_port);
   if (!backends.ok()) return fail(backends.status());
-  const std::vector<LiveServer> servers = LiveServers(states, *backends);
+  const std::vector<LiveServer> servers = LiveServers(*backends);
   for (RouterBackend& b : *backends) {
     for (RouterServer& server : b.servers) server.address = "127.0.0.1";
   }

@@ -102,7 +102,7 @@ TEST(RouterObserverTest, APortInUseIsNamed) {
 
 TEST(RouterObserverTest, TheLoggingConfigurationPassesHaproxyCheck) {
   RouterBackend backend{"resnet50", "resnet50", 18900, {}};
-  backend.servers.push_back({"p0", "127.0.0.1", 18901, 8, 256, "node-0", 0, 0, 0});
+  backend.servers.push_back({"p0", "127.0.0.1", 18901, 8, 256, "node-0", 0, 0, 0, true, {}});
   RouterSettings settings;
   settings.bind_address = "127.0.0.1";
   settings.stats_socket = "/tmp/tessera-router-observer-test.sock";

@@ -27,8 +27,10 @@ trap cleanup EXIT
 
 token="schemathesis-$RANDOM$RANDOM"
 echo "$token" > "$dir/token"
-# --no-auto: the fuzzed rates must not start transitions behind the checks.
+# --no-auto: the fuzzed rates must not start transitions behind the checks;
+# --router-agent: the router routes answer for one router.
 "$tessera" serve --listen 127.0.0.1:0 --db "$dir/api.db" --token-file "$dir/token" --no-auto \
+  --router-agent edge \
   > "$dir/out" 2> "$dir/err" &
 pid=$!
 url=""
