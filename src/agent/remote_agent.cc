@@ -2,7 +2,6 @@
 #include "tessera/remote_agent.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +14,7 @@
 #include <set>
 #include <utility>
 
+#include "agent/control_client.h"
 #include "tessera/node_plan.h"
 #include "tessera/text_io.h"
 #include "tessera/transition_format.h"
@@ -23,65 +23,6 @@
 
 namespace tessera {
 namespace {
-
-struct Endpoint {
-  std::string host;
-  int port = 80;
-};
-
-// "http://HOST[:PORT][/]"; InvalidArgument naming --server otherwise.
-Result<Endpoint> ParseServer(const std::string& url) {
-  const auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(
-        fmt::format("--server {}: {}; give http://HOST:PORT, e.g. http://127.0.0.1:8080",
-                    QuoteForMessage(url), why));
-  };
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
-    return bad(url.rfind("https://", 0) == 0 ? "https is not supported (put TLS in a proxy)"
-                                             : "expected a URL starting with http://");
-  }
-  std::string rest = url.substr(kScheme.size());
-  if (!rest.empty() && rest.back() == '/') rest.pop_back();
-  if (rest.find('/') != std::string::npos) return bad("a path is not allowed");
-  Endpoint e;
-  size_t colon = rest.rfind(':');
-  if (!rest.empty() && rest.front() == '[') {  // [::1]:8080
-    const size_t close = rest.find(']');
-    if (close == std::string::npos) return bad("unclosed '['");
-    e.host = rest.substr(1, close - 1);
-    colon = rest.size() > close + 1 && rest[close + 1] == ':' ? close + 1 : std::string::npos;
-    if (colon == std::string::npos && rest.size() != close + 1) return bad("junk after ']'");
-  } else {
-    e.host = rest.substr(0, colon);
-  }
-  if (e.host.empty()) return bad("no host");
-  if (colon != std::string::npos) {
-    const std::string port = rest.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535) {
-      return bad("the port must be 1..65535");
-    }
-    e.port = std::stoi(port);
-  }
-  return e;
-}
-
-// The message of an API error body ({"error": {"message"}}), else the body.
-std::string ErrorText(const std::string& body) {
-  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_object() &&
-      j["error"].contains("message") && j["error"]["message"].is_string()) {
-    return j["error"]["message"].get<std::string>();
-  }
-  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
-}
-
-struct Reply {
-  int status = 0;
-  std::string body;
-};
 
 // What GET /v1/nodes/{node}/plan answers.
 struct NodeWork {
@@ -102,39 +43,21 @@ struct NodeWork {
 
 class RemoteAgent::Impl {
  public:
-  Impl(RemoteAgentOptions options, AgentProgress progress, Endpoint endpoint)
-      : options_(std::move(options)),
-        progress_(std::move(progress)),
-        client_(endpoint.host, endpoint.port) {
-    client_.set_connection_timeout(5, 0);
-    client_.set_read_timeout(options_.poll_wait_s + 15, 0);
-    client_.set_write_timeout(15, 0);
-    if (!options_.token.empty()) client_.set_bearer_token_auth(options_.token);
-  }
+  Impl(RemoteAgentOptions options, AgentProgress progress, std::unique_ptr<ControlClient> client)
+      : options_(std::move(options)), progress_(std::move(progress)), client_(std::move(client)) {}
 
   Status Round();
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    client_.stop();
-  }
-  bool Stopping() const { return stopping_; }
+  void Stop() { client_->Stop(); }
+  bool Stopping() const { return client_->Stopping(); }
 
  private:
   void Say(const std::string& line) const {
     if (progress_) progress_(line);
   }
-  void Sleep(double seconds) {
-    if (options_.sleep) return options_.sleep(seconds);
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return stopping_.load(); });
+  std::optional<ControlReply> Send(const std::string& method, const std::string& path,
+                                   const std::string& body) {
+    return client_->Send(method, path, body);
   }
-  // Sends the request until an answer below 500, or Stop (nullopt).
-  std::optional<Reply> Send(const std::string& method, const std::string& path,
-                            const std::string& body);
   Result<NodeWork> ParseWork(const std::string& body) const;
   // Adopts the work's plan (Open the first time). An error is fatal only
   // when the agent does not open; a plan that does not fit is `misfit`.
@@ -148,33 +71,13 @@ class RemoteAgent::Impl {
 
   RemoteAgentOptions options_;
   AgentProgress progress_;
-  httplib::Client client_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::atomic<bool> stopping_{false};
+  std::unique_ptr<ControlClient> client_;
   std::unique_ptr<NodeAgent> agent_;
   std::string plan_text_;                            // the plan the agent runs
   std::optional<int64_t> since_;                     // the version acted on
   std::set<std::pair<std::string, int>> phases_ok_;  // (id, phase) posted ok
   std::string last_posted_;                          // the last plain status posted
 };
-
-std::optional<Reply> RemoteAgent::Impl::Send(const std::string& method, const std::string& path,
-                                             const std::string& body) {
-  double delay = options_.backoff_first_s;
-  while (!stopping_) {
-    httplib::Result res = method == "GET" ? client_.Get(path.c_str())
-                                          : client_.Post(path.c_str(), body, "application/json");
-    if (res && res->status < 500) return Reply{res->status, res->body};
-    if (stopping_) break;
-    const std::string why = res ? fmt::format("HTTP {}: {}", res->status, ErrorText(res->body))
-                                : httplib::to_string(res.error());
-    Say(fmt::format("{} {}: {}; retrying in {} s", method, path, why, delay));
-    Sleep(delay);
-    delay = std::min(delay * 2, options_.backoff_max_s);
-  }
-  return std::nullopt;
-}
 
 Result<NodeWork> RemoteAgent::Impl::ParseWork(const std::string& body) const {
   const std::string source = "NodeWork from " + options_.server;
@@ -257,11 +160,11 @@ nlohmann::ordered_json RemoteAgent::Impl::Inventory() {
 
 Result<int> RemoteAgent::Impl::Post(const nlohmann::ordered_json& status) {
   const std::string path = "/v1/nodes/" + options_.node + "/status";
-  const std::optional<Reply> reply = Send("POST", path, status.dump());
+  const std::optional<ControlReply> reply = Send("POST", path, status.dump());
   if (!reply) return 0;
   if (reply->status == 200 || reply->status == 409) return reply->status;
   const std::string why = fmt::format("POST {}: the server answered HTTP {}: {}", path,
-                                      reply->status, ErrorText(reply->body));
+                                      reply->status, ApiErrorText(reply->body));
   return reply->status == 404 ? Status::NotFound(why) : Status::InvalidArgument(why);
 }
 
@@ -340,15 +243,15 @@ Status RemoteAgent::Impl::Reconcile(const NodeWork& work, const std::string& mis
 }
 
 Status RemoteAgent::Impl::Round() {
-  if (stopping_) return Status::Ok();
+  if (Stopping()) return Status::Ok();
   std::string path = fmt::format("/v1/nodes/{}/plan?wait={}", options_.node, options_.poll_wait_s);
   if (since_) path += fmt::format("&since={}", *since_);
-  const std::optional<Reply> reply = Send("GET", path, "");
+  const std::optional<ControlReply> reply = Send("GET", path, "");
   if (!reply) return Status::Ok();
   if (reply->status != 200) {
     const std::string why =
         fmt::format("GET {}{}: the server answered HTTP {}: {}", options_.server, path,
-                    reply->status, ErrorText(reply->body));
+                    reply->status, ApiErrorText(reply->body));
     if (reply->status == 401) {
       return Status::InvalidArgument(why + " (give the daemon's token with --token-file)");
     }
@@ -364,7 +267,6 @@ Status RemoteAgent::Impl::Round() {
 
 Result<std::unique_ptr<RemoteAgent>> RemoteAgent::Create(RemoteAgentOptions options,
                                                          AgentProgress progress) {
-  TESSERA_ASSIGN_OR_RETURN(const Endpoint endpoint, ParseServer(options.server));
   if (options.node.empty()) return Status::InvalidArgument("--node is required");
   if (options.node.find_first_of("/?#% ") != std::string::npos) {
     return Status::InvalidArgument("--node " + QuoteForMessage(options.node) +
@@ -374,9 +276,20 @@ Result<std::unique_ptr<RemoteAgent>> RemoteAgent::Create(RemoteAgentOptions opti
     return Status::InvalidArgument(
         fmt::format("--poll-wait {}: must be 0..60 s", options.poll_wait_s));
   }
-  while (!options.server.empty() && options.server.back() == '/') options.server.pop_back();
-  return std::unique_ptr<RemoteAgent>(
-      new RemoteAgent(std::make_unique<Impl>(std::move(options), std::move(progress), endpoint)));
+  ControlClientOptions client;
+  client.server = options.server;
+  client.token = options.token;
+  client.read_timeout_s = options.poll_wait_s + 15;
+  client.backoff_first_s = options.backoff_first_s;
+  client.backoff_max_s = options.backoff_max_s;
+  client.sleep = options.sleep;
+  client.say = [progress](const std::string& line) {
+    if (progress) progress(line);
+  };
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> c, ControlClient::Create(client));
+  options.server = c->server();
+  return std::unique_ptr<RemoteAgent>(new RemoteAgent(
+      std::make_unique<Impl>(std::move(options), std::move(progress), std::move(c))));
 }
 
 RemoteAgent::RemoteAgent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,0 +1,78 @@
+// ControlClient: the HTTP client of the programs that work under `tessera
+// serve` (the node agent, remote_agent.h; the router agent,
+// router_agent.h): plain HTTP to "http://HOST[:PORT]", a bearer token, and
+// every request retried on a network error or a 5xx answer with capped
+// exponential backoff (each retry a progress line) until an answer below
+// 500 or Stop.
+//
+// Thread-safety: Send from one thread at a time; Stop and Sleep's wake-up
+// from any other (a signal watcher): Stop cuts a pending request or backoff
+// short.
+#ifndef TESSERA_AGENT_CONTROL_CLIENT_H_
+#define TESSERA_AGENT_CONTROL_CLIENT_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "tessera/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace tessera {
+
+struct ControlClientOptions {
+  std::string server;  // "http://HOST[:PORT]" (a trailing '/' is allowed)
+  std::string token;   // bearer token; empty: none
+  int read_timeout_s = 45;
+  double backoff_first_s = 0.5;  // first retry delay; doubles per failure
+  double backoff_max_s = 30;     // its cap
+  // Waits `seconds` before a retry; empty: a real wait that Stop cuts short.
+  std::function<void(double seconds)> sleep;
+  std::function<void(const std::string&)> say;  // progress lines; may be empty
+};
+
+struct ControlReply {
+  int status = 0;
+  std::string body;
+};
+
+class ControlClient {
+ public:
+  // InvalidArgument naming --server for a URL that is not
+  // http://HOST[:PORT][/] (https, a path, a bad port).
+  static Result<std::unique_ptr<ControlClient>> Create(ControlClientOptions options);
+  ~ControlClient();
+
+  // The answer (status < 500), or nullopt once stopped.
+  std::optional<ControlReply> Send(const std::string& method, const std::string& path,
+                                   const std::string& body);
+  // Waits `seconds` (the options' sleep when given); Stop ends it early.
+  void Sleep(double seconds);
+  void Stop();
+  bool Stopping() const { return stopping_.load(); }
+  const std::string& server() const { return options_.server; }
+
+ private:
+  ControlClient(ControlClientOptions options, std::string host, int port);
+
+  ControlClientOptions options_;
+  std::unique_ptr<httplib::Client> client_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::atomic<bool> stopping_{false};
+};
+
+// The message of an API error body ({"error": {"message"}}), else the body
+// (cut at 200 characters).
+std::string ApiErrorText(const std::string& body);
+
+}  // namespace tessera
+
+#endif  // TESSERA_AGENT_CONTROL_CLIENT_H_
