@@ -1,16 +1,21 @@
 // HaproxyRuntime (haproxy_runtime.h): commands over HAProxy's stats socket.
 #include "serving/haproxy_runtime.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "tessera/text_io.h"
@@ -165,6 +170,67 @@ Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
     out[{std::string(f[px]), std::string(f[sv])}] = {*queued, *sessions, std::string(f[status])};
   }
   return out;
+}
+
+Status HaproxyRuntime::WaitIdle(const std::vector<std::pair<std::string, std::string>>& servers,
+                                double timeout_s, const std::atomic<bool>* halt) const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    TESSERA_ASSIGN_OR_RETURN(const auto loads, Servers());
+    std::string busy;
+    for (const auto& [backend, server] : servers) {
+      const auto it = loads.find({backend, server});
+      if (it == loads.end()) {
+        return Status::IoError(fmt::format("haproxy lists no server {}/{}", backend, server));
+      }
+      if (it->second.queued + it->second.sessions > 0) busy = backend + "/" + server;
+    }
+    if (busy.empty() || (halt != nullptr && halt->load())) return Status::Ok();
+    if (std::chrono::steady_clock::now() > until) {
+      return Status::IoError(fmt::format(
+          "haproxy: server {} still has requests after {:g} s of drain", busy, timeout_s));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Result<std::string> HaproxyVersion(const std::string& binary, const std::string& log,
+                                   Children& children) {
+  Result<pid_t> pid = children.Spawn({binary, "-v"}, {}, log);
+  if (!pid.ok() || Children::Wait(*pid, 10) != 0) {
+    return Status::InvalidArgument(fmt::format(
+        "haproxy: {} does not run (install Debian's haproxy, as scripts/setup.sh does, or name "
+        "the binary)",
+        QuoteForMessage(binary)));
+  }
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+Status WaitForHaproxy(const std::vector<int>& ports, pid_t pid, const std::string& log) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (const int port : ports) {
+    for (;;) {
+      if (Children::Wait(pid, 0) >= 0) return Status::IoError("haproxy exited: " + Tail(log));
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      const bool up = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+      close(fd);
+      if (up) break;
+      if (std::chrono::steady_clock::now() > until) {
+        return Status::IoError(fmt::format("haproxy does not listen on {}: {}", port, Tail(log)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // Health checks mark servers up after their first check (rise 1, inter 2s).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  return Status::Ok();
 }
 
 }  // namespace tessera::serving

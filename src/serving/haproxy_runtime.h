@@ -14,11 +14,16 @@
 #ifndef TESSERA_SERVING_HAPROXY_RUNTIME_H_
 #define TESSERA_SERVING_HAPROXY_RUNTIME_H_
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "serving/children.h"
 #include "tessera/status.h"
 
 namespace tessera::serving {
@@ -60,6 +65,12 @@ class HaproxyRuntime {
   // Every server's load, keyed by (backend, server).
   Result<std::map<std::pair<std::string, std::string>, ServerLoad>> Servers() const;
 
+  // Until nothing is queued for or in flight at any of `servers` (backend,
+  // server), or `halt` is set; IoError naming a server HAProxy does not
+  // list, or one still busy after `timeout_s`.
+  Status WaitIdle(const std::vector<std::pair<std::string, std::string>>& servers, double timeout_s,
+                  const std::atomic<bool>* halt) const;
+
  private:
   // The command, answered with exactly `success` (after trailing blanks);
   // any other answer is HAProxy's reason, an IoError.
@@ -68,6 +79,16 @@ class HaproxyRuntime {
   std::string socket_path_;
   double timeout_s_;
 };
+
+// The first line of `haproxy -v` (run by `children`, its output in `log`);
+// InvalidArgument when the binary does not run.
+Result<std::string> HaproxyVersion(const std::string& binary, const std::string& log,
+                                   Children& children);
+
+// Waits until HAProxy (`pid`, logging to `log`) accepts connections on every
+// one of `ports` on 127.0.0.1, then for its first health checks; IoError
+// with the log's tail when it exits or does not listen within 20 s.
+Status WaitForHaproxy(const std::vector<int>& ports, pid_t pid, const std::string& log);
 
 // The servers of `show stat`'s CSV answer (header "# pxname,svname,...");
 // InvalidArgument for an answer without the columns it needs.

@@ -3,15 +3,8 @@
 // prediction beside what was measured.
 #include "tessera/rehearsal.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +20,7 @@
 #include <tuple>
 
 #include "agent/supervisor.h"
+#include "serving/children.h"
 #include "serving/haproxy_runtime.h"
 #include "tessera/clock.h"
 #include "tessera/deploy_artifacts.h"
@@ -38,88 +32,15 @@
 #include "tessera/transition_format.h"
 #include "tessera/transition_simulation.h"
 
-extern char** environ;
-
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using serving::Children;
+using serving::Tail;
+using serving::WriteTextFile;
 
 constexpr int kGpusPerNode = 16;
-
-Status WriteTextFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return Status::IoError("cannot write " + path);
-  return Status::Ok();
-}
-
-// Children of the rehearsal, each in a process group of its own (which its
-// own children join), all stopped together.
-class Children {
- public:
-  ~Children() { StopAll(); }
-
-  // Starts argv with `env` added, stdout and stderr to `log`.
-  Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const std::string& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-    env_strings.insert(env_strings.end(), env.begin(), env.end());
-    std::vector<char*> envp;
-    for (std::string& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    const int error = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (error != 0) {
-      return Status::IoError(fmt::format("cannot start {}: {}", argv[0], std::strerror(error)));
-    }
-    groups_.push_back(pid);
-    return pid;
-  }
-
-  // Waits for `pid` to exit: its exit code, or -1 after `timeout_s`.
-  static int Wait(pid_t pid, double timeout_s) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (;;) {
-      int status = 0;
-      const pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      if (std::chrono::steady_clock::now() > until) return -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
-  void StopAll() {
-    if (groups_.empty()) return;
-    for (const pid_t group : groups_) killpg(group, SIGTERM);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (const pid_t group : groups_) {
-      killpg(group, SIGKILL);
-      while (waitpid(-group, nullptr, WNOHANG) > 0) {
-      }
-    }
-    groups_.clear();
-  }
-
- private:
-  std::vector<pid_t> groups_;
-};
 
 // Kills every unit an agent of `state_dirs` started and its stop did not
 // end, found as the agent finds them (agent::Supervisor::Scan); the first
@@ -134,13 +55,6 @@ Status KillUnits(const std::vector<std::string>& state_dirs) {
     }
   }
   return first;
-}
-
-std::string Tail(const std::string& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > 600) text = "..." + text.substr(text.size() - 600);
-  return text;
 }
 
 Status CheckRequest(const RehearsalRequest& r) {
@@ -171,22 +85,6 @@ Status CheckRequest(const RehearsalRequest& r) {
     }
   }
   return CheckShippable(r.deployment.rule.router);
-}
-
-// The first line of `haproxy -v`; InvalidArgument when it does not run.
-Result<std::string> HaproxyVersion(const std::string& binary, const std::string& log,
-                                   Children& children) {
-  Result<pid_t> pid = children.Spawn({binary, "-v"}, {}, log);
-  if (!pid.ok() || Children::Wait(*pid, 10) != 0) {
-    return Status::InvalidArgument(fmt::format(
-        "haproxy: {} does not run (install Debian's haproxy, as scripts/setup.sh does, or name "
-        "the binary)",
-        QuoteForMessage(binary)));
-  }
-  std::ifstream in(log);
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 // The deployments a rehearsal runs: A, the state after the transition, and
@@ -334,34 +232,6 @@ Status RunAgents(const RehearsalRequest& r, const std::vector<NodePlan>& plans,
   return Status::Ok();
 }
 
-// Waits until every frontend port accepts a connection.
-Status WaitForRouter(const std::vector<RouterBackend>& backends, pid_t haproxy,
-                     const std::string& log) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  for (const RouterBackend& b : backends) {
-    for (;;) {
-      if (Children::Wait(haproxy, 0) >= 0) {
-        return Status::IoError("haproxy exited: " + Tail(log));
-      }
-      const int fd = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_port = htons(static_cast<uint16_t>(b.port));
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      const bool up = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-      close(fd);
-      if (up) break;
-      if (std::chrono::steady_clock::now() > until) {
-        return Status::IoError(fmt::format("haproxy does not listen on {}: {}", b.port, Tail(log)));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  // Health checks mark servers up after their first check (rise 1, inter 2s).
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  return Status::Ok();
-}
-
 // The router's ports (a frontend per service, its metrics port) must miss
 // every node's serving ports and the ephemeral ports.
 Status CheckRouterPorts(const RehearsalRequest& r, size_t services,
@@ -499,7 +369,9 @@ class PhaseRunner {
         TESSERA_RETURN_IF_ERROR(
             runtime_.SetState(s->backend, s->name, serving::ServerState::kDrain));
       }
-      TESSERA_RETURN_IF_ERROR(WaitDrained(drained));
+      std::vector<std::pair<std::string, std::string>> names;
+      for (const LiveServer* s : drained) names.emplace_back(s->backend, s->name);
+      TESSERA_RETURN_IF_ERROR(runtime_.WaitIdle(names, 120, &halt_));
       for (const LiveServer* s : drained) {
         TESSERA_RETURN_IF_ERROR(
             runtime_.SetState(s->backend, s->name, serving::ServerState::kMaint));
@@ -544,29 +416,6 @@ class PhaseRunner {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return !halt_.load();
-  }
-
-  // Until no request is queued for or in flight at any of `servers`; an
-  // IoError naming them when that takes longer than a request's timeout.
-  Status WaitDrained(const std::vector<const LiveServer*>& servers) const {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(const auto loads, runtime_.Servers());
-      std::string busy;
-      for (const LiveServer* s : servers) {
-        const auto it = loads.find({s->backend, s->name});
-        if (it == loads.end()) {
-          return Status::IoError(fmt::format("haproxy lists no server {}/{}", s->backend, s->name));
-        }
-        if (it->second.queued + it->second.sessions > 0) busy = s->backend + "/" + s->name;
-      }
-      if (busy.empty() || halt_.load()) return Status::Ok();
-      if (std::chrono::steady_clock::now() > until) {
-        return Status::IoError("haproxy: server " + busy +
-                               " still has requests after 120 s of drain");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
   }
 
   const RehearsalRequest& r_;
@@ -630,7 +479,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   report.router = std::string(RouterName(r.deployment.rule.router));
   TESSERA_ASSIGN_OR_RETURN(
       report.router_version,
-      HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
+      serving::HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
   const size_t windows = r.transition ? r.transition->transition.phases.size() + 2 : 0;
   report.duration_s =
       r.transition ? static_cast<double>(windows) * r.transition->step_s : r.duration_s;
@@ -708,7 +557,10 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   say("starting the router: " + report.router_version + ", " + report.router);
   const std::string haproxy_log = r.work_dir + "/haproxy.log";
   Result<pid_t> haproxy = children.Spawn({r.haproxy_binary, "-db", "-f", config}, {}, haproxy_log);
-  Status up = haproxy.ok() ? WaitForRouter(*backends, *haproxy, haproxy_log) : haproxy.status();
+  std::vector<int> frontends;
+  for (const RouterBackend& b : *backends) frontends.push_back(b.port);
+  Status up =
+      haproxy.ok() ? serving::WaitForHaproxy(frontends, *haproxy, haproxy_log) : haproxy.status();
   if (!up.ok()) return fail(up);
 
   std::vector<LoadTarget> targets;
