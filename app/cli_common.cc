@@ -673,4 +673,19 @@ Status WriteOutput(const std::string& path, const std::string& content) {
   return WriteByType(path, st.st_mode, path, content);
 }
 
+// The token of --token-file: its one line, the trailing newline stripped.
+Result<std::string> ReadTokenFile(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return Status::InvalidArgument("--token-file: " + text.status().message());
+  std::string token = std::move(*text);
+  if (token.ends_with('\n')) token.pop_back();
+  if (token.ends_with('\r')) token.pop_back();
+  if (token.empty())
+    return Status::InvalidArgument("--token-file: " + path + " is empty: write the token in it");
+  if (token.find_first_of("\r\n") != std::string::npos)
+    return Status::InvalidArgument("--token-file: " + path +
+                                   " holds more than one line: it must hold the token alone");
+  return token;
+}
+
 }  // namespace tessera::cli

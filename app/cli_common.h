@@ -36,6 +36,11 @@ int ExitCodeFor(const Status& status);
 // Prints "tessera: error: <message>" to stderr and returns ExitCodeFor(status).
 int ReportError(const Status& status);
 
+// The bearer token in the file of --token-file: its one line, the trailing
+// newline stripped; InvalidArgument naming the flag for an unreadable,
+// empty or multi-line file.
+Result<std::string> ReadTokenFile(const std::string& path);
+
 // Writes `text` to stderr through EscapeMessage: every message and note the
 // CLI prints goes through it, so that user text quoted in it (a name with a
 // NUL or an escape sequence) never reaches the terminal raw. Collected

@@ -148,15 +148,9 @@ int RunRemoteAgent(const AgentFlags& flags) {
   options.agent = Options(flags);
   options.poll_wait_s = flags.poll_wait_s;
   if (!flags.token_file.empty()) {
-    Result<std::string> token = ReadTextFile(flags.token_file);
+    Result<std::string> token = ReadTokenFile(flags.token_file);
     if (!token.ok()) return ReportError(token.status());
-    const size_t first = token->find_first_not_of(" \t\r\n");
-    if (first != std::string::npos)
-      options.token = token->substr(first, token->find_last_not_of(" \t\r\n") + 1 - first);
-    if (options.token.empty()) {
-      return ReportError(
-          Status::InvalidArgument("--token-file " + flags.token_file + ": the file is empty"));
-    }
+    options.token = *token;
   }
   Result<std::unique_ptr<RemoteAgent>> agent = RemoteAgent::Create(options, Progress(flags));
   if (!agent.ok()) return ReportError(agent.status());

@@ -49,21 +49,6 @@ struct ServeFlags {
 };
 
 #ifdef TESSERA_CLI_NET
-// The token of --token-file: its one line, the trailing newline stripped.
-Result<std::string> ReadToken(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return Status::InvalidArgument("--token-file: " + text.status().message());
-  std::string token = std::move(*text);
-  if (token.ends_with('\n')) token.pop_back();
-  if (token.ends_with('\r')) token.pop_back();
-  if (token.empty())
-    return Status::InvalidArgument("--token-file: " + path + " is empty: write the token in it");
-  if (token.find_first_of("\r\n") != std::string::npos)
-    return Status::InvalidArgument("--token-file: " + path +
-                                   " holds more than one line: it must hold the token alone");
-  return token;
-}
-
 // The scenario as the API's JSON (docs/control-plane.md, Scenario).
 std::string ScenarioJson(const Scenario& scenario) {
   nlohmann::json json = nlohmann::json::object();
@@ -145,7 +130,7 @@ int RunServe(const ServeFlags& flags) {
   if (Status s = ParseListenAddress(flags.listen, "--listen", server); !s.ok())
     return ReportError(s);
   if (!flags.token_file.empty()) {
-    Result<std::string> token = ReadToken(flags.token_file);
+    Result<std::string> token = ReadTokenFile(flags.token_file);
     if (!token.ok()) return ReportError(token.status());
     server.token = std::move(*token);
   }

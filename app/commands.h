@@ -25,6 +25,7 @@ void AddTransitionCommand(CLI::App& app, int& exit_code);
 void AddDeployCommand(CLI::App& app, int& exit_code);
 void AddAgentCommand(CLI::App& app, int& exit_code);
 void AddServeCommand(CLI::App& app, int& exit_code);
+void AddRouterAgentCommand(CLI::App& app, int& exit_code);
 void AddK8sCommand(CLI::App& app, int& exit_code);
 void AddEmulateCommand(CLI::App& app, int& exit_code);
 void AddRehearseCommand(CLI::App& app, int& exit_code);

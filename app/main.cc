@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddDeployCommand(app, exit_code);
   tessera::cli::AddAgentCommand(app, exit_code);
   tessera::cli::AddServeCommand(app, exit_code);
+  tessera::cli::AddRouterAgentCommand(app, exit_code);
   tessera::cli::AddK8sCommand(app, exit_code);
   tessera::cli::AddEmulateCommand(app, exit_code);
   tessera::cli::AddRehearseCommand(app, exit_code);

@@ -12,8 +12,8 @@
 // the load generator's own, and it is what a control plane's observed rates
 // and compliance can be fed from.
 //
-// Thread-safety: one receiving thread inside; Take, Malformed and Port may
-// be called from any thread.
+// Thread-safety: one receiving thread inside; Take, SetSloMs, Malformed and
+// Port may be called from any thread.
 #ifndef TESSERA_ROUTER_OBSERVER_H_
 #define TESSERA_ROUTER_OBSERVER_H_
 
@@ -57,6 +57,8 @@ class RouterObserver {
   // count from now on. A backend not in `slo_ms` is counted with no SLO
   // (never within it).
   std::map<std::string, LoadCounts> Take();
+  // Each backend's SLO from now on (a router whose services changed).
+  void SetSloMs(std::map<std::string, double> slo_ms);
   // Datagrams that were not a request log line.
   long Malformed() const { return malformed_.load(); }
 
@@ -66,7 +68,7 @@ class RouterObserver {
 
   int fd_;
   int port_;
-  std::map<std::string, double> slo_ms_;
+  std::map<std::string, double> slo_ms_;  // guarded by mu_
   std::atomic<bool> stop_{false};
   std::atomic<long> malformed_{0};
   std::mutex mu_;

@@ -1248,8 +1248,16 @@ ApiResult<std::string> ControlPlane::Impl::RouterWorkBody(const std::string& rou
                               {"weight", weight},
                               {"state", std::string(RouterServerStateName(state))}});
     }
-    backends.push_back(
-        OJson{{"service", b.service}, {"name", b.name}, {"servers", std::move(servers)}});
+    OJson slo = nullptr;
+    if (scenario_) {
+      for (const Service& s : scenario_->services) {
+        if (s.name == b.service) slo = s.slo_ms;
+      }
+    }
+    backends.push_back(OJson{{"service", b.service},
+                             {"name", b.name},
+                             {"slo_ms", std::move(slo)},
+                             {"servers", std::move(servers)}});
   }
   j["backends"] = std::move(backends);
   if (active_) {

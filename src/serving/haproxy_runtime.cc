@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -207,6 +208,14 @@ Result<std::string> HaproxyVersion(const std::string& binary, const std::string&
   std::string line;
   std::getline(in, line);
   return line;
+}
+
+int HaproxyConnectionLimit(int wanted) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  const rlim_t files =
+      std::clamp<rlim_t>(limit.rlim_max == RLIM_INFINITY ? 400000 : limit.rlim_max, 2000, 400000);
+  return std::max(1, std::min(wanted, static_cast<int>(files / 2 - 500)));
 }
 
 Status WaitForHaproxy(const std::vector<int>& ports, pid_t pid, const std::string& log) {

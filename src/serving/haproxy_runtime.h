@@ -85,6 +85,11 @@ class HaproxyRuntime {
 Result<std::string> HaproxyVersion(const std::string& binary, const std::string& log,
                                    Children& children);
 
+// The most connections (HAProxy's global maxconn) up to `wanted` that this
+// process's hard file limit lets a child HAProxy hold: each connection takes
+// two descriptors, and HAProxy keeps some for itself.
+int HaproxyConnectionLimit(int wanted);
+
 // Waits until HAProxy (`pid`, logging to `log`) accepts connections on every
 // one of `ports` on 127.0.0.1, then for its first health checks; IoError
 // with the log's tail when it exits or does not listen within 20 s.

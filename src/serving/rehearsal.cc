@@ -535,12 +535,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   // waited in the kernel's accept queue for good.
   settings.keep_alive_s = 2;
   // As many connections as this process's file limit lets HAProxy hold.
-  rlimit limit{};
-  getrlimit(RLIMIT_NOFILE, &limit);
-  settings.max_connections = static_cast<int>(
-      std::clamp<rlim_t>(limit.rlim_max == RLIM_INFINITY ? 200000 : limit.rlim_max, 2000, 200000) /
-          2 -
-      500);
+  settings.max_connections = serving::HaproxyConnectionLimit(100000);
   // The router's own measurement: its request log, counted per backend.
   std::map<std::string, double> slo_of_backend;  // wall ms
   std::map<std::string, std::string> backend_name;

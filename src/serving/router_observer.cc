@@ -103,11 +103,11 @@ void RouterObserver::Receive() {
       ++malformed_;
       continue;
     }
+    const bool ok = line->status >= 200 && line->status < 300 && line->active_ms >= 0;
+    std::lock_guard<std::mutex> lock(mu_);
     const auto slo = slo_ms_.find(line->backend);
     const double limit =
         slo == slo_ms_.end() ? -std::numeric_limits<double>::infinity() : slo->second;
-    const bool ok = line->status >= 200 && line->status < 300 && line->active_ms >= 0;
-    std::lock_guard<std::mutex> lock(mu_);
     LoadCounts& c = counts_[line->backend];
     ++c.sent;
     if (ok) {
@@ -118,6 +118,11 @@ void RouterObserver::Receive() {
       ++c.failed;
     }
   }
+}
+
+void RouterObserver::SetSloMs(std::map<std::string, double> slo_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slo_ms_ = std::move(slo_ms);
 }
 
 std::map<std::string, LoadCounts> RouterObserver::Take() {

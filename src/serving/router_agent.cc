@@ -1,0 +1,555 @@
+// RouterAgent (router_agent.h): HAProxy kept in step with the control
+// plane's router work, and what its request log counts posted back.
+#include "tessera/router_agent.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "agent/control_client.h"
+#include "serving/children.h"
+#include "serving/haproxy_runtime.h"
+#include "tessera/deploy_artifacts.h"
+#include "tessera/input_limits.h"
+#include "tessera/latency_rule.h"
+#include "tessera/router_config.h"
+#include "tessera/router_observer.h"
+#include "tessera/text_io.h"
+#include "util/json_reader.h"
+#include "util/json_structure.h"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+using ServerKey = std::pair<std::string, std::string>;  // (backend, server)
+
+// One server as the work lists it.
+struct WorkServer {
+  RouterServer server;  // name, node, port (the plan's), batch, weight
+  RouterServerState state = RouterServerState::kReady;
+};
+
+struct WorkBackend {
+  std::string service, name;
+  std::optional<double> slo_ms;
+  std::vector<WorkServer> servers;
+};
+
+// What GET /v1/routers/{name}/work answers.
+struct RouterWork {
+  int64_t version = 0;
+  std::optional<Router> rule;
+  int base_port = 0;
+  std::vector<WorkBackend> backends;
+  struct Step {
+    int64_t id = 0;
+    int phase = 0;
+    std::string step;  // "drain", "ready"; "" while the nodes run the phase
+  };
+  std::optional<Step> transition;
+};
+
+Result<RouterServerState> ParseState(const JsonReader& r, const std::string& path,
+                                     const std::string& text) {
+  for (const RouterServerState s :
+       {RouterServerState::kReady, RouterServerState::kDrain, RouterServerState::kMaint}) {
+    if (text == RouterServerStateName(s)) return s;
+  }
+  return r.Error(path, "expected ready, drain or maint, got " + QuoteForMessage(text));
+}
+
+Result<RouterWork> ParseRouterWork(const std::string& body, const std::string& source,
+                                   const std::string& router) {
+  const JsonReader r(source);
+  if (const std::string bad = CheckJsonStructure(body); !bad.empty()) return r.Error("", bad);
+  const Json j = Json::parse(body);
+  static constexpr std::array<std::string_view, 6> kKeys = {"version",   "router",   "rule",
+                                                            "base_port", "backends", "transition"};
+  TESSERA_RETURN_IF_ERROR(r.Keys(j, "", kKeys));
+  RouterWork work;
+  if (!j["version"].is_number_integer()) return r.Error("version", "expected an integer");
+  work.version = j["version"].get<int64_t>();
+  TESSERA_ASSIGN_OR_RETURN(const std::string name, r.String(j, "", "router", true));
+  if (name != router) {
+    return r.Error("router", fmt::format("the work is for router {}, this one is {}",
+                                         QuoteForMessage(name), QuoteForMessage(router)));
+  }
+  if (!j["rule"].is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(const std::string rule, r.String(j, "", "rule", true));
+    Result<Router> parsed = ParseRouter(rule);
+    if (!parsed.ok()) return r.Error("rule", parsed.status().message());
+    TESSERA_RETURN_IF_ERROR(CheckShippable(*parsed));
+    work.rule = *parsed;
+  }
+  TESSERA_ASSIGN_OR_RETURN(work.base_port, r.IntIn(j, "", "base_port", limits::kPort));
+  TESSERA_RETURN_IF_ERROR(r.Array(j, "", "backends"));
+  static constexpr std::array<std::string_view, 4> kBackendKeys = {"service", "name", "slo_ms",
+                                                                   "servers"};
+  static constexpr std::array<std::string_view, 6> kServerKeys = {"name",  "node",   "port",
+                                                                  "batch", "weight", "state"};
+  for (size_t b = 0; b < j["backends"].size(); ++b) {
+    const Json& jb = j["backends"][b];
+    const std::string path = fmt::format("backends[{}]", b);
+    TESSERA_RETURN_IF_ERROR(r.Keys(jb, path, kBackendKeys));
+    WorkBackend backend;
+    TESSERA_ASSIGN_OR_RETURN(backend.service, r.String(jb, path, "service", true));
+    TESSERA_ASSIGN_OR_RETURN(backend.name, r.String(jb, path, "name", true));
+    if (!IsDns1123Label(backend.name)) {
+      return r.Error(path + ".name",
+                     "expected a DNS-1123 label, got " + QuoteForMessage(backend.name));
+    }
+    if (!jb["slo_ms"].is_null()) {
+      TESSERA_ASSIGN_OR_RETURN(backend.slo_ms, r.In(jb, path, "slo_ms", limits::kSloMs));
+    }
+    TESSERA_RETURN_IF_ERROR(r.Array(jb, path, "servers"));
+    for (size_t k = 0; k < jb["servers"].size(); ++k) {
+      const Json& js = jb["servers"][k];
+      const std::string sp = fmt::format("{}.servers[{}]", path, k);
+      TESSERA_RETURN_IF_ERROR(r.Keys(js, sp, kServerKeys));
+      WorkServer s;
+      TESSERA_ASSIGN_OR_RETURN(s.server.name, r.String(js, sp, "name", true));
+      if (!IsDns1123Label(s.server.name)) {
+        return r.Error(sp + ".name",
+                       "expected a DNS-1123 label, got " + QuoteForMessage(s.server.name));
+      }
+      TESSERA_ASSIGN_OR_RETURN(s.server.node, r.String(js, sp, "node", true));
+      TESSERA_ASSIGN_OR_RETURN(s.server.port, r.IntIn(js, sp, "port", limits::kPort));
+      TESSERA_ASSIGN_OR_RETURN(s.server.batch, r.IntIn(js, sp, "batch", limits::kBatch));
+      TESSERA_ASSIGN_OR_RETURN(s.server.weight, r.IntIn(js, sp, "weight", InputRange{0, 256}));
+      TESSERA_ASSIGN_OR_RETURN(const std::string state, r.String(js, sp, "state", true));
+      TESSERA_ASSIGN_OR_RETURN(s.state, ParseState(r, sp + ".state", state));
+      backend.servers.push_back(std::move(s));
+    }
+    work.backends.push_back(std::move(backend));
+  }
+  const Json& t = j["transition"];
+  if (t.is_null()) return work;
+  static constexpr std::array<std::string_view, 4> kStepKeys = {"id", "phase", "state", "step"};
+  TESSERA_RETURN_IF_ERROR(r.Keys(t, "transition", kStepKeys));
+  RouterWork::Step step;
+  if (!t["id"].is_number_integer()) return r.Error("transition.id", "expected an integer");
+  step.id = t["id"].get<int64_t>();
+  TESSERA_ASSIGN_OR_RETURN(step.phase, r.Int(t, "transition", "phase", 0));
+  if (!t["step"].is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(step.step, r.String(t, "transition", "step", true));
+    if (step.step != "drain" && step.step != "ready") {
+      return r.Error("transition.step",
+                     "expected \"drain\" or \"ready\", got " + QuoteForMessage(step.step));
+    }
+  }
+  work.transition = std::move(step);
+  return work;
+}
+
+// What HAProxy holds of one server, as this agent set it.
+struct Held {
+  RouterServerState state = RouterServerState::kMaint;
+  int weight = -1;
+};
+
+serving::ServerState RuntimeState(RouterServerState s) {
+  switch (s) {
+    case RouterServerState::kReady:
+      return serving::ServerState::kReady;
+    case RouterServerState::kDrain:
+      return serving::ServerState::kDrain;
+    case RouterServerState::kMaint:
+      break;
+  }
+  return serving::ServerState::kMaint;
+}
+
+}  // namespace
+
+Result<std::pair<std::string, NodeAddress>> ParseNodeAddress(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(fmt::format(
+        "--node-address {}: {}; give NODE=HOST or NODE=HOST:PORT, e.g. node-0=10.0.0.5:20000",
+        QuoteForMessage(text), why));
+  };
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return bad("expected NODE=HOST");
+  std::string node = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  NodeAddress address;
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.find(':') == colon) {
+    const std::string port = rest.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(port) < 1 || std::stoi(port) > 65535) {
+      return bad("the port must be 1..65535");
+    }
+    address.base_port = std::stoi(port);
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty()) return bad("no host");
+  if (rest.find_first_of(" /") != std::string::npos) return bad("not a host");
+  address.host = rest;
+  return std::pair{std::move(node), std::move(address)};
+}
+
+class RouterAgent::Impl {
+ public:
+  Impl(RouterAgentOptions options, std::unique_ptr<ControlClient> poll,
+       std::unique_ptr<ControlClient> report)
+      : o_(std::move(options)), poll_(std::move(poll)), report_(std::move(report)) {}
+
+  Status Run();
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    poll_->Stop();
+    report_->Stop();
+  }
+
+ private:
+  void Say(const std::string& line) const {
+    if (o_.progress) o_.progress("router-agent " + o_.name + ": " + line);
+  }
+  std::string Path(std::string_view what) const {
+    return fmt::format("/v1/routers/{}/{}", o_.name, what);
+  }
+  // The server as HAProxy reaches it: its node's address, the port moved by
+  // the node's base.
+  RouterServer Addressed(const RouterServer& s, int plan_base) const {
+    RouterServer out = s;
+    out.address = s.node;
+    if (auto it = o_.nodes.find(s.node); it != o_.nodes.end()) {
+      out.address = it->second.host;
+      if (it->second.base_port > 0) out.port = s.port - plan_base + it->second.base_port;
+    }
+    return out;
+  }
+  // (Re)starts HAProxy with frontends for every backend of `work`.
+  Status StartHaproxy(const RouterWork& work);
+  // HAProxy's servers as `work` lists them; acknowledges its step.
+  Status Apply(const RouterWork& work);
+  Status Post(const nlohmann::ordered_json& body);
+  void Report();
+
+  RouterAgentOptions o_;
+  std::unique_ptr<ControlClient> poll_, report_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::atomic<bool> halt_{false};
+  serving::Children children_;
+  std::optional<pid_t> haproxy_;
+  std::string log_;
+  std::unique_ptr<serving::HaproxyRuntime> runtime_;
+  std::unique_ptr<RouterObserver> observer_;
+  std::optional<Router> rule_;
+  std::map<std::string, int> frontends_;         // backend -> its frontend port
+  std::map<std::string, std::string> services_;  // backend -> service (guarded by mu_)
+  std::map<ServerKey, Held> held_;
+  std::set<std::tuple<int64_t, int, std::string>> acked_;  // (id, phase, step)
+};
+
+Status RouterAgent::Impl::StartHaproxy(const RouterWork& work) {
+  if (haproxy_) {
+    Say("a service without a frontend: restarting HAProxy with a new configuration");
+    children_.Stop(*haproxy_);
+    haproxy_.reset();
+  }
+  rule_ = *work.rule;
+  std::vector<RouterBackend> backends;
+  std::vector<int> ports;
+  for (const WorkBackend& b : work.backends) {
+    auto [it, fresh] = frontends_.emplace(b.name, 0);
+    if (fresh) {
+      int port = o_.frontend_base_port;
+      for (const auto& [name, used] : frontends_) port = std::max(port, used + 1);
+      it->second = port;
+    }
+    RouterBackend backend{b.service, b.name, it->second, {}};
+    for (const WorkServer& s : b.servers) {
+      RouterServer server = Addressed(s.server, work.base_port);
+      server.enabled = false;  // states are set through the runtime API
+      backend.servers.push_back(std::move(server));
+    }
+    ports.push_back(backend.port);
+    backends.push_back(std::move(backend));
+  }
+  RouterSettings settings;
+  settings.bind_address = o_.bind_address;
+  settings.metrics_port = o_.metrics_port;
+  settings.stats_socket = o_.work_dir + "/haproxy.sock";
+  settings.max_connections = serving::HaproxyConnectionLimit(o_.max_connections);
+  settings.keep_alive_s = o_.keep_alive_s;
+  settings.request_log = fmt::format("127.0.0.1:{}", observer_->Port());
+  LatencyRule rule;
+  rule.router = *rule_;
+  const std::string config = o_.work_dir + "/haproxy.cfg";
+  TESSERA_RETURN_IF_ERROR(
+      serving::WriteTextFile(config, FormatHaproxyConfig(rule, backends, settings)));
+  Result<pid_t> pid = children_.Spawn({o_.haproxy_binary, "-db", "-f", config}, {}, log_);
+  if (!pid.ok()) return pid.status();
+  haproxy_ = *pid;
+  TESSERA_RETURN_IF_ERROR(serving::WaitForHaproxy(ports, *pid, log_));
+  held_.clear();
+  for (const RouterBackend& b : backends) {
+    for (const RouterServer& s : b.servers) held_[{b.name, s.name}] = Held{};
+  }
+  Say(fmt::format("HAProxy serves {} service(s) from port {} ({} rule)", backends.size(),
+                  o_.frontend_base_port, RouterName(*rule_)));
+  return Status::Ok();
+}
+
+Status RouterAgent::Impl::Apply(const RouterWork& work) {
+  if (work.backends.empty()) return Status::Ok();
+  if (!work.rule) return Status::InvalidArgument("router work with backends but no rule");
+  bool restart = !haproxy_ || *work.rule != *rule_;
+  for (const WorkBackend& b : work.backends) restart |= !frontends_.count(b.name);
+  if (restart) TESSERA_RETURN_IF_ERROR(StartHaproxy(work));
+  {
+    std::map<std::string, double> slo;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const WorkBackend& b : work.backends) {
+      services_[b.name] = b.service;
+      // Measured in the log's (wall) milliseconds.
+      if (b.slo_ms) slo[b.name] = *b.slo_ms * o_.dilation;
+    }
+    observer_->SetSloMs(std::move(slo));
+  }
+  std::set<ServerKey> listed;
+  std::vector<ServerKey> draining;
+  int changes = 0;
+  for (const WorkBackend& b : work.backends) {
+    for (const WorkServer& s : b.servers) {
+      const ServerKey key{b.name, s.server.name};
+      listed.insert(key);
+      auto it = held_.find(key);
+      if (it == held_.end()) {
+        RouterServer server = Addressed(s.server, work.base_port);
+        TESSERA_RETURN_IF_ERROR(
+            runtime_->AddServer(b.name, server.name, FormatServerArgs(*rule_, server)));
+        it = held_.emplace(key, Held{}).first;
+        ++changes;
+      }
+      Held& held = it->second;
+      if (s.server.weight != held.weight) {
+        TESSERA_RETURN_IF_ERROR(runtime_->SetWeight(b.name, s.server.name, s.server.weight));
+        held.weight = s.server.weight;
+      }
+      if (s.state != held.state) {
+        TESSERA_RETURN_IF_ERROR(runtime_->SetState(b.name, s.server.name, RuntimeState(s.state)));
+        if (s.state == RouterServerState::kReady) {
+          TESSERA_RETURN_IF_ERROR(runtime_->SetHealthUp(b.name, s.server.name));
+        }
+        held.state = s.state;
+        ++changes;
+      }
+      if (s.state == RouterServerState::kDrain) draining.push_back(key);
+    }
+  }
+  // Servers no longer listed: out of the router once idle.
+  std::vector<ServerKey> gone;
+  for (auto& [key, held] : held_) {
+    if (listed.count(key)) continue;
+    if (held.state != RouterServerState::kMaint) {
+      TESSERA_RETURN_IF_ERROR(
+          runtime_->SetState(key.first, key.second, serving::ServerState::kMaint));
+      held.state = RouterServerState::kMaint;
+    }
+    gone.push_back(key);
+  }
+  if (!gone.empty()) {
+    TESSERA_RETURN_IF_ERROR(runtime_->WaitIdle(gone, o_.drain_timeout_s, &halt_));
+    for (const ServerKey& key : gone) {
+      TESSERA_RETURN_IF_ERROR(runtime_->DelServer(key.first, key.second));
+      held_.erase(key);
+    }
+  }
+  if (changes > 0 || !gone.empty()) {
+    Say(fmt::format("version {}: {} change(s), {} server(s) removed, {} draining", work.version,
+                    changes, gone.size(), draining.size()));
+  }
+  if (!work.transition || work.transition->step.empty()) return Status::Ok();
+  const RouterWork::Step& t = *work.transition;
+  if (acked_.count({t.id, t.phase, t.step})) return Status::Ok();
+  nlohmann::ordered_json result{{"id", t.id}, {"phase", t.phase}, {"step", t.step}, {"ok", true}};
+  if (t.step == "drain") {
+    const auto began = std::chrono::steady_clock::now();
+    Status idle = runtime_->WaitIdle(draining, o_.drain_timeout_s, &halt_);
+    if (halt_.load()) return Status::Ok();
+    if (idle.ok()) {
+      for (const ServerKey& key : draining) {
+        TESSERA_RETURN_IF_ERROR(
+            runtime_->SetState(key.first, key.second, serving::ServerState::kMaint));
+        held_[key].state = RouterServerState::kMaint;
+      }
+      Say(fmt::format(
+          "transition {} phase {}: {} server(s) drained in {:.2f} s", t.id, t.phase,
+          draining.size(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count()));
+    } else {
+      result["ok"] = false;
+      result["error"] = idle.message();
+    }
+  } else {
+    Say(fmt::format("transition {} phase {}: its new servers are ready", t.id, t.phase));
+  }
+  TESSERA_RETURN_IF_ERROR(Post({{"transition", result}}));
+  acked_.insert({t.id, t.phase, t.step});
+  return Status::Ok();
+}
+
+Status RouterAgent::Impl::Post(const nlohmann::ordered_json& body) {
+  const std::optional<ControlReply> reply = poll_->Send("POST", Path("status"), body.dump());
+  if (!reply || reply->status == 200 || reply->status == 409) return Status::Ok();
+  const std::string why = fmt::format("POST {}: the server answered HTTP {}: {}", Path("status"),
+                                      reply->status, ApiErrorText(reply->body));
+  return reply->status == 404 ? Status::NotFound(why) : Status::InvalidArgument(why);
+}
+
+void RouterAgent::Impl::Report() {
+  auto last = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait_for(lock, std::chrono::duration<double>(o_.report_interval_s),
+                     [&] { return stopping_; });
+      if (stopping_) return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last).count();
+    last = now;
+    const std::map<std::string, LoadCounts> counts = observer_->Take();
+    nlohmann::ordered_json observed = nlohmann::ordered_json::object();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [backend, service] : services_) {
+        const auto it = counts.find(backend);
+        const LoadCounts none;
+        const LoadCounts& c = it == counts.end() ? none : it->second;
+        nlohmann::ordered_json o;
+        o["rate_rps"] = static_cast<double>(c.sent) / seconds * o_.dilation;
+        if (c.sent > 0) o["slo_compliance"] = static_cast<double>(c.within_slo) / c.sent;
+        if (c.latency_ms.Count() > 0) {
+          o["p99_ms"] = std::max(1e-3, c.latency_ms.Quantile(0.99) / o_.dilation);
+        }
+        observed[service] = std::move(o);
+      }
+    }
+    if (observed.empty()) continue;
+    const std::optional<ControlReply> reply = report_->Send(
+        "POST", Path("status"), nlohmann::ordered_json{{"observed", observed}}.dump());
+    if (reply && reply->status != 200) {
+      Say(fmt::format("report refused: HTTP {}: {}", reply->status, ApiErrorText(reply->body)));
+    }
+  }
+}
+
+Status RouterAgent::Impl::Run() {
+  std::error_code ec;
+  std::filesystem::create_directories(o_.work_dir, ec);
+  if (ec) return Status::IoError("--work-dir " + o_.work_dir + ": " + ec.message());
+  log_ = o_.work_dir + "/haproxy.log";
+  TESSERA_ASSIGN_OR_RETURN(const std::string version,
+                           serving::HaproxyVersion(o_.haproxy_binary, log_, children_));
+  Say(version);
+  TESSERA_ASSIGN_OR_RETURN(observer_, RouterObserver::Start(0, {}));
+  runtime_ = std::make_unique<serving::HaproxyRuntime>(o_.work_dir + "/haproxy.sock");
+  std::thread reporter([this] { Report(); });
+  Status status = Status::Ok();
+  std::optional<int64_t> since;
+  while (status.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    std::string path = fmt::format("{}?wait={}", Path("work"), o_.poll_wait_s);
+    if (since) path += fmt::format("&since={}", *since);
+    const std::optional<ControlReply> reply = poll_->Send("GET", path, "");
+    if (!reply) break;
+    if (reply->status != 200) {
+      status = Status::InvalidArgument(fmt::format("GET {}{}: the server answered HTTP {}: {}",
+                                                   o_.server, path, reply->status,
+                                                   ApiErrorText(reply->body)));
+      break;
+    }
+    Result<RouterWork> work =
+        ParseRouterWork(reply->body, "router work from " + o_.server, o_.name);
+    if (!work.ok()) {
+      status = work.status();
+      break;
+    }
+    status = Apply(*work);
+    since = work->version;
+    if (haproxy_ && serving::Children::Wait(*haproxy_, 0) >= 0) {
+      status = Status::IoError("haproxy exited: " + serving::Tail(log_));
+    }
+  }
+  halt_ = true;
+  Stop();
+  reporter.join();
+  children_.StopAll();
+  return status;
+}
+
+Result<std::unique_ptr<RouterAgent>> RouterAgent::Create(RouterAgentOptions options) {
+  if (!IsDns1123Label(options.name)) {
+    return Status::InvalidArgument("--name " + QuoteForMessage(options.name) +
+                                   ": a router name is a DNS-1123 label (tessera serve "
+                                   "--router-agent NAME)");
+  }
+  if (options.work_dir.empty()) return Status::InvalidArgument("--work-dir is required");
+  if (options.work_dir.size() + sizeof("/haproxy.sock") > 98) {
+    return Status::InvalidArgument(fmt::format(
+        "--work-dir {}: HAProxy's socket path in it would pass 97 bytes; give a shorter one",
+        QuoteForMessage(options.work_dir)));
+  }
+  if (!(options.report_interval_s >= 0.1 && options.report_interval_s <= 3600)) {
+    return Status::InvalidArgument(
+        fmt::format("--report-interval {:g}: must be 0.1..3600 s", options.report_interval_s));
+  }
+  if (!(options.dilation >= 1 && options.dilation <= 1000)) {
+    return Status::InvalidArgument(
+        fmt::format("--dilation {:g}: must be in [1, 1000]", options.dilation));
+  }
+  if (options.poll_wait_s < 0 || options.poll_wait_s > 60) {
+    return Status::InvalidArgument(
+        fmt::format("--poll-wait {}: must be 0..60 s", options.poll_wait_s));
+  }
+  for (const auto& [flag, port] : {std::pair{"--frontend-port", options.frontend_base_port},
+                                   {"--metrics-port", options.metrics_port}}) {
+    if (port < 1 || port > 65535) {
+      return Status::InvalidArgument(fmt::format("{} {}: must be 1..65535", flag, port));
+    }
+  }
+  ControlClientOptions client;
+  client.server = options.server;
+  client.token = options.token;
+  client.read_timeout_s = options.poll_wait_s + 15;
+  client.say = options.progress;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> poll, ControlClient::Create(client));
+  client.read_timeout_s = 15;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> report, ControlClient::Create(client));
+  options.server = poll->server();
+  return std::unique_ptr<RouterAgent>(new RouterAgent(
+      std::make_unique<Impl>(std::move(options), std::move(poll), std::move(report))));
+}
+
+RouterAgent::RouterAgent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RouterAgent::~RouterAgent() = default;
+Status RouterAgent::Run() { return impl_->Run(); }
+void RouterAgent::Stop() { impl_->Stop(); }
+
+}  // namespace tessera
