@@ -19,7 +19,8 @@
 //   the service's SLO and the p99, in the plan's time (rates x dilation,
 //   latencies / dilation):
 //   POST /v1/routers/{name}/status {"observed": {service: {"rate_rps",
-//   "slo_compliance", "p99_ms"}}}
+//   "requests", "slo_compliance", "p99_ms"}}} ("requests": the count the
+//   rate comes from, which lets the control plane tell a move from noise)
 //
 // HAProxy starts with the first work that holds a backend: one frontend per
 // service from frontend_base_port in the work's order; a work with a

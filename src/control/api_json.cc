@@ -115,7 +115,8 @@ Result<PhaseResult> PhaseResultFromJson(const JsonReader& r, const Json& j, bool
 Result<std::map<std::string, ObservedRate>> ObservedFromJson(const JsonReader& r,
                                                              const Json& observed) {
   static constexpr std::array<std::string_view, 1> kRequired = {"rate_rps"};
-  static constexpr std::array<std::string_view, 2> kMaybe = {"slo_compliance", "p99_ms"};
+  static constexpr std::array<std::string_view, 3> kMaybe = {"slo_compliance", "p99_ms",
+                                                             "requests"};
   if (!observed.is_object()) {
     return r.Error("observed", "expected an object, got " + DescribeJson(observed));
   }
@@ -134,6 +135,9 @@ Result<std::map<std::string, ObservedRate>> ObservedFromJson(const JsonReader& r
     }
     if (value.contains("p99_ms")) {
       TESSERA_ASSIGN_OR_RETURN(rate.p99_ms, r.In(value, path, "p99_ms", limits::kLatencyMs));
+    }
+    if (value.contains("requests")) {
+      TESSERA_ASSIGN_OR_RETURN(rate.requests, r.Int(value, path, "requests", 0));
     }
     out[name] = rate;
   }

@@ -114,6 +114,9 @@ struct ObservedRate {
   double rate_rps = 0;
   std::optional<double> slo_compliance;
   std::optional<double> p99_ms;
+  // The requests the rate was counted from (a router's), which tells a
+  // change from noise.
+  std::optional<int64_t> requests;
 };
 struct NodeStatusReport {
   std::optional<PhaseResult> transition;

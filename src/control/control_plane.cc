@@ -284,8 +284,11 @@ class ControlPlane::Impl {
   // The largest relative move of `rates` from the deployment's planned
   // rates, and the service that moved it.
   std::pair<double, std::string> WorstChange(const std::map<std::string, double>& rates) const;
-  // Every reporter's observed rates, summed per service (those > 0).
-  std::map<std::string, double> ObservedRates() const;
+  // The observed rates of the services that moved: summed over the
+  // reporters, beyond the threshold from the deployment's planned rate, and
+  // (where the reporters counted their requests) more than 3 standard
+  // deviations of a Poisson count away from it: noise moves nothing.
+  std::map<std::string, double> MovedRates() const;
   // Auto mode on the observed rates: a re-plan once they have stayed beyond
   // the threshold for replan_hold_s.
   void OnObserved();
@@ -918,19 +921,45 @@ std::pair<double, std::string> ControlPlane::Impl::WorstChange(
   return {worst, moved};
 }
 
-std::map<std::string, double> ControlPlane::Impl::ObservedRates() const {
-  std::map<std::string, double> rates;
+std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
+  struct Sum {
+    double rate = 0;
+    double requests = 0;
+    bool counted = true;  // every reporter gave its requests
+  };
+  std::map<std::string, Sum> sums;
   for (const auto& [reporter, services] : observed_) {
-    for (const auto& [name, rate] : services) rates[name] += rate.rate_rps;
+    for (const auto& [name, rate] : services) {
+      Sum& sum = sums[name];
+      sum.rate += rate.rate_rps;
+      if (rate.requests) {
+        sum.requests += static_cast<double>(*rate.requests);
+      } else {
+        sum.counted = false;
+      }
+    }
   }
-  std::erase_if(rates, [](const auto& entry) { return !(entry.second > 0); });
-  return rates;
+  std::map<std::string, double> moved;
+  if (!deployment_) return moved;
+  for (const ServiceOutcome& s : deployment_->services) {
+    const auto it = sums.find(s.name);
+    if (it == sums.end() || !(it->second.rate > 0) || s.rate_rps <= 0) continue;
+    const Sum& sum = it->second;
+    if (std::abs(sum.rate - s.rate_rps) / s.rate_rps <= options_.replan_threshold) continue;
+    if (sum.counted) {
+      // The planned rate's count over the same time as the observed one.
+      const double expected = s.rate_rps * sum.requests / sum.rate;
+      if (std::abs(sum.requests - expected) <= 3 * std::sqrt(std::max(expected, 1.0))) continue;
+    }
+    moved[s.name] = sum.rate;
+  }
+  return moved;
 }
 
 void ControlPlane::Impl::OnObserved() {
   if (!options_.auto_mode || !scenario_) return;
-  const std::map<std::string, double> rates = ObservedRates();
-  if (WorstChange(rates).first <= options_.replan_threshold || active_) {
+  const std::map<std::string, double> rates = MovedRates();
+  if (rates.empty() || active_) {
     beyond_since_ms_.reset();
     return;
   }

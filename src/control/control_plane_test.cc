@@ -324,8 +324,18 @@ TEST_F(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
   const Json routers = Call("GET", "/v1/routers").body["routers"];
   ASSERT_EQ(routers.size(), 1u);
   EXPECT_EQ(routers[0]["observed"]["resnet50"]["p99_ms"], 12);
+  // As far, but from 40 requests: within a Poisson count's noise, no move.
+  const std::string noise = R"({"observed": {"resnet50": {"rate_rps": 1901.9, "requests": 40}}})";
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", noise).status, 200);
+  clock_.Advance(6000);
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", noise).status, 200);
+  EXPECT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null());
+  // From 4,000 requests it is a move.
+  const std::string counted =
+      R"({"observed": {"resnet50": {"rate_rps": 1901.9, "requests": 4000}}})";
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", counted).status, 200);
   clock_.Advance(5000);
-  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", moved).status, 200);
+  ASSERT_EQ(Call("POST", "/v1/routers/edge/status", counted).status, 200);
   const Json moving = Call("GET", "/v1/deployment").body["transition"];
   ASSERT_TRUE(moving.is_number_integer());
   RunToDone(moving.get<int64_t>());

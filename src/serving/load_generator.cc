@@ -130,9 +130,18 @@ class Generator {
   }
 
   // The next request of target `t` after time `after`, if within the run.
+  // A rate step starts the process over at its instant (memoryless: the
+  // arrivals after it are Poisson at the new rate).
   void Schedule(int t, double after) {
-    const double gap = std::exponential_distribution<double>(targets_[t].rate_rps)(rngs_[t]);
-    if (after + gap < options_.duration_s) due_.push({after + gap, t});
+    const LoadTarget& target = targets_[t];
+    const bool stepped = target.step_factor != 1 && after >= target.step_at_s;
+    const double rate = stepped ? target.rate_rps * target.step_factor : target.rate_rps;
+    double next = after + std::exponential_distribution<double>(rate)(rngs_[t]);
+    if (!stepped && target.step_factor != 1 && next >= target.step_at_s) {
+      next = target.step_at_s +
+             std::exponential_distribution<double>(target.rate_rps * target.step_factor)(rngs_[t]);
+    }
+    if (next < options_.duration_s) due_.push({next, t});
   }
 
   // Applies `record` to target t's totals and to the window of `scheduled_s`.
@@ -390,10 +399,14 @@ Result<LoadReport> RunOpenLoopLoad(const std::vector<LoadTarget>& targets,
                                    const LoadOptions& options) {
   for (const LoadTarget& t : targets) {
     in_addr addr{};
-    if (!(t.rate_rps > 0 && std::isfinite(t.rate_rps)) || t.port <= 0 || t.port > 65535 ||
-        inet_pton(AF_INET, t.host.c_str(), &addr) != 1 || t.path.empty() || t.path[0] != '/') {
+    if (!(t.rate_rps > 0 && std::isfinite(t.rate_rps)) ||
+        !(t.step_factor > 0 && std::isfinite(t.step_factor)) || !(t.step_at_s >= 0) ||
+        t.port <= 0 || t.port > 65535 || inet_pton(AF_INET, t.host.c_str(), &addr) != 1 ||
+        t.path.empty() || t.path[0] != '/') {
       return Status::InvalidArgument(fmt::format(
-          "load target {}: needs a rate > 0, an IPv4 host, a port and a path", t.service));
+          "load target {}: needs a rate > 0 (and a step factor > 0), an IPv4 host, a port and a "
+          "path",
+          t.service));
     }
   }
   if (!(options.duration_s > 0 && std::isfinite(options.duration_s)) || !(options.timeout_s > 0) ||

@@ -441,6 +441,7 @@ void RouterAgent::Impl::Report() {
         const LoadCounts& c = it == counts.end() ? none : it->second;
         nlohmann::ordered_json o;
         o["rate_rps"] = static_cast<double>(c.sent) / seconds * o_.dilation;
+        o["requests"] = c.sent;
         if (c.sent > 0) o["slo_compliance"] = static_cast<double>(c.within_slo) / c.sent;
         if (c.latency_ms.Count() > 0) {
           o["p99_ms"] = std::max(1e-3, c.latency_ms.Quantile(0.99) / o_.dilation);
