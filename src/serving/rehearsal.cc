@@ -4,7 +4,6 @@
 #include "tessera/rehearsal.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,17 +11,15 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <tuple>
 
-#include "agent/supervisor.h"
 #include "serving/children.h"
 #include "serving/haproxy_runtime.h"
-#include "tessera/clock.h"
+#include "serving/rehearsal_parts.h"
 #include "tessera/deploy_artifacts.h"
 #include "tessera/load_generator.h"
 #include "tessera/node_plan.h"
@@ -37,25 +34,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using serving::Children;
+using serving::Compliance;
+using serving::EphemeralPorts;
+using serving::KillUnits;
+using serving::Measured;
+using serving::P99Ms;
 using serving::Tail;
 using serving::WriteTextFile;
 
 constexpr int kGpusPerNode = 16;
-
-// Kills every unit an agent of `state_dirs` started and its stop did not
-// end, found as the agent finds them (agent::Supervisor::Scan); the first
-// unit that would not die is the error.
-Status KillUnits(const std::vector<std::string>& state_dirs) {
-  Status first = Status::Ok();
-  for (const std::string& dir : state_dirs) {
-    agent::Supervisor units(dir, SystemClock());
-    for (const auto& [name, unit] : units.Scan()) {
-      Status killed = units.Kill(name);
-      if (first.ok()) first = std::move(killed);
-    }
-  }
-  return first;
-}
 
 Status CheckRequest(const RehearsalRequest& r) {
   if (!(r.dilation >= 1 && r.dilation <= 1000)) {
@@ -105,15 +92,6 @@ struct NodePlans {
   std::vector<NodePlan> initial, final, every;
 };
 
-// The kernel's ephemeral port range (net.ipv4.ip_local_port_range), or
-// Linux's default when it cannot be read.
-std::pair<int, int> EphemeralPorts() {
-  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
-  int low = 0, high = 0;
-  if (in >> low >> high && low > 0 && high >= low) return {low, high};
-  return {32768, 60999};
-}
-
 Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& states,
                                      std::pair<int, int> ephemeral,
                                      std::vector<std::pair<int, int>>& ranges) {
@@ -122,20 +100,8 @@ Result<NodePlans> RehearsalNodePlans(const RehearsalRequest& r, const States& st
   options.serving.model_repository = r.work_dir + "/triton";
   options.serving.mps_root = r.work_dir + "/mps";
   options.serving.mps_command = {"sleep", "infinity"};
-  std::vector<std::string> command = {r.tessera_binary,
-                                      "emulate",
-                                      "--model={model}",
-                                      "--model-repository={model_repository}",
-                                      "--model-config-name={model_config}",
-                                      "--gpu=" + r.gpu,
-                                      "--profile={profile}",
-                                      "--procs={procs}",
-                                      "--http-port={http_port}",
-                                      "--metrics-port={metrics_port}",
-                                      fmt::format("--dilation={}", r.dilation),
-                                      fmt::format("--seed={}", r.seed)};
-  if (!r.profiles.empty()) command.push_back("--profiles=" + r.profiles);
-  options.serving.command = command;
+  options.serving.command = serving::EmulatorCommand(r.tessera_binary, "{model_repository}", r.gpu,
+                                                     r.profiles, r.dilation, r.seed);
   options.serving.base_port = r.process_base_port;
   TESSERA_ASSIGN_OR_RETURN(const std::vector<NodePlan> every,
                            BuildNodePlans(states.every, options));
@@ -300,32 +266,6 @@ std::vector<LiveServer> LiveServers(const std::vector<RouterBackend>& backends) 
   return out;
 }
 
-// The p99 of `c`'s answered requests in the plan's time (0 when none), and
-// its share of requests within the SLO (1 when none).
-double P99Ms(const LoadCounts& c, double dilation) {
-  return c.latency_ms.Count() > 0 ? c.latency_ms.Quantile(0.99) / dilation : 0;
-}
-double Compliance(const LoadCounts& c) {
-  return c.sent > 0 ? static_cast<double>(c.within_slo) / c.sent : 1;
-}
-
-// What was measured for one service, beside what was predicted.
-RehearsedService Measured(const ServingService& s, const LoadCounts& c,
-                          const ServiceReport& predicted, double dilation) {
-  RehearsedService out;
-  out.name = s.name;
-  out.rate_rps = s.rate_rps;
-  out.slo_ms = s.slo_ms;
-  out.predicted = predicted;
-  out.offered = c.sent;
-  out.served = c.ok;
-  out.failed = c.sent - c.ok;
-  if (c.latency_ms.Count() > 0) out.p50_ms = c.latency_ms.Quantile(0.5) / dilation;
-  out.p99_ms = P99Ms(c, dilation);
-  out.compliance = Compliance(c);
-  return out;
-}
-
 // Runs the phases of a transition against the clock of the load (started
 // at `t0`): drain, agents, ready, as rehearsal.h says. Returns at once
 // without a transition.
@@ -461,18 +401,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     fs::create_directories(fs::path(r.work_dir) / plan.node, ec);
     state_dirs.push_back(r.work_dir + "/" + plan.node + "/state");
   }
-  // A plan's emulators hold thousands of request threads (S6: about 14,000
-  // for 97 processes): 1 MiB stacks for every process started from here,
-  // instead of glibc's default of the stack limit (8 MiB).
-  rlimit stack{};
-  getrlimit(RLIMIT_STACK, &stack);
-  const rlimit saved = stack;
-  stack.rlim_cur = std::min<rlim_t>(stack.rlim_max, 1 << 20);
-  setrlimit(RLIMIT_STACK, &stack);
-  struct RestoreStack {
-    rlimit limit;
-    ~RestoreStack() { setrlimit(RLIMIT_STACK, &limit); }
-  } restore{saved};
+  const serving::SmallStacks small_stacks;
 
   Children children;
   RehearsalReport report;
