@@ -44,6 +44,11 @@ struct RehearseFlags {
   int router_metrics_port = 8404;
   std::string format = "text";
   std::string output;
+  // --serve: under `tessera serve` in auto mode, one service's rate stepped.
+  bool serve = false;
+  std::string load_step;  // SERVICE:FACTOR@TIME
+  double window_s = 10;
+  double replan_hold_s = 3;
 };
 
 // Requests per second of wall time the default dilation keeps the load
@@ -117,39 +122,51 @@ Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
   return out;
 }
 
-int RunRehearse(const RehearseFlags& f) {
-  Result<Rehearsed> planned = PlanAndModel(f);
-  if (!planned.ok()) return ReportError(planned.status());
-  RehearsalRequest r;
-  r.deployment = std::move(planned->deployment);
-  r.model = std::move(planned->model);
-  r.transition = std::move(planned->transition);
-  r.gpu = r.deployment.gpu;
-  r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
-  r.duration_s = f.duration_s;
-  r.dilation =
-      f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
-  r.seed = f.seed;
+// "SERVICE:FACTOR@TIME" of --load-step into the request.
+Status ParseLoadStep(const std::string& text, ServedRehearsalRequest& r) {
+  const size_t colon = text.rfind(':');
+  const size_t at = text.rfind('@');
+  if (colon == std::string::npos || at == std::string::npos || colon == 0 || at < colon) {
+    return Status::InvalidArgument("--load-step " + QuoteForMessage(text) +
+                                   ": expected SERVICE:FACTOR@TIME, e.g. resnet50:1.5@20s");
+  }
+  r.step_service = text.substr(0, colon);
+  const std::string factor = text.substr(colon + 1, at - colon - 1);
+  char* end = nullptr;
+  r.step_factor = std::strtod(factor.c_str(), &end);
+  if (factor.empty() || end != factor.c_str() + factor.size() || !(r.step_factor > 0) ||
+      r.step_factor > 100) {
+    return Status::InvalidArgument("--load-step " + QuoteForMessage(text) + ": the factor " +
+                                   QuoteForMessage(factor) + " must be a number in (0, 100]");
+  }
+  TESSERA_ASSIGN_OR_RETURN(r.step_at_s,
+                           ParseDuration("--load-step", text.substr(at + 1), kSimulatedTime));
+  return Status::Ok();
+}
+
+// Fills in what both rehearsals take from the flags: binaries, ports, the
+// work directory (`made`: the temporary one made, removed afterwards).
+template <typename Request>
+Status CommonRequest(const RehearseFlags& f, Request& r, std::string& made) {
   const fs::path self = SelfDirectory();
   r.tessera_binary = (self / "tessera").string();
   r.fake_nvml_library =
       f.fake_nvml.empty() ? (self / "libtessera-fake-nvml.so").string() : f.fake_nvml;
   if (!fs::exists(r.fake_nvml_library)) {
-    return ReportError(
-        Status::InvalidArgument("--fake-nvml: " + QuoteForMessage(r.fake_nvml_library) +
-                                " does not exist; build it (make build) or name the library"));
+    return Status::InvalidArgument("--fake-nvml: " + QuoteForMessage(r.fake_nvml_library) +
+                                   " does not exist; build it (make build) or name the library");
   }
   r.fake_nvml_library = fs::absolute(r.fake_nvml_library).string();
   r.haproxy_binary = f.haproxy;
   r.process_base_port = f.base_port;
   r.router_base_port = f.router_base_port;
   r.router_metrics_port = f.router_metrics_port;
-  std::string made;
+  r.seed = f.seed;
   if (f.work_dir.empty()) {
     std::string pattern = (fs::temp_directory_path() / "tessera-rehearse-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      return ReportError(Status::IoError("cannot make a work directory under " +
-                                         fs::temp_directory_path().string()));
+      return Status::IoError("cannot make a work directory under " +
+                             fs::temp_directory_path().string());
     }
     made = pattern;
     r.work_dir = made;
@@ -162,6 +179,69 @@ int RunRehearse(const RehearseFlags& f) {
   action.sa_handler = Interrupt;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  return Status::Ok();
+}
+
+int RunServedRehearse(const RehearseFlags& f) {
+  if (!f.deployment.empty() || !f.transition.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "--serve plans with tessera serve: --deployment and --transition do not apply"));
+  }
+  if (f.load_step.empty()) {
+    return ReportError(Status::InvalidArgument(
+        "--serve needs --load-step SERVICE:FACTOR@TIME: the rate change serve answers"));
+  }
+  if (f.plan.input.scenario.empty()) {
+    return ReportError(Status::InvalidArgument("--serve needs --scenario"));
+  }
+  Result<Scenario> scenario = LoadScenario(f.plan.input);
+  if (!scenario.ok()) return ReportError(scenario.status());
+  ServedRehearsalRequest r;
+  r.scenario = std::move(*scenario);
+  if (Status s = ParseLoadStep(f.load_step, r); !s.ok()) return ReportError(s);
+  r.serve_args = {"--scenario", fs::absolute(f.plan.input.scenario).string()};
+  if (!f.plan.input.profiles.empty()) {
+    r.profiles = fs::absolute(f.plan.input.profiles).string();
+    r.serve_args.insert(r.serve_args.end(), {"--profiles", r.profiles});
+  }
+  if (!r.scenario.gpu.empty()) r.gpu = r.scenario.gpu;
+  r.duration_s = f.duration_s;
+  r.window_s = f.window_s;
+  r.replan_hold_s = f.replan_hold_s;
+  r.dilation =
+      f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(TotalRate(r.scenario) / kWallRateCap));
+  std::string made;
+  if (Status s = CommonRequest(f, r, made); !s.ok()) return ReportError(s);
+  Result<ServedRehearsalReport> report = RunServedRehearsal(r);
+  if (!made.empty() && !f.keep) {
+    std::error_code ec;
+    fs::remove_all(made, ec);
+  }
+  if (!report.ok()) return ReportError(report.status());
+  const std::string text =
+      f.format == "json" ? FormatServedRehearsalJson(*report) : FormatServedRehearsalTable(*report);
+  if (Status written = WriteOutput(f.output, text); !written.ok()) return ReportError(written);
+  return kExitOk;
+}
+
+int RunRehearse(const RehearseFlags& f) {
+  if (f.serve) return RunServedRehearse(f);
+  if (!f.load_step.empty()) {
+    return ReportError(Status::InvalidArgument("--load-step needs --serve"));
+  }
+  Result<Rehearsed> planned = PlanAndModel(f);
+  if (!planned.ok()) return ReportError(planned.status());
+  RehearsalRequest r;
+  r.deployment = std::move(planned->deployment);
+  r.model = std::move(planned->model);
+  r.transition = std::move(planned->transition);
+  r.gpu = r.deployment.gpu;
+  r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
+  r.duration_s = f.duration_s;
+  r.dilation =
+      f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
+  std::string made;
+  if (Status s = CommonRequest(f, r, made); !s.ok()) return ReportError(s);
   Result<RehearsalReport> report = RunRehearsal(r);
   if (!report.ok() && report.status().message().starts_with("haproxy:")) {
     report = report.status().WithContext("--haproxy");
@@ -204,6 +284,14 @@ constexpr const char* kRehearseHelp =
     "      --duration 20s --dilation 100 --format json\n"
     "  tessera rehearse --scenario examples/scenarios/s6-floor.yaml --deployment day.json \\\n"
     "      --transition t.json --step-seconds 5\n\n"
+    "--serve --load-step SERVICE:FACTOR@TIME rehearses the control loop instead:\n"
+    "`tessera serve` in auto mode plans and deploys the scenario (node agents on the\n"
+    "fake NVML, `tessera router-agent` running HAProxy and reporting the traffic it\n"
+    "measures); the load steps one service's rate, serve re-plans once the move has held\n"
+    "for --replan-hold, and the transition runs under the load. The report has every\n"
+    "--window's measured compliance and when each transition started and ended.\n"
+    "  tessera rehearse --serve --scenario examples/scenarios/s3.yaml \\\n"
+    "      --load-step resnet50:1.5@20s --duration 60s\n\n"
     "Needs haproxy (Debian's haproxy 2.6) and the fake NVML library built beside tessera.\n"
     "Exit codes: 0 done; 2 bad flags or inputs, or a process of the data path failed (the\n"
     "message names it and its log; --keep-work-dir keeps every log).";
@@ -251,6 +339,18 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--router-metrics-port", flags->router_metrics_port, "The router's metrics port")
       ->check(Within(limits::kPort))
       ->capture_default_str();
+  cmd->add_flag("--serve", flags->serve,
+                "Rehearse under `tessera serve` in auto mode: it plans and deploys the scenario, "
+                "the router agent reports the traffic, and --load-step moves it");
+  cmd->add_option("--load-step", flags->load_step,
+                  "With --serve: SERVICE:FACTOR@TIME, that service's rate x FACTOR from TIME "
+                  "(the plan's time) on, e.g. resnet50:1.5@20s");
+  cmd->add_option("--window", flags->window_s,
+                  "With --serve: the measured windows' length, the plan's time (default 10s)")
+      ->transform(DurationFlag(kSimulatedTime));
+  cmd->add_option("--replan-hold", flags->replan_hold_s,
+                  "With --serve: serve's --replan-hold, wall seconds (default 3)")
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--format", flags->format, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", flags->output, "Write the report here (default: stdout)");

@@ -52,6 +52,7 @@
 
 #include "tessera/deployment.h"
 #include "tessera/problem.h"
+#include "tessera/scenario.h"
 #include "tessera/simulator.h"
 #include "tessera/status.h"
 #include "tessera/transition.h"
@@ -142,6 +143,84 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& request);
 
 std::string FormatRehearsalTable(const RehearsalReport& report);
 std::string FormatRehearsalJson(const RehearsalReport& report);
+
+// A rehearsal under the control plane (docs/rehearse.md, "Under tessera
+// serve"): the loop that moves a live cluster when its traffic moves.
+//
+//  1. `tessera serve` (auto mode, its own SQLite store, --router-agent
+//     edge and models) with the scenario; it plans it, and its first
+//     transition, from the empty cluster, deploys it;
+//  2. one `tessera agent --server` per node (4 GPUs each, on the fake
+//     NVML, serving ports from each node's own base) starts the emulators;
+//     `tessera router-agent --name edge` runs HAProxy in step with the
+//     control plane and reports what its request log counts; the rehearsal
+//     itself takes part in every phase as the router "models": before a
+//     phase's processes start it writes the model configurations of the
+//     plan the transition moves to (deploy's triton/ files);
+//  3. the open-loop generator sends every service's rate, one service's
+//     stepped by `step_factor` from `step_at_s`: the router measures it,
+//     serve re-plans once the move has held for `replan_hold_s`, and the
+//     transition runs phase by phase (router drain, node steps, router
+//     ready) under the load;
+//  4. everything is stopped; the report has every window's measured
+//     compliance and each transition's timing.
+// Times are the plan's (wall / dilation) but replan_hold_s and
+// report_interval_s, which are the wall seconds serve and the router agent
+// are given.
+struct ServedRehearsalRequest {
+  Scenario scenario;                    // the services loaded (rates, SLOs)
+  std::vector<std::string> serve_args;  // serve's input flags ("--scenario", path, ...)
+  std::string gpu = "a100-80gb";        // the fake NVML's GPUs
+  std::string profiles;                 // the emulators' --profiles; empty: the embedded ones
+  std::string step_service;             // the stepped service (in the scenario)
+  double step_factor = 1.5;
+  double step_at_s = 20;   // the plan's time from the load's start
+  double duration_s = 60;  // the plan's time
+  double window_s = 10;    // the plan's time
+  double dilation = 1;
+  uint64_t seed = 1;
+  double replan_threshold = 0.10;
+  double replan_hold_s = 3;      // wall
+  double report_interval_s = 2;  // wall
+  std::string work_dir;
+  std::string tessera_binary;
+  std::string fake_nvml_library;
+  std::string haproxy_binary = "haproxy";
+  int process_base_port = 10000;
+  int router_base_port = 9000;
+  int router_metrics_port = 8404;
+  std::function<void(std::string_view)> progress;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// A transition serve started during the load.
+struct ServedTransition {
+  int64_t id = 0;
+  int phases = 0, steps = 0;
+  int gpus_before = 0, gpus_after = 0;
+  std::string state;   // as last seen
+  double seen_s = 0;   // the plan's time from the load's start it was first seen
+  double done_s = -1;  // when it was seen done; -1: not done
+};
+
+struct ServedRehearsalReport {
+  std::string router, router_version;
+  std::string step_service;
+  double step_factor = 1, step_at_s = 0;
+  double duration_s = 0, dilation = 1, wall_s = 0;
+  int nodes = 0, gpus_deployed = 0;
+  std::vector<RehearsedService> services;  // whole run; predicted: unset
+  std::vector<RehearsedWindow> windows;    // every window_s; predicted: unset
+  std::vector<ServedTransition> transitions;
+  double send_jitter_p99_ms = 0;
+};
+
+// InvalidArgument for bad options (a step service not in the scenario,
+// paths, times); IoError naming the process and its log when serve, an
+// agent, the router agent or HAProxy fails.
+Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& request);
+std::string FormatServedRehearsalTable(const ServedRehearsalReport& report);
+std::string FormatServedRehearsalJson(const ServedRehearsalReport& report);
 
 }  // namespace tessera
 

@@ -287,7 +287,9 @@ class ControlPlane::Impl {
   // The observed rates of the services that moved: summed over the
   // reporters, beyond the threshold from the deployment's planned rate, and
   // (where the reporters counted their requests) more than 3 standard
-  // deviations of a Poisson count away from it: noise moves nothing.
+  // deviations of a Poisson count away from it: noise moves nothing. A
+  // counted rate is raised by 3 standard deviations of its count: the
+  // highest rate the measurement does not rule out is what is planned for.
   std::map<std::string, double> MovedRates() const;
   // Auto mode on the observed rates: a re-plan once they have stayed beyond
   // the threshold for replan_hold_s.
@@ -946,12 +948,16 @@ std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
     if (it == sums.end() || !(it->second.rate > 0) || s.rate_rps <= 0) continue;
     const Sum& sum = it->second;
     if (std::abs(sum.rate - s.rate_rps) / s.rate_rps <= options_.replan_threshold) continue;
+    double plan_for = sum.rate;
     if (sum.counted) {
       // The planned rate's count over the same time as the observed one.
       const double expected = s.rate_rps * sum.requests / sum.rate;
       if (std::abs(sum.requests - expected) <= 3 * std::sqrt(std::max(expected, 1.0))) continue;
+      // Plan for the highest rate the count does not rule out (3 standard
+      // deviations up), not for the count's own noise.
+      plan_for = sum.rate * (1 + 3 / std::sqrt(std::max(sum.requests, 1.0)));
     }
-    moved[s.name] = sum.rate;
+    moved[s.name] = plan_for;
   }
   return moved;
 }

@@ -3,6 +3,7 @@
 #include "tessera/router_agent.h"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <array>
@@ -253,6 +254,7 @@ class RouterAgent::Impl {
   serving::Children children_;
   std::optional<pid_t> haproxy_;
   std::string log_;
+  std::string socket_;  // HAProxy's runtime API
   std::unique_ptr<serving::HaproxyRuntime> runtime_;
   std::unique_ptr<RouterObserver> observer_;
   std::optional<Router> rule_;
@@ -290,7 +292,7 @@ Status RouterAgent::Impl::StartHaproxy(const RouterWork& work) {
   RouterSettings settings;
   settings.bind_address = o_.bind_address;
   settings.metrics_port = o_.metrics_port;
-  settings.stats_socket = o_.work_dir + "/haproxy.sock";
+  settings.stats_socket = socket_;
   settings.max_connections = serving::HaproxyConnectionLimit(o_.max_connections);
   settings.keep_alive_s = o_.keep_alive_s;
   settings.request_log = fmt::format("127.0.0.1:{}", observer_->Port());
@@ -467,7 +469,18 @@ Status RouterAgent::Impl::Run() {
                            serving::HaproxyVersion(o_.haproxy_binary, log_, children_));
   Say(version);
   TESSERA_ASSIGN_OR_RETURN(observer_, RouterObserver::Start(0, {}));
-  runtime_ = std::make_unique<serving::HaproxyRuntime>(o_.work_dir + "/haproxy.sock");
+  // HAProxy refuses a socket path longer than 97 bytes: then one in /tmp.
+  socket_ = o_.work_dir + "/haproxy.sock";
+  std::string socket_dir;
+  if (socket_.size() > 97) {
+    std::string pattern = "/tmp/tessera-router-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return Status::IoError("cannot make a directory for HAProxy's socket under /tmp");
+    }
+    socket_dir = pattern;
+    socket_ = socket_dir + "/admin.sock";
+  }
+  runtime_ = std::make_unique<serving::HaproxyRuntime>(socket_);
   std::thread reporter([this] { Report(); });
   Status status = Status::Ok();
   std::optional<int64_t> since;
@@ -502,6 +515,7 @@ Status RouterAgent::Impl::Run() {
   Stop();
   reporter.join();
   children_.StopAll();
+  if (!socket_dir.empty()) std::filesystem::remove_all(socket_dir, ec);
   return status;
 }
 
@@ -512,11 +526,6 @@ Result<std::unique_ptr<RouterAgent>> RouterAgent::Create(RouterAgentOptions opti
                                    "--router-agent NAME)");
   }
   if (options.work_dir.empty()) return Status::InvalidArgument("--work-dir is required");
-  if (options.work_dir.size() + sizeof("/haproxy.sock") > 98) {
-    return Status::InvalidArgument(fmt::format(
-        "--work-dir {}: HAProxy's socket path in it would pass 97 bytes; give a shorter one",
-        QuoteForMessage(options.work_dir)));
-  }
   if (!(options.report_interval_s >= 0.1 && options.report_interval_s <= 3600)) {
     return Status::InvalidArgument(
         fmt::format("--report-interval {:g}: must be 0.1..3600 s", options.report_interval_s));

@@ -1,0 +1,623 @@
+// RunServedRehearsal (rehearsal.h): `tessera serve` in auto mode, node
+// agents and the router agent under it, the open-loop load with one
+// service's rate stepped, and the transitions serve starts measured.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/control_client.h"
+#include "serving/children.h"
+#include "serving/haproxy_runtime.h"
+#include "serving/rehearsal_parts.h"
+#include "tessera/deploy_artifacts.h"
+#include "tessera/deployment_format.h"
+#include "tessera/load_generator.h"
+#include "tessera/node_plan.h"
+#include "tessera/rehearsal.h"
+#include "tessera/text_io.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using serving::Children;
+
+constexpr int kGpusPerNode = 4;
+constexpr const char* kRouter = "edge";
+constexpr const char* kModels = "models";
+
+// Every serving port a node of kGpusPerNode GPUs may use (node_plan.h:
+// base + 3 x slot, three ports per process).
+constexpr int kNodePortSpan = 3 * kGpusPerNode * 8 * kMaxProcessesPerInstance;
+
+Status CheckServedRequest(const ServedRehearsalRequest& r) {
+  if (!(r.dilation >= 1 && r.dilation <= 1000)) {
+    return Status::InvalidArgument(
+        fmt::format("dilation: must be in [1, 1000], got {:g}", r.dilation));
+  }
+  if (!(r.duration_s > 0 && r.duration_s <= 3600)) {
+    return Status::InvalidArgument(
+        fmt::format("duration: must be in (0, 3600] seconds, got {:g}", r.duration_s));
+  }
+  if (!(r.window_s > 0 && r.window_s <= r.duration_s)) {
+    return Status::InvalidArgument(
+        fmt::format("window: must be > 0 and at most the duration ({:g} s), got {:g}", r.duration_s,
+                    r.window_s));
+  }
+  if (!(r.step_at_s >= 0 && r.step_at_s < r.duration_s)) {
+    return Status::InvalidArgument(fmt::format(
+        "load step: at {:g} s, outside the run's [0, {:g}) s", r.step_at_s, r.duration_s));
+  }
+  if (!(r.step_factor > 0 && r.step_factor <= 100)) {
+    return Status::InvalidArgument(
+        fmt::format("load step: factor {:g} must be in (0, 100]", r.step_factor));
+  }
+  const auto& services = r.scenario.services;
+  if (std::none_of(services.begin(), services.end(),
+                   [&](const Service& s) { return s.name == r.step_service; })) {
+    return Status::InvalidArgument("load step: no service " + QuoteForMessage(r.step_service) +
+                                   " in the scenario");
+  }
+  for (const auto& [what, path] :
+       {std::pair<std::string_view, const std::string&>{"work directory", r.work_dir},
+        {"tessera binary", r.tessera_binary},
+        {"fake NVML library", r.fake_nvml_library}}) {
+    if (path.empty() || path.front() != '/' || path.find_first_of(" \t") != std::string::npos) {
+      return Status::InvalidArgument(fmt::format("{} {} must be an absolute path without blanks",
+                                                 what, QuoteForMessage(path)));
+    }
+  }
+  return Status::Ok();
+}
+
+// The URL `tessera serve` prints once it listens ("tessera serve: listening
+// on http://HOST:PORT (db ...)"), read from its log.
+Result<std::string> WaitForServe(const std::string& log, pid_t pid) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  constexpr std::string_view kMark = "listening on ";
+  for (;;) {
+    Result<std::string> text = ReadTextFile(log);
+    if (text.ok()) {
+      const size_t at = text->find(kMark);
+      if (at != std::string::npos) {
+        const size_t from = at + kMark.size();
+        return text->substr(from, text->find(' ', from) - from);
+      }
+    }
+    if (Children::Wait(pid, 0) >= 0) {
+      return Status::IoError("tessera serve exited: " + serving::Tail(log));
+    }
+    if (std::chrono::steady_clock::now() > until) {
+      return Status::IoError("tessera serve does not listen after 30 s: " + serving::Tail(log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// One call to the control plane: its JSON answer, or an IoError naming
+// the call and the answer.
+Result<Json> Call(ControlClient& client, const std::string& method, const std::string& path,
+                  const std::string& body = "") {
+  const std::optional<ControlReply> reply = client.Send(method, path, body);
+  if (!reply) return Status::IoError(fmt::format("{} {}: stopped", method, path));
+  if (reply->status >= 300) {
+    return Status::IoError(fmt::format("tessera serve answered {} {} with HTTP {}: {}", method,
+                                       path, reply->status, ApiErrorText(reply->body)));
+  }
+  Json j = Json::parse(reply->body, nullptr, false);
+  if (j.is_discarded()) {
+    return Status::IoError(fmt::format("{} {}: the answer is not JSON", method, path));
+  }
+  return j;
+}
+
+// The router "models": before each phase's processes start, the model
+// configurations of the plan the transition moves to (BuildTritonConfigs)
+// in the model repository, for the emulators to read.
+class ModelSync {
+ public:
+  ModelSync(std::unique_ptr<ControlClient> client, std::string repository)
+      : client_(std::move(client)), repository_(std::move(repository)) {}
+
+  // Writes `deployment`'s configurations.
+  Status Write(const Deployment& deployment) {
+    TESSERA_ASSIGN_OR_RETURN(const std::vector<DeployFile> files, BuildTritonConfigs(deployment));
+    std::error_code ec;
+    for (const DeployFile& f : files) {
+      // BuildTritonConfigs' paths start with "triton/": the repository.
+      const fs::path path = fs::path(repository_) / f.path.substr(f.path.find('/') + 1);
+      fs::create_directories(path.parent_path(), ec);
+      TESSERA_RETURN_IF_ERROR(serving::WriteTextFile(path.string(), f.content));
+    }
+    return Status::Ok();
+  }
+
+  // Follows the router work until Stop; the first error ends it.
+  Status Run() {
+    std::optional<int64_t> since;
+    std::set<std::string> acked;
+    while (!client_->Stopping()) {
+      std::string path = fmt::format("/v1/routers/{}/work?wait=5", kModels);
+      if (since) path += fmt::format("&since={}", *since);
+      Result<Json> work = Call(*client_, "GET", path);
+      if (client_->Stopping()) break;
+      if (!work.ok()) return work.status();
+      since = (*work)["version"].get<int64_t>();
+      const Json& t = (*work)["transition"];
+      if (t.is_null() || t["step"].is_null()) continue;
+      const int64_t id = t["id"];
+      const int phase = t["phase"];
+      const std::string step = t["step"];
+      const std::string key = fmt::format("{}/{}/{}", id, phase, step);
+      if (acked.count(key)) continue;
+      if (step == "drain") {
+        TESSERA_ASSIGN_OR_RETURN(const Json transition,
+                                 Call(*client_, "GET", fmt::format("/v1/transitions/{}", id)));
+        const int64_t to = transition["to"];
+        TESSERA_ASSIGN_OR_RETURN(const Json plan,
+                                 Call(*client_, "GET", fmt::format("/v1/plans/{}", to)));
+        TESSERA_ASSIGN_OR_RETURN(
+            const Deployment target,
+            ParseDeploymentJson(plan["deployment"].dump(), fmt::format("plan {}", to)));
+        TESSERA_RETURN_IF_ERROR(Write(target));
+      }
+      const Json ack = {
+          {"transition", {{"id", id}, {"phase", phase}, {"step", step}, {"ok", true}}}};
+      const std::optional<ControlReply> reply =
+          client_->Send("POST", fmt::format("/v1/routers/{}/status", kModels), ack.dump());
+      if (reply && reply->status != 200 && reply->status != 409) {
+        return Status::IoError("the model sync's acknowledgement: HTTP " +
+                               std::to_string(reply->status) + ": " + ApiErrorText(reply->body));
+      }
+      acked.insert(key);
+    }
+    return Status::Ok();
+  }
+
+  void Stop() { client_->Stop(); }
+
+ private:
+  std::unique_ptr<ControlClient> client_;
+  std::string repository_;
+};
+
+Result<std::unique_ptr<ControlClient>> Client(const std::string& url, int read_timeout_s) {
+  ControlClientOptions options;
+  options.server = url;
+  options.read_timeout_s = read_timeout_s;
+  options.backoff_first_s = 0.1;
+  options.backoff_max_s = 1;
+  return ControlClient::Create(options);
+}
+
+}  // namespace
+
+Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r) {
+  TESSERA_RETURN_IF_ERROR(CheckServedRequest(r));
+  const auto say = [&](const std::string& line) {
+    if (r.progress) r.progress(line);
+  };
+  std::error_code ec;
+  fs::create_directories(r.work_dir, ec);
+  if (ec) return Status::InvalidArgument("work directory " + r.work_dir + ": " + ec.message());
+  const serving::SmallStacks small_stacks;
+  Children children;
+  ServedRehearsalReport report;
+  report.step_service = r.step_service;
+  report.step_factor = r.step_factor;
+  report.step_at_s = r.step_at_s;
+  report.duration_s = r.duration_s;
+  report.dilation = r.dilation;
+  TESSERA_ASSIGN_OR_RETURN(
+      report.router_version,
+      serving::HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
+  std::vector<std::string> state_dirs;
+  std::unique_ptr<ModelSync> sync;
+  std::optional<std::thread> sync_thread;
+  Status sync_status = Status::Ok();
+  const auto stop = [&]() {
+    if (sync) sync->Stop();
+    if (sync_thread) sync_thread->join();
+    sync_thread.reset();
+    children.StopAll();
+    return serving::KillUnits(state_dirs);
+  };
+  const auto fail = [&](const Status& error) {
+    const Status stopped = stop();
+    return stopped.ok() ? error
+                        : error.WithContext("(stopping also failed: " + stopped.message() + ")");
+  };
+
+  // 1. The control plane.
+  const std::string serve_log = r.work_dir + "/serve.log";
+  std::vector<std::string> serve = {r.tessera_binary,
+                                    "serve",
+                                    "--listen",
+                                    "127.0.0.1:0",
+                                    "--db",
+                                    r.work_dir + "/serve.db",
+                                    "--gpus-per-node",
+                                    std::to_string(kGpusPerNode),
+                                    "--router-agent",
+                                    kRouter,
+                                    "--router-agent",
+                                    kModels,
+                                    "--auto",
+                                    "--replan-threshold",
+                                    fmt::format("{}", r.replan_threshold),
+                                    "--replan-hold",
+                                    fmt::format("{}", r.replan_hold_s)};
+  serve.insert(serve.end(), r.serve_args.begin(), r.serve_args.end());
+  TESSERA_ASSIGN_OR_RETURN(const pid_t serve_pid, children.Spawn(serve, {}, serve_log));
+  Result<std::string> url = WaitForServe(serve_log, serve_pid);
+  if (!url.ok()) return fail(url.status());
+  say("tessera serve at " + *url);
+  Result<std::unique_ptr<ControlClient>> client = Client(*url, 30);
+  if (!client.ok()) return fail(client.status());
+  ControlClient& api = **client;
+  Result<Json> plan = Call(api, "POST", "/v1/plans", "{}");
+  if (!plan.ok()) return fail(plan.status());
+  const int64_t first = (*plan)["id"];
+  report.gpus_deployed = (*plan)["metrics"]["gpus"];
+
+  // 2. Nodes (room for twice the plan), their agents, the router agent and
+  // the model sync.
+  const auto [ephemeral_low, ephemeral_high] = serving::EphemeralPorts();
+  (void)ephemeral_high;
+  report.nodes = std::max(1, (2 * report.gpus_deployed + kGpusPerNode) / kGpusPerNode);
+  const int last_port = r.process_base_port + report.nodes * kNodePortSpan - 1;
+  if (last_port >= ephemeral_low || last_port > 65535) {
+    return fail(Status::InvalidArgument(fmt::format(
+        "base port: {} node(s) need ports {}-{}, which reach the ephemeral ports from {}; give a "
+        "lower --base-port",
+        report.nodes, r.process_base_port, last_port, ephemeral_low)));
+  }
+  const int last_router = r.router_base_port + static_cast<int>(r.scenario.services.size()) - 1;
+  for (const int port : {r.router_base_port, last_router, r.router_metrics_port}) {
+    if (port >= r.process_base_port && port <= last_port) {
+      return fail(Status::InvalidArgument(
+          fmt::format("router ports: {} falls among the serving ports {}-{}", port,
+                      r.process_base_port, last_port)));
+    }
+  }
+  const std::string repository = r.work_dir + "/triton";
+  std::string serve_command;
+  for (const std::string& word : serving::EmulatorCommand(r.tessera_binary, repository, r.gpu,
+                                                          r.profiles, r.dilation, r.seed)) {
+    serve_command += (serve_command.empty() ? "" : " ") + word;
+  }
+  std::vector<std::string> router = {r.tessera_binary,
+                                     "router-agent",
+                                     "--server",
+                                     *url,
+                                     "--name",
+                                     kRouter,
+                                     "--work-dir",
+                                     r.work_dir + "/router",
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--frontend-port",
+                                     std::to_string(r.router_base_port),
+                                     "--metrics-port",
+                                     std::to_string(r.router_metrics_port),
+                                     "--report-interval",
+                                     fmt::format("{}", r.report_interval_s),
+                                     "--dilation",
+                                     fmt::format("{}", r.dilation),
+                                     "--keep-alive",
+                                     "2",
+                                     "--poll-wait",
+                                     "5"};
+  for (int k = 0; k < report.nodes; ++k) {
+    const std::string node = fmt::format("node-{}", k);
+    const std::string dir = r.work_dir + "/" + node;
+    fs::create_directories(dir, ec);
+    state_dirs.push_back(dir + "/state");
+    const int base = r.process_base_port + k * kNodePortSpan;
+    router.push_back("--node-address");
+    router.push_back(fmt::format("{}=127.0.0.1:{}", node, base));
+    Result<pid_t> agent =
+        children.Spawn({r.tessera_binary,
+                        "agent",
+                        "--server",
+                        *url,
+                        "--node",
+                        node,
+                        "--state-dir",
+                        dir + "/state",
+                        "--nvml",
+                        r.fake_nvml_library,
+                        "--mps-control-command",
+                        "none",
+                        "--mps-command",
+                        "sleep infinity",
+                        "--serve-command",
+                        serve_command,
+                        "--base-port",
+                        std::to_string(base),
+                        "--mps-root",
+                        dir + "/mps",
+                        "--ready-timeout",
+                        "60s",
+                        "--poll-wait",
+                        "5"},
+                       {"TESSERA_FAKE_NVML_STATE=" + dir + "/nvml.json",
+                        fmt::format("TESSERA_FAKE_NVML_DEVICES={}*{}", r.gpu, kGpusPerNode)},
+                       dir + "/agent.log");
+    if (!agent.ok()) return fail(agent.status());
+  }
+  const std::string router_log = r.work_dir + "/router-agent.log";
+  Result<pid_t> router_pid = children.Spawn(router, {}, router_log);
+  if (!router_pid.ok()) return fail(router_pid.status());
+  Result<std::unique_ptr<ControlClient>> sync_client = Client(*url, 30);
+  if (!sync_client.ok()) return fail(sync_client.status());
+  sync = std::make_unique<ModelSync>(std::move(*sync_client), repository);
+  sync_thread.emplace([&] { sync_status = sync->Run(); });
+  say(fmt::format("{} node agent(s) on the fake NVML, the router agent, the model sync",
+                  report.nodes));
+
+  // 3. Deploy the first plan, from the empty cluster.
+  Result<Json> deploying =
+      Call(api, "POST", "/v1/transitions", Json{{"to", first}, {"start", true}}.dump());
+  if (!deploying.ok()) return fail(deploying.status());
+  const int64_t deploy_id = (*deploying)["id"];
+  say(fmt::format("deploying plan {} ({} GPUs) through transition {}", first, report.gpus_deployed,
+                  deploy_id));
+  const auto deploy_until = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  for (;;) {
+    Result<Json> t = Call(api, "GET", fmt::format("/v1/transitions/{}", deploy_id));
+    if (!t.ok()) return fail(t.status());
+    if ((*t)["state"] == "done") break;
+    if ((*t)["state"] != "running" || std::chrono::steady_clock::now() > deploy_until ||
+        (r.stop != nullptr && r.stop->load())) {
+      return fail(Status::IoError(fmt::format(
+          "deploying plan {}: transition {} is {} ({}); the logs are in {}", first, deploy_id,
+          (*t)["state"].get<std::string>(),
+          (*t)["error"].is_string() ? (*t)["error"].get<std::string>() : std::string("no error"),
+          r.work_dir)));
+    }
+    if (Children::Wait(*router_pid, 0) >= 0) {
+      return fail(Status::IoError("tessera router-agent exited: " + serving::Tail(router_log)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Each service's frontend: the router agent's, in the work's order.
+  Result<Json> work = Call(api, "GET", fmt::format("/v1/routers/{}/work", kRouter));
+  if (!work.ok()) return fail(work.status());
+  report.router = (*work)["rule"].is_string() ? (*work)["rule"].get<std::string>() : "";
+  std::map<std::string, int> frontend;
+  for (const Json& b : (*work)["backends"]) {
+    const int port = r.router_base_port + static_cast<int>(frontend.size());
+    frontend[b["service"]] = port;
+  }
+  std::vector<int> ports;
+  for (const auto& [service, port] : frontend) ports.push_back(port);
+  if (Status up = serving::WaitForHaproxy(ports, *router_pid, router_log); !up.ok()) {
+    return fail(up);
+  }
+
+  // 4. The load, and the transitions serve starts under it.
+  std::vector<LoadTarget> targets;
+  std::vector<ServingService> measured_services;
+  for (const Service& s : r.scenario.services) {
+    const auto port = frontend.find(s.name);
+    if (port == frontend.end()) continue;
+    LoadTarget t;
+    t.service = s.name;
+    t.port = port->second;
+    t.path = "/v2/models/" + s.name + "/infer";
+    t.rate_rps = s.rate_rps / r.dilation;
+    t.slo_ms = s.slo_ms * r.dilation;
+    if (s.name == r.step_service) {
+      t.step_at_s = r.step_at_s * r.dilation;
+      t.step_factor = r.step_factor;
+    }
+    targets.push_back(t);
+    measured_services.push_back({s.name, s.rate_rps, s.slo_ms, {}});
+  }
+  LoadOptions load;
+  load.duration_s = r.duration_s * r.dilation;
+  load.seed = r.seed;
+  double longest_slo_ms = 0;
+  for (const Service& s : r.scenario.services) longest_slo_ms = std::max(longest_slo_ms, s.slo_ms);
+  load.timeout_s = std::max(60.0, 20 * longest_slo_ms * r.dilation / 1000);
+  for (double w = 0; w < r.duration_s - 1e-9; w += r.window_s) {
+    load.window_bounds.push_back(w * r.dilation);
+  }
+  load.window_bounds.push_back(r.duration_s * r.dilation);
+  std::atomic<bool> halt{false};
+  load.stop = &halt;
+  say(
+      fmt::format("sending {} service(s)' requests for {:g} s ({:g} s of the plan's time at "
+                  "dilation {:g}); {} x {:g} from {:g} s",
+                  targets.size(), load.duration_s, r.duration_s, r.dilation, r.step_service,
+                  r.step_factor, r.step_at_s));
+  const auto started = std::chrono::steady_clock::now();
+  Result<LoadReport> measured = Status::IoError("the load did not run");
+  std::atomic<bool> load_done{false};
+  std::thread load_thread([&] {
+    measured = RunOpenLoopLoad(targets, load);
+    load_done = true;
+  });
+  Status watched = Status::Ok();
+  std::map<int64_t, ServedTransition> seen;
+  while (!load_done.load()) {
+    if (r.stop != nullptr && r.stop->load()) halt = true;
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() /
+        r.dilation;
+    Result<Json> list = Call(api, "GET", "/v1/transitions?limit=5");
+    if (!list.ok()) {
+      watched = list.status();
+      halt = true;
+    }
+    for (const Json& t : list.ok() ? (*list)["transitions"] : Json::array()) {
+      const int64_t id = t["id"];
+      if (id <= deploy_id) continue;
+      auto [it, fresh] = seen.try_emplace(id);
+      ServedTransition& s = it->second;
+      if (fresh) {
+        s.id = id;
+        s.seen_s = now;
+        s.phases = t["summary"]["phases"];
+        s.steps = t["summary"]["steps"];
+        say(fmt::format("{:.1f} s: serve started transition {} ({} phase(s), {} step(s))", now, id,
+                        s.phases, s.steps));
+      }
+      s.state = t["state"];
+      if (s.state == "done" && s.done_s < 0) {
+        s.done_s = now;
+        say(fmt::format("{:.1f} s: transition {} done", now, id));
+      }
+    }
+    if (Children::Wait(*router_pid, 0) >= 0 || Children::Wait(serve_pid, 0) >= 0) {
+      watched =
+          Status::IoError("the router agent or serve exited; their logs are in " + r.work_dir);
+      halt = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  load_thread.join();
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (auto& [id, t] : seen) {
+    Result<Json> full = Call(api, "GET", fmt::format("/v1/transitions/{}", id));
+    if (!full.ok()) continue;
+    Result<Json> from =
+        Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["from"].get<int64_t>()));
+    Result<Json> to = Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["to"].get<int64_t>()));
+    if (from.ok()) t.gpus_before = (*from)["metrics"]["gpus"];
+    if (to.ok()) t.gpus_after = (*to)["metrics"]["gpus"];
+    report.transitions.push_back(t);
+  }
+  say("stopping serve, the agents and the router");
+  const Status stopped = stop();
+  if (!watched.ok()) return watched;
+  if (!sync_status.ok()) return sync_status;
+  if (!measured.ok()) return measured.status();
+  if (!stopped.ok()) return stopped;
+  if (r.stop != nullptr && r.stop->load()) return Status::InvalidArgument("interrupted");
+
+  for (size_t i = 0; i < measured_services.size(); ++i) {
+    report.services.push_back(serving::Measured(measured_services[i], measured->services[i].total,
+                                                ServiceReport{}, r.dilation));
+  }
+  for (size_t w = 0; w + 1 < load.window_bounds.size(); ++w) {
+    RehearsedWindow window;
+    window.start_s = load.window_bounds[w] / r.dilation;
+    window.end_s = load.window_bounds[w + 1] / r.dilation;
+    window.name = fmt::format("{:g}-{:g} s", window.start_s, window.end_s);
+    for (size_t i = 0; i < measured_services.size(); ++i) {
+      window.services.push_back(serving::Measured(
+          measured_services[i], measured->services[i].windows[w], ServiceReport{}, r.dilation));
+    }
+    report.windows.push_back(std::move(window));
+  }
+  if (measured->send_jitter_ms.Count() > 0) {
+    report.send_jitter_p99_ms = measured->send_jitter_ms.Quantile(0.99);
+  }
+  return report;
+}
+
+std::string FormatServedRehearsalTable(const ServedRehearsalReport& report) {
+  std::string out = fmt::format(
+      "Rehearsal under tessera serve (auto mode): {} node(s), first plan {} GPU(s), router {} "
+      "({}), dilation {:g}, {:g} s of the plan's time in {:.1f} s; {} x {:g} from {:g} s\n\n",
+      report.nodes, report.gpus_deployed, report.router, report.router_version, report.dilation,
+      report.duration_s, report.wall_s, report.step_service, report.step_factor, report.step_at_s);
+  out += "Transitions serve started:\n";
+  if (report.transitions.empty()) out += "  none\n";
+  for (const ServedTransition& t : report.transitions) {
+    out += fmt::format(
+        "  {}: seen at {:.1f} s ({:.1f} s after the step), {} phase(s), {} step(s), {} -> {} "
+        "GPUs, {}{}\n",
+        t.id, t.seen_s, t.seen_s - report.step_at_s, t.phases, t.steps, t.gpus_before, t.gpus_after,
+        t.state, t.done_s >= 0 ? fmt::format(" at {:.1f} s", t.done_s) : "");
+  }
+  out += fmt::format("\n{:<12}", "window");
+  for (const RehearsedService& s : report.services) out += fmt::format(" {:>12.12}", s.name);
+  out += fmt::format(" {:>7}\n", "failed");
+  for (const RehearsedWindow& w : report.windows) {
+    out += fmt::format("{:<12}", w.name);
+    long failed = 0;
+    for (const RehearsedService& s : w.services) {
+      out += fmt::format(" {:>11.2f}%", 100 * s.compliance);
+      failed += s.failed;
+    }
+    out += fmt::format(" {:>7}\n", failed);
+  }
+  out += fmt::format("\n{:<20} {:>9} {:>9} {:>7} {:>10} {:>9}\n", "service", "offered", "served",
+                     "failed", "p99 ms", "in SLO");
+  for (const RehearsedService& s : report.services) {
+    out += fmt::format("{:<20} {:>9} {:>9} {:>7} {:>10.2f} {:>8.2f}%\n", s.name, s.offered,
+                       s.served, s.failed, s.p99_ms, 100 * s.compliance);
+  }
+  out += fmt::format("\nSend jitter p99: {:.2f} ms (wall)\n", report.send_jitter_p99_ms);
+  return out;
+}
+
+std::string FormatServedRehearsalJson(const ServedRehearsalReport& report) {
+  using OJson = nlohmann::ordered_json;
+  const auto services = [](const std::vector<RehearsedService>& list) {
+    OJson out = OJson::array();
+    for (const RehearsedService& s : list) {
+      out.push_back(OJson{{"name", s.name},
+                          {"rate_rps", s.rate_rps},
+                          {"slo_ms", s.slo_ms},
+                          {"offered", s.offered},
+                          {"served", s.served},
+                          {"failed", s.failed},
+                          {"p50_ms", s.p50_ms},
+                          {"p99_ms", s.p99_ms},
+                          {"compliance", s.compliance}});
+    }
+    return out;
+  };
+  OJson j;
+  j["router"] = report.router;
+  j["router_version"] = report.router_version;
+  j["nodes"] = report.nodes;
+  j["gpus_deployed"] = report.gpus_deployed;
+  j["dilation"] = report.dilation;
+  j["duration_s"] = report.duration_s;
+  j["wall_s"] = report.wall_s;
+  j["step"] = OJson{
+      {"service", report.step_service}, {"factor", report.step_factor}, {"at_s", report.step_at_s}};
+  OJson transitions = OJson::array();
+  for (const ServedTransition& t : report.transitions) {
+    transitions.push_back(OJson{{"id", t.id},
+                                {"phases", t.phases},
+                                {"steps", t.steps},
+                                {"gpus_before", t.gpus_before},
+                                {"gpus_after", t.gpus_after},
+                                {"state", t.state},
+                                {"seen_s", t.seen_s},
+                                {"done_s", t.done_s >= 0 ? OJson(t.done_s) : OJson(nullptr)}});
+  }
+  j["transitions"] = std::move(transitions);
+  OJson windows = OJson::array();
+  for (const RehearsedWindow& w : report.windows) {
+    windows.push_back(OJson{{"name", w.name},
+                            {"start_s", w.start_s},
+                            {"end_s", w.end_s},
+                            {"services", services(w.services)}});
+  }
+  j["windows"] = std::move(windows);
+  j["services"] = services(report.services);
+  j["send_jitter_p99_ms"] = report.send_jitter_p99_ms;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tessera
