@@ -291,6 +291,17 @@ class ControlPlane::Impl {
   // counted rate is raised by 3 standard deviations of its count: the
   // highest rate the measurement does not rule out is what is planned for.
   std::map<std::string, double> MovedRates() const;
+  // Every service's observed traffic over the reporters: rates summed,
+  // compliance weighted by rate, the highest p99.
+  struct ObservedSum {
+    double rate_rps = 0;
+    std::optional<double> compliance, p99_ms;
+    int reporters = 0;
+    double requests = 0;  // the counts the rates come from
+    bool counted = true;  // every reporter gave its count
+  };
+  std::map<std::string, ObservedSum> SummedObserved() const;
+  ApiResponse GetObserved();
   // Auto mode on the observed rates: a re-plan once they have stayed beyond
   // the threshold for replan_hold_s.
   void OnObserved();
@@ -504,6 +515,9 @@ ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
     } else if (what == "nodes" && p.size() == 4 && p[3] == "status") {
       route = "/v1/nodes/{node}/status";
       on("POST", [&] { return PostNodeStatus(request, p[2]); });
+    } else if (what == "observed" && p.size() == 2) {
+      route = "/v1/observed";
+      on("GET", [&] { return GetObserved(); });
     } else if (what == "routers" && p.size() == 2) {
       route = "/v1/routers";
       on("GET", [&] { return ListRouters(); });
@@ -923,39 +937,62 @@ std::pair<double, std::string> ControlPlane::Impl::WorstChange(
   return {worst, moved};
 }
 
-std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
-  struct Sum {
-    double rate = 0;
-    double requests = 0;
-    bool counted = true;  // every reporter gave its requests
-  };
-  std::map<std::string, Sum> sums;
+std::map<std::string, ControlPlane::Impl::ObservedSum> ControlPlane::Impl::SummedObserved() const {
+  std::map<std::string, ObservedSum> out;
+  std::map<std::string, double> weighted;  // rate x compliance
   for (const auto& [reporter, services] : observed_) {
     for (const auto& [name, rate] : services) {
-      Sum& sum = sums[name];
-      sum.rate += rate.rate_rps;
+      ObservedSum& sum = out[name];
+      sum.rate_rps += rate.rate_rps;
+      ++sum.reporters;
       if (rate.requests) {
         sum.requests += static_cast<double>(*rate.requests);
       } else {
         sum.counted = false;
       }
+      if (rate.slo_compliance) {
+        weighted[name] += rate.rate_rps * *rate.slo_compliance;
+        sum.compliance = 0;
+      }
+      if (rate.p99_ms) sum.p99_ms = std::max(sum.p99_ms.value_or(0), *rate.p99_ms);
     }
   }
+  for (auto& [name, sum] : out) {
+    if (sum.compliance) sum.compliance = sum.rate_rps > 0 ? weighted[name] / sum.rate_rps : 1;
+  }
+  return out;
+}
+
+ApiResponse ControlPlane::Impl::GetObserved() {
+  std::lock_guard<std::mutex> lock(mu_);
+  OJson services = OJson::object();
+  for (const auto& [name, sum] : SummedObserved()) {
+    services[name] =
+        OJson{{"rate_rps", sum.rate_rps},
+              {"slo_compliance", sum.compliance ? OJson(*sum.compliance) : OJson(nullptr)},
+              {"p99_ms", sum.p99_ms ? OJson(*sum.p99_ms) : OJson(nullptr)},
+              {"reporters", sum.reporters}};
+  }
+  return JsonResponse(200, OJson{{"services", std::move(services)}});
+}
+
+std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
+  const std::map<std::string, ObservedSum> sums = SummedObserved();
   std::map<std::string, double> moved;
   if (!deployment_) return moved;
   for (const ServiceOutcome& s : deployment_->services) {
     const auto it = sums.find(s.name);
-    if (it == sums.end() || !(it->second.rate > 0) || s.rate_rps <= 0) continue;
-    const Sum& sum = it->second;
-    if (std::abs(sum.rate - s.rate_rps) / s.rate_rps <= options_.replan_threshold) continue;
-    double plan_for = sum.rate;
+    if (it == sums.end() || !(it->second.rate_rps > 0) || s.rate_rps <= 0) continue;
+    const ObservedSum& sum = it->second;
+    if (std::abs(sum.rate_rps - s.rate_rps) / s.rate_rps <= options_.replan_threshold) continue;
+    double plan_for = sum.rate_rps;
     if (sum.counted) {
       // The planned rate's count over the same time as the observed one.
-      const double expected = s.rate_rps * sum.requests / sum.rate;
+      const double expected = s.rate_rps * sum.requests / sum.rate_rps;
       if (std::abs(sum.requests - expected) <= 3 * std::sqrt(std::max(expected, 1.0))) continue;
       // Plan for the highest rate the count does not rule out (3 standard
       // deviations up), not for the count's own noise.
-      plan_for = sum.rate * (1 + 3 / std::sqrt(std::max(sum.requests, 1.0)));
+      plan_for = sum.rate_rps * (1 + 3 / std::sqrt(std::max(sum.requests, 1.0)));
     }
     moved[s.name] = plan_for;
   }
@@ -1367,31 +1404,17 @@ ApiResponse ControlPlane::Impl::Metrics() {
     capacity = ServiceCapacities(*deployment_);
     g.gpus_used = deployment_->metrics.gpus;
   }
-  std::map<std::string, std::pair<double, double>> observed;  // rate, rate x compliance
-  std::map<std::string, double> p99_ms;
-  std::set<std::string> with_compliance;
-  for (const auto& [n, services] : observed_) {
-    for (const auto& [name, rate] : services) {
-      observed[name].first += rate.rate_rps;
-      if (rate.p99_ms) p99_ms[name] = std::max(p99_ms[name], *rate.p99_ms);
-      if (rate.slo_compliance) {
-        observed[name].second += rate.rate_rps * *rate.slo_compliance;
-        with_compliance.insert(name);
-      }
-    }
-  }
+  const std::map<std::string, ObservedSum> observed = SummedObserved();
   if (scenario_) {
     for (const Service& s : scenario_->services) {
       ServiceGauges sg;
       sg.name = s.name;
       sg.declared_rps = s.rate_rps;
       if (auto it = observed.find(s.name); it != observed.end()) {
-        sg.observed_rps = it->second.first;
-        if (with_compliance.count(s.name)) {
-          sg.observed_compliance = it->second.first > 0 ? it->second.second / it->second.first : 1;
-        }
+        sg.observed_rps = it->second.rate_rps;
+        sg.observed_compliance = it->second.compliance;
+        sg.observed_p99_ms = it->second.p99_ms;
       }
-      if (auto it = p99_ms.find(s.name); it != p99_ms.end()) sg.observed_p99_ms = it->second;
       if (auto it = capacity.find(s.name); it != capacity.end()) sg.capacity_rps = it->second;
       g.services.push_back(std::move(sg));
     }

@@ -321,6 +321,11 @@ TEST_F(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
                 "tessera_service_observed_rate_requests_per_second{service=\"resnet50\"} 1901.9"),
             std::string::npos)
       << metrics;
+  const Json observed = Call("GET", "/v1/observed").body["services"]["resnet50"];
+  EXPECT_EQ(observed["rate_rps"], 1901.9);
+  EXPECT_EQ(observed["p99_ms"], 12);
+  EXPECT_EQ(observed["slo_compliance"], 0.97);
+  EXPECT_EQ(observed["reporters"], 1);
   const Json routers = Call("GET", "/v1/routers").body["routers"];
   ASSERT_EQ(routers.size(), 1u);
   EXPECT_EQ(routers[0]["observed"]["resnet50"]["p99_ms"], 12);

@@ -189,6 +189,12 @@ async function main() {
     await page.waitForFunction((n) => document.querySelectorAll('#services-table tbody tr').length === n,
       first.metrics.services.length, { timeout: 30_000 });
     assert.match(await rows.filter({ hasText: SERVICE }).textContent(), /1463\.0/);
+    // Observed traffic, as a router would report it, beside the plan.
+    await api('POST', '/v1/nodes/node-0/status',
+      { observed: { [SERVICE]: { rate_rps: 1500.5, slo_compliance: 0.995 } } });
+    await page.waitForFunction((name) => [...document.querySelectorAll('#services-table tbody tr')]
+      .some((tr) => tr.textContent.includes(name) && tr.textContent.includes('1500.5') &&
+        tr.textContent.includes('99.50%')), SERVICE, { timeout: 30_000 });
     await page.waitForSelector(`#transition[data-transition-id="${rollout.id}"][data-state="done"]`,
       { timeout: 30_000 });
 

@@ -112,9 +112,15 @@ async function refreshDeployment() {
   $('deployment-totals').textContent = m
     ? `${m.gpus} GPUs, ${m.instances} instances${m.cost_per_hour === null ? '' : `, $${fmt(m.cost_per_hour, 2)}/h`}`
     : '';
-  fillRows($('services-table').tBodies[0], (m ? m.services : []).map((s) => [
-    el('th', { scope: 'row', title: `model ${s.model}, SLO ${s.slo_ms} ms` }, s.name),
-    fmt(s.rate_rps), fmt(s.capacity_rps), headroomCell(s)]));
+  // What the routers and nodes measure, beside what was planned.
+  const observed = (await api('GET', '/v1/observed')).services;
+  fillRows($('services-table').tBodies[0], (m ? m.services : []).map((s) => {
+    const o = observed[s.name];
+    return [
+      el('th', { scope: 'row', title: `model ${s.model}, SLO ${s.slo_ms} ms` }, s.name),
+      fmt(s.rate_rps), fmt(s.capacity_rps), headroomCell(s), fmt(o?.rate_rps), fmt(o?.p99_ms),
+      o?.slo_compliance == null ? '–' : `${(o.slo_compliance * 100).toFixed(2)}%`];
+  }));
 }
 
 let declaredRates = new Map();  // service -> its rate in the stored scenario
