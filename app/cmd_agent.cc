@@ -154,17 +154,7 @@ int RunRemoteAgent(const AgentFlags& flags) {
   }
   Result<std::unique_ptr<RemoteAgent>> agent = RemoteAgent::Create(options, Progress(flags));
   if (!agent.ok()) return ReportError(agent.status());
-  std::signal(SIGTERM, OnStop);
-  std::signal(SIGINT, OnStop);
-  // The signal handler only sets g_stop; this thread passes it on.
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    while (!done && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (g_stop) (*agent)->Stop();
-  });
-  const Status s = (*agent)->Run();
-  done = true;
-  watcher.join();
+  const Status s = RunUntilStopped([&] { return (*agent)->Run(); }, [&] { (*agent)->Stop(); });
   if (!s.ok()) return ReportError(s);
   return kExitOk;
 }

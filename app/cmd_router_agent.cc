@@ -1,13 +1,9 @@
 // `tessera router-agent`: the router beside `tessera serve` (router_agent.h):
 // HAProxy kept in step with the control plane's router work, its drain and
 // ready steps in every transition, and the traffic it measures posted back.
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_common.h"
@@ -60,9 +56,6 @@ constexpr const char* kRouterAgentHelp =
     "such router, 1 HAProxy refused its configuration or a command, or exited.";
 
 #ifdef TESSERA_CLI_NET
-volatile std::sig_atomic_t g_stop = 0;
-void OnStop(int) { g_stop = 1; }
-
 int RunRouterAgent(const RouterAgentFlags& flags) {
   RouterAgentOptions options;
   options.server = flags.server;
@@ -92,17 +85,7 @@ int RunRouterAgent(const RouterAgentFlags& flags) {
   }
   Result<std::unique_ptr<RouterAgent>> agent = RouterAgent::Create(std::move(options));
   if (!agent.ok()) return ReportError(agent.status());
-  std::signal(SIGTERM, OnStop);
-  std::signal(SIGINT, OnStop);
-  // The signal handler only sets g_stop; this thread passes it on.
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    while (!done && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (g_stop) (*agent)->Stop();
-  });
-  const Status s = (*agent)->Run();
-  done = true;
-  watcher.join();
+  const Status s = RunUntilStopped([&] { return (*agent)->Run(); }, [&] { (*agent)->Stop(); });
   if (!s.ok()) return ReportError(s);
   return kExitOk;
 }

@@ -12,7 +12,13 @@
 
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <functional>
+#include <thread>
+
+#include "tessera/status.h"
 
 namespace tessera::cli {
 
@@ -37,6 +43,28 @@ class StopSignals {
  private:
   sigset_t set_;
 };
+
+// Set by SIGINT and SIGTERM once RunUntilStopped has installed its handler.
+inline volatile std::sig_atomic_t g_stop_signal = 0;
+inline void OnStopSignal(int) { g_stop_signal = 1; }
+
+// Runs `run` (a daemon's loop) to its end; SIGINT or SIGTERM calls `stop`
+// from a watcher thread (the handler only sets a flag), after which `run`
+// is expected to return.
+inline Status RunUntilStopped(const std::function<Status()>& run,
+                              const std::function<void()>& stop) {
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done && !g_stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_stop_signal) stop();
+  });
+  const Status s = run();
+  done = true;
+  watcher.join();
+  return s;
+}
 
 // Replaces this process with tessera-net, found next to this executable,
 // given this process's own arguments. Returns only when that fails:
