@@ -156,7 +156,7 @@ void AddEmulateCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--dilation", flags->emulator.dilation,
                   "Time dilation K in [1, 1000]: latencies and the queue delay x K")
-      ->check(CLI::Range(1.0, 1000.0))
+      ->check(Within(InputRange{1.0, 1000.0}))
       ->capture_default_str();
   cmd->add_option("--variability", flags->variability,
                   "lognormal:CV: batch times vary by a lognormal factor of mean 1");

@@ -319,7 +319,7 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--dilation", flags->dilation,
                   "Time dilation K in [1, 1000] (default: the smallest K keeping the load "
                   "under 1,000 requests/s)")
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(Within(InputRange{1.0, 1000.0}));
   cmd->add_option("--seed", flags->seed, "Seed of the arrivals and the prediction")
       ->capture_default_str();
   cmd->add_option("--work-dir", flags->work_dir,
@@ -350,7 +350,7 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
       ->transform(DurationFlag(kSimulatedTime));
   cmd->add_option("--replan-hold", flags->replan_hold_s,
                   "With --serve: serve's --replan-hold, wall seconds (default 3)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(Within(InputRange{0.0, 3600.0}));
   cmd->add_option("--format", flags->format, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", flags->output, "Write the report here (default: stdout)");

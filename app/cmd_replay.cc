@@ -248,7 +248,7 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
   cmd.add_flag("--compare", flags.compare, "Replay every policy, one row each")->excludes(policy);
   cmd.add_option("--heavy-share", flags.heavy_share,
                  "grmu: share of all GPUs the heavy (full-GPU profile) basket may hold, 0..1")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(Within(InputRange{0.0, 1.0}))
       ->capture_default_str();
   cmd.add_option("--fair-factor", flags.fair_factor,
                  "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
@@ -289,7 +289,7 @@ void AddReplayFlags(CLI::App& cmd, ReplayFlags& flags) {
   cmd.add_option("--optimum-time-limit", flags.optimum_time_limit,
                  "Seconds per objective of --optimum (acceptance, hardware, migrations); an "
                  "objective cut short is reported as not proven")
-      ->check(CLI::Range(0.001, 3600.0))
+      ->check(Within(InputRange{0.001, 3600.0}))
       ->capture_default_str();
 }
 

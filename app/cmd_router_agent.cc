@@ -122,11 +122,11 @@ void AddRouterAgentCommand(CLI::App& app, int& exit_code) {
       ->type_name("NODE=HOST[:PORT]");
   cmd->add_option("--report-interval", flags->report_interval_s,
                   "Seconds between observed-traffic reports, 0.1-3600")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(Within(InputRange{0.1, 3600.0}))
       ->capture_default_str();
   cmd->add_option("--dilation", flags->dilation,
                   "A rehearsal's time dilation k: reported rates x k, latencies / k, 1-1000")
-      ->check(CLI::Range(1.0, 1000.0))
+      ->check(Within(InputRange{1.0, 1000.0}))
       ->capture_default_str();
   cmd->add_option("--poll-wait", flags->poll_wait_s, "Seconds each long-poll waits, 0-60")
       ->check(CLI::Range(0, 60))

@@ -253,12 +253,12 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                 "moves more than --replan-threshold (default: on)");
   cmd->add_option("--replan-threshold", flags->replan_threshold,
                   "Relative rate change that triggers an automatic re-plan, in (0, 10]")
-      ->check(CLI::Range(1e-6, 10.0))
+      ->check(Within(InputRange{1e-6, 10.0}))
       ->capture_default_str();
   cmd->add_option("--replan-hold", flags->replan_hold_s,
                   "Seconds observed rates must stay beyond --replan-threshold before an automatic "
                   "re-plan (a PATCHed rate re-plans at once), 0-3600")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(Within(InputRange{0.0, 3600.0}))
       ->capture_default_str();
   cmd->add_option("--router-agent", flags->routers,
                   "A router (`tessera router-agent --name NAME`) in front of the serving "
@@ -296,7 +296,7 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--heavy-share", flags->extender.placer.heavy_share,
                   "Extender, grmu: share of all GPUs the full-GPU basket may hold, 0..1")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(Within(InputRange{0.0, 1.0}))
       ->capture_default_str();
   cmd->add_option("--fair-factor", flags->extender.placer.fair_factor,
                   "Extender, fair: the full-GPU basket may hold this fraction of the full-GPU "
@@ -305,7 +305,7 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--reservation-ttl", flags->extender.reservation_ttl_s,
                   "Extender: seconds a filter's reservation waits for its bind, (0, 3600]")
-      ->check(CLI::Range(1e-3, 3600.0))
+      ->check(Within(InputRange{1e-3, 3600.0}))
       ->capture_default_str();
   // The callback holds the flags: the options above write into them while
   // CLI11 parses, after this function has returned.

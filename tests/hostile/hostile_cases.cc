@@ -706,6 +706,74 @@ void AgentCases(std::vector<HostileCase>& out) {
             {2}});
 }
 
+// ---- The serving data path's control loop ----------------------------------
+
+// `rehearse --serve`, `serve --router-agent` and `router-agent`: every bad
+// flag is refused before any process starts.
+void ControlLoopCases(std::vector<HostileCase>& out) {
+  const std::string scenario =
+      "name: pair\ngpu: a100-80gb\nservices:\n"
+      "  - {name: resnet50, model: resnet50, rate_rps: 100, slo_ms: 138}\n";
+  const std::string rehearse = "rehearse --serve --scenario s.yaml --duration 10s ";
+  const std::vector<std::tuple<std::string, std::string, std::string>> rehearse_flags = {
+      {"no_step", "", "--load-step"},
+      {"step_no_colon", "--load-step resnet50@5s", "--load-step"},
+      {"step_no_at", "--load-step resnet50:1.5", "--load-step"},
+      {"step_nan", "--load-step resnet50:nan@5s", "--load-step"},
+      {"step_zero", "--load-step resnet50:0@5s", "--load-step"},
+      {"step_huge", "--load-step resnet50:1e300@5s", "--load-step"},
+      {"step_time_bad", "--load-step resnet50:1.5@forever", "--load-step"},
+      {"step_late", "--load-step resnet50:1.5@20s", "load step"},
+      {"step_unknown", "--load-step vgg16:1.5@5s", "vgg16"},
+      {"step_nul", std::string("--load-step resnet50:1.5\x01@5s"), "--load-step"},
+      {"window_zero", "--load-step resnet50:1.5@5s --window 0", "--window"},
+      {"window_long", "--load-step resnet50:1.5@5s --window 20s", "window"},
+      {"hold_neg", "--load-step resnet50:1.5@5s --replan-hold -1", "--replan-hold"},
+      {"hold_nan", "--load-step resnet50:1.5@5s --replan-hold nan", "--replan-hold"},
+      {"with_deployment", "--load-step resnet50:1.5@5s --deployment d.json", "--deployment"},
+  };
+  for (const auto& [tag, args, names] : rehearse_flags) {
+    Add(out, {"rehearse_serve_" + tag, {{"s.yaml", scenario}}, rehearse + args, names, {2}});
+  }
+  Add(out, {"rehearse_step_without_serve",
+            {{"s.yaml", scenario}},
+            "rehearse --scenario s.yaml --load-step resnet50:1.5@5s",
+            "--serve",
+            {2}});
+  const std::vector<std::tuple<std::string, std::string, std::string>> serve_flags = {
+      {"router_space", "--router-agent 'a b'", "--router-agent"},
+      {"router_upper", "--router-agent Edge", "--router-agent"},
+      {"router_long", "--router-agent " + std::string(64, 'a'), "--router-agent"},
+      {"hold_neg", "--replan-hold -1", "--replan-hold"},
+      {"hold_huge", "--replan-hold 1e300", "--replan-hold"},
+      {"hold_nan", "--replan-hold nan", "--replan-hold"},
+      {"threshold_nan", "--replan-threshold nan", "--replan-threshold"},
+  };
+  for (const auto& [tag, args, names] : serve_flags) {
+    Add(out, {"serve_" + tag, {}, "serve --listen 127.0.0.1:0 --db t.db " + args, names, {2}});
+  }
+  const std::string agent = "router-agent --server http://127.0.0.1:1 --name edge --work-dir w ";
+  const std::vector<std::tuple<std::string, std::string, std::string>> agent_flags = {
+      {"name_bad", "--name Bad_Name", "--name"},
+      {"server_https", "--server https://127.0.0.1:1", "--server"},
+      {"server_path", "--server http://127.0.0.1:1/v1", "--server"},
+      {"interval_zero", "--report-interval 0", "--report-interval"},
+      {"interval_nan", "--report-interval nan", "--report-interval"},
+      {"dilation_zero", "--dilation 0", "--dilation"},
+      {"poll_huge", "--poll-wait 61", "--poll-wait"},
+      {"port_zero", "--frontend-port 0", "--frontend-port"},
+      {"metrics_huge", "--metrics-port 70000", "--metrics-port"},
+      {"node_address_bad", "--node-address node-0", "--node-address"},
+      {"node_address_port", "--node-address node-0=h:99999", "--node-address"},
+      {"node_address_blank", "--node-address 'node-0=a b'", "--node-address"},
+      {"token_missing", "--token-file no-token", "no-token"},
+      {"connections_zero", "--max-connections 0", "--max-connections"},
+  };
+  for (const auto& [tag, args, names] : agent_flags) {
+    Add(out, {"router_agent_" + tag, {}, agent + args, names, {2}});
+  }
+}
+
 std::vector<HostileCase> AllCases() {
   std::vector<HostileCase> cases;
   ScenarioCases(cases);
@@ -719,6 +787,7 @@ std::vector<HostileCase> AllCases() {
   OutputCases(cases);
   DeployCases(cases);
   AgentCases(cases);
+  ControlLoopCases(cases);
   std::set<std::string> names;
   for (const HostileCase& c : cases) {
     if (!names.insert(c.name).second) throw std::logic_error("duplicate hostile case " + c.name);
