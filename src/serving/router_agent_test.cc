@@ -105,10 +105,10 @@ TEST(RouterAgentTest, HaproxyAddsAndDeletesDynamicServers) {
   const std::filesystem::path dir =
       std::filesystem::path(::testing::TempDir()) / ("router-agent-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  RouterBackend backend{"resnet50", "resnet50", 27900, {}};
+  RouterBackend backend{"resnet50", "resnet50", 12900, {}};
   RouterSettings settings;
   settings.bind_address = "127.0.0.1";
-  settings.metrics_port = 27990;
+  settings.metrics_port = 12990;
   settings.max_connections = 1000;
   settings.stats_socket = "/tmp/tessera-router-agent-test-" + std::to_string(getpid()) + ".sock";
   LatencyRule rule;
@@ -119,10 +119,10 @@ TEST(RouterAgentTest, HaproxyAddsAndDeletesDynamicServers) {
   Result<pid_t> pid =
       children.Spawn({"haproxy", "-db", "-f", config}, {}, (dir / "haproxy.log").string());
   ASSERT_TRUE(pid.ok()) << pid.status().message();
-  const Status up = serving::WaitForHaproxy({27900}, *pid, (dir / "haproxy.log").string());
+  const Status up = serving::WaitForHaproxy({12900}, *pid, (dir / "haproxy.log").string());
   ASSERT_TRUE(up.ok()) << up.message();
   const serving::HaproxyRuntime runtime(settings.stats_socket);
-  RouterServer server{"node-0-g0-s0-p0", "127.0.0.1", 27901, 8, 200, "node-0", 0, 0, 0, true, {}};
+  RouterServer server{"node-0-g0-s0-p0", "127.0.0.1", 12901, 8, 200, "node-0", 0, 0, 0, true, {}};
   ASSERT_TRUE(
       runtime.AddServer("resnet50", server.name, FormatServerArgs(rule.router, server)).ok());
   Result<std::map<std::pair<std::string, std::string>, serving::ServerLoad>> servers =
