@@ -29,6 +29,7 @@ tessera::ControlPlane& Plane() {
     if (!store.ok()) std::abort();
     tessera::ControlOptions options;
     options.wall_time = [] { return std::string("2024-01-01T00:00:00Z"); };
+    options.routers = {"edge"};
     tessera::ProblemBuilder problems = [](const tessera::Scenario& scenario) {
       return tessera::Problem::Build(scenario, tessera::testing::A100(),
                                      tessera::testing::TinyTable(), tessera::testing::BareRule());

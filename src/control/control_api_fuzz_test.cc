@@ -74,6 +74,7 @@ TEST(ControlApiFuzz, MutatedRequestsNeverCrashOrAnswerOutsideTheContract) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ControlOptions options;
   options.wall_time = [] { return std::string("2025-01-01T00:00:00Z"); };
+  options.routers = {"edge"};
   ProblemBuilder problems = [](const Scenario& scenario) {
     return Problem::Build(scenario, testing::A100(), testing::TinyTable(), testing::BareRule());
   };

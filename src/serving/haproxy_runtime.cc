@@ -210,6 +210,31 @@ Result<std::string> HaproxyVersion(const std::string& binary, const std::string&
   return line;
 }
 
+Status CheckPortsFree(const std::vector<int>& ports, const std::string& address) {
+  for (const int port : ports) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (!address.empty() && inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+      close(fd);
+      return Status::InvalidArgument("not an IPv4 address: " + QuoteForMessage(address));
+    }
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    const int error = errno;
+    close(fd);
+    if (!bound) {
+      return Status::InvalidArgument(fmt::format(
+          "port {} on {} is taken ({}): a router or serving process left by an earlier run? "
+          "Stop it, or give the router other ports",
+          port, address.empty() ? "every address" : address, std::strerror(error)));
+    }
+  }
+  return Status::Ok();
+}
+
 int HaproxyConnectionLimit(int wanted) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);

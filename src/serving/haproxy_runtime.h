@@ -90,6 +90,14 @@ Result<std::string> HaproxyVersion(const std::string& binary, const std::string&
 // two descriptors, and HAProxy keeps some for itself.
 int HaproxyConnectionLimit(int wanted);
 
+// InvalidArgument naming the first of `ports` on `address` (empty: every
+// address) that something already listens on. HAProxy binds with
+// SO_REUSEPORT, so a second one on a port a first still holds starts
+// without complaint and the kernel splits the connections between them:
+// measured, a router left by an interrupted run took about a third of a
+// later rehearsal's requests to its own stale servers.
+Status CheckPortsFree(const std::vector<int>& ports, const std::string& address);
+
 // Waits until HAProxy (`pid`, logging to `log`) accepts connections on every
 // one of `ports` on 127.0.0.1, then for its first health checks; IoError
 // with the log's tail when it exits or does not listen within 20 s.

@@ -480,9 +480,14 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
       WriteTextFile(config, FormatHaproxyConfig(r.deployment.rule, *backends, settings)));
   say("starting the router: " + report.router_version + ", " + report.router);
   const std::string haproxy_log = r.work_dir + "/haproxy.log";
-  Result<pid_t> haproxy = children.Spawn({r.haproxy_binary, "-db", "-f", config}, {}, haproxy_log);
   std::vector<int> frontends;
   for (const RouterBackend& b : *backends) frontends.push_back(b.port);
+  std::vector<int> router_ports = frontends;
+  router_ports.push_back(r.router_metrics_port);
+  if (Status free = serving::CheckPortsFree(router_ports, settings.bind_address); !free.ok()) {
+    return fail(free);
+  }
+  Result<pid_t> haproxy = children.Spawn({r.haproxy_binary, "-db", "-f", config}, {}, haproxy_log);
   Status up =
       haproxy.ok() ? serving::WaitForHaproxy(frontends, *haproxy, haproxy_log) : haproxy.status();
   if (!up.ok()) return fail(up);

@@ -184,6 +184,9 @@ Status RouterAgent::Impl::StartHaproxy(const RouterWork& work) {
   const std::string config = o_.work_dir + "/haproxy.cfg";
   TESSERA_RETURN_IF_ERROR(
       serving::WriteTextFile(config, FormatHaproxyConfig(rule, backends, settings)));
+  std::vector<int> taken = ports;
+  taken.push_back(o_.metrics_port);
+  TESSERA_RETURN_IF_ERROR(serving::CheckPortsFree(taken, o_.bind_address));
   Result<pid_t> pid = children_.Spawn({o_.haproxy_binary, "-db", "-f", config}, {}, log_);
   if (!pid.ok()) return pid.status();
   haproxy_ = *pid;

@@ -6,6 +6,8 @@
 #include "tessera/router_agent.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -94,6 +96,26 @@ TEST(RouterAgentTest, MutatedWorkFailsCleanlyOrParses) {
       EXPECT_TRUE(r.status().message().starts_with("work")) << r.status().message();
     }
   }
+}
+
+// A port some listener holds with SO_REUSEPORT (as HAProxy binds) is found
+// taken: a second router would silently share its connections.
+TEST(RouterAgentTest, APortAnotherListenerHoldsIsTaken) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(12950);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  const Status taken = serving::CheckPortsFree({12951, 12950}, "127.0.0.1");
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.message().find("port 12950"), std::string::npos) << taken.message();
+  close(fd);
+  EXPECT_TRUE(serving::CheckPortsFree({12950, 12951}, "127.0.0.1").ok());
 }
 
 // HAProxy 2.6 takes a dynamic server with the config's server arguments,

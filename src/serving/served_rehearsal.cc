@@ -71,6 +71,11 @@ Status CheckServedRequest(const ServedRehearsalRequest& r) {
     return Status::InvalidArgument("load step: no service " + QuoteForMessage(r.step_service) +
                                    " in the scenario");
   }
+  // The agents get the emulator's command as one line of words.
+  if (r.profiles.find_first_of(" \t") != std::string::npos) {
+    return Status::InvalidArgument("profiles " + QuoteForMessage(r.profiles) +
+                                   ": the path must not hold blanks");
+  }
   for (const auto& [what, path] :
        {std::pair<std::string_view, const std::string&>{"work directory", r.work_dir},
         {"tessera binary", r.tessera_binary},
