@@ -452,10 +452,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     }
   }
   // A request may take many SLOs' worth of dilated time before it fails.
-  double longest_slo_ms = 0;
-  for (const ServingService& s : model->services)
-    longest_slo_ms = std::max(longest_slo_ms, s.slo_ms);
-  const double timeout_s = std::max(60.0, 20 * longest_slo_ms * r.dilation / 1000);
+  const double timeout_s = serving::RequestTimeoutS(model->services, r.dilation);
   settings.timeout_s = static_cast<int>(std::ceil(timeout_s));
   // The generator keeps a service's idle connections for its next requests;
   // HAProxy closes those idle for 2 s, so that S6's thousands of them (a
@@ -498,13 +495,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
   for (const ServingService& s : model->services) {
     const auto b = backend_of.find(s.name);
     if (b == backend_of.end()) continue;
-    LoadTarget t;
-    t.service = s.name;
-    t.port = b->second->port;
-    t.path = "/v2/models/" + s.name + "/infer";
-    t.rate_rps = s.rate_rps / r.dilation;
-    t.slo_ms = s.slo_ms * r.dilation;
-    targets.push_back(t);
+    targets.push_back(serving::DilatedTarget(s, b->second->port, r.dilation));
   }
   LoadOptions load;
   load.duration_s = report.duration_s * r.dilation;

@@ -59,6 +59,22 @@ SmallStacks::SmallStacks() {
 
 SmallStacks::~SmallStacks() { setrlimit(RLIMIT_STACK, &saved_); }
 
+LoadTarget DilatedTarget(const ServingService& s, int port, double dilation) {
+  LoadTarget t;
+  t.service = s.name;
+  t.port = port;
+  t.path = "/v2/models/" + s.name + "/infer";
+  t.rate_rps = s.rate_rps / dilation;
+  t.slo_ms = s.slo_ms * dilation;
+  return t;
+}
+
+double RequestTimeoutS(const std::vector<ServingService>& services, double dilation) {
+  double longest_slo_ms = 0;
+  for (const ServingService& s : services) longest_slo_ms = std::max(longest_slo_ms, s.slo_ms);
+  return std::max(60.0, 20 * longest_slo_ms * dilation / 1000);
+}
+
 double P99Ms(const LoadCounts& c, double dilation) {
   return c.latency_ms.Count() > 0 ? c.latency_ms.Quantile(0.99) / dilation : 0;
 }

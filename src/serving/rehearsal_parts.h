@@ -54,6 +54,14 @@ class SmallStacks {
   rlimit saved_{};
 };
 
+// The generator's target for service `s` at its router frontend `port`,
+// dilated: its rate / dilation, its SLO x dilation, Triton's infer path.
+LoadTarget DilatedTarget(const ServingService& s, int port, double dilation);
+
+// How long a request may wait before it fails, in wall seconds: 20 times
+// the longest SLO, dilated, and at least a minute.
+double RequestTimeoutS(const std::vector<ServingService>& services, double dilation);
+
 // The p99 of `c`'s answered requests in the plan's time (0 when none), and
 // its share of requests within the SLO (1 when none).
 double P99Ms(const LoadCounts& c, double dilation);

@@ -417,28 +417,22 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   // 4. The load, and the transitions serve starts under it.
   std::vector<LoadTarget> targets;
   std::vector<ServingService> measured_services;
-  for (const Service& s : r.scenario.services) {
-    const auto port = frontend.find(s.name);
+  for (const Service& service : r.scenario.services) {
+    const auto port = frontend.find(service.name);
     if (port == frontend.end()) continue;
-    LoadTarget t;
-    t.service = s.name;
-    t.port = port->second;
-    t.path = "/v2/models/" + s.name + "/infer";
-    t.rate_rps = s.rate_rps / r.dilation;
-    t.slo_ms = s.slo_ms * r.dilation;
+    const ServingService s{service.name, service.rate_rps, service.slo_ms, {}};
+    LoadTarget t = serving::DilatedTarget(s, port->second, r.dilation);
     if (s.name == r.step_service) {
       t.step_at_s = r.step_at_s * r.dilation;
       t.step_factor = r.step_factor;
     }
     targets.push_back(t);
-    measured_services.push_back({s.name, s.rate_rps, s.slo_ms, {}});
+    measured_services.push_back(s);
   }
   LoadOptions load;
   load.duration_s = r.duration_s * r.dilation;
   load.seed = r.seed;
-  double longest_slo_ms = 0;
-  for (const Service& s : r.scenario.services) longest_slo_ms = std::max(longest_slo_ms, s.slo_ms);
-  load.timeout_s = std::max(60.0, 20 * longest_slo_ms * r.dilation / 1000);
+  load.timeout_s = serving::RequestTimeoutS(measured_services, r.dilation);
   for (double w = 0; w < r.duration_s - 1e-9; w += r.window_s) {
     load.window_bounds.push_back(w * r.dilation);
   }
