@@ -214,6 +214,10 @@ Status CheckPortsFree(const std::vector<int>& ports, const std::string& address)
   for (const int port : ports) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+    // SO_REUSEADDR, as HAProxy binds: connections of an earlier run in
+    // TIME_WAIT do not hold the port, a listener does.
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
