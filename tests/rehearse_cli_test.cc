@@ -176,8 +176,8 @@ TEST_F(RehearseCliTest, ServeReplansWhenTheLoadRisesAndCompliesAgain) {
               " "
               "--format json --work-dir " +
               work.string() +
-              " --base-port 26000 --router-base-port 25900 --router-metrics-port "
-              "25990");
+              " --base-port 11000 --router-base-port 10900 --router-metrics-port "
+              "10990");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["router"], "leastconn");

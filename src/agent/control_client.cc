@@ -103,6 +103,15 @@ std::optional<ControlReply> ControlClient::Send(const std::string& method, const
   return std::nullopt;
 }
 
+Result<int> ControlClient::PostStatus(const std::string& path, const std::string& body) {
+  const std::optional<ControlReply> reply = Send("POST", path, body);
+  if (!reply) return 0;
+  if (reply->status == 200 || reply->status == 409) return reply->status;
+  const std::string why = fmt::format("POST {}: the server answered HTTP {}: {}", path,
+                                      reply->status, ApiErrorText(reply->body));
+  return reply->status == 404 ? Status::NotFound(why) : Status::InvalidArgument(why);
+}
+
 void ControlClient::Sleep(double seconds) {
   if (options_.sleep) return options_.sleep(seconds);
   std::unique_lock<std::mutex> lock(mu_);

@@ -53,6 +53,11 @@ class ControlClient {
   // The answer (status < 500), or nullopt once stopped.
   std::optional<ControlReply> Send(const std::string& method, const std::string& path,
                                    const std::string& body);
+  // POSTs a status report (JSON) to `path`: the answer's status, 200 or 409
+  // (the step it reports no longer runs), or 0 once stopped; NotFound for
+  // a 404 and InvalidArgument for another 4xx, naming the path and the
+  // server's message.
+  Result<int> PostStatus(const std::string& path, const std::string& body);
   // Waits `seconds` (the options' sleep when given); Stop ends it early.
   void Sleep(double seconds);
   void Stop();

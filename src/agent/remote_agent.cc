@@ -159,13 +159,7 @@ nlohmann::ordered_json RemoteAgent::Impl::Inventory() {
 }
 
 Result<int> RemoteAgent::Impl::Post(const nlohmann::ordered_json& status) {
-  const std::string path = "/v1/nodes/" + options_.node + "/status";
-  const std::optional<ControlReply> reply = Send("POST", path, status.dump());
-  if (!reply) return 0;
-  if (reply->status == 200 || reply->status == 409) return reply->status;
-  const std::string why = fmt::format("POST {}: the server answered HTTP {}: {}", path,
-                                      reply->status, ApiErrorText(reply->body));
-  return reply->status == 404 ? Status::NotFound(why) : Status::InvalidArgument(why);
+  return client_->PostStatus("/v1/nodes/" + options_.node + "/status", status.dump());
 }
 
 Status RemoteAgent::Impl::RunPhase(const NodeWork& work, const std::string& misfit) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <ctime>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -252,6 +253,15 @@ class ControlPlane::Impl {
   ApiResponse PostNodeStatus(const ApiRequest& request, const std::string& node);
   ApiResponse ListRouters();
   ApiResponse GetRouterWork(const ApiRequest& request, const std::string& router);
+  // A long-poll (?since=V&wait=S): waits, outside mu_, until the version
+  // differs from `since` or `wait` seconds pass, then answers `body()`,
+  // called under mu_.
+  ApiResponse LongPoll(const ApiRequest& request,
+                       const std::function<ApiResult<std::string>()>& body);
+  bool IsRouter(const std::string& name) const {
+    return std::find(options_.routers.begin(), options_.routers.end(), name) !=
+           options_.routers.end();
+  }
   ApiResponse PostRouterStatus(const ApiRequest& request, const std::string& router);
 
   // Callers hold mu_.
@@ -1174,6 +1184,11 @@ ApiResult<std::string> ControlPlane::Impl::NodeWorkBody(const std::string& node,
 ApiResponse ControlPlane::Impl::GetNodeWork(const ApiRequest& request, const std::string& node) {
   ApiResult<int> index = NodeIndex(node);
   if (!index.ok()) return ErrorResponse(index.error());
+  return LongPoll(request, [&] { return NodeWorkBody(node, *index); });
+}
+
+ApiResponse ControlPlane::Impl::LongPoll(const ApiRequest& request,
+                                         const std::function<ApiResult<std::string>()>& body) {
   ApiResult<double> wait = QueryNumber(request, "wait", kWaitS, 0);
   if (!wait.ok()) return ErrorResponse(wait.error());
   ApiResult<double> since = QueryNumber(request, "since", InputRange{0, 9e15, false, true}, -1);
@@ -1183,10 +1198,10 @@ ApiResponse ControlPlane::Impl::GetNodeWork(const ApiRequest& request, const std
                    std::chrono::milliseconds(static_cast<int64_t>(*wait * 1000)));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  ApiResult<std::string> body = NodeWorkBody(node, *index);
-  if (!body.ok()) return ErrorResponse(body.error());
+  ApiResult<std::string> text = body();
+  if (!text.ok()) return ErrorResponse(text.error());
   ApiResponse r;
-  r.body = *body;
+  r.body = *text;
   return r;
 }
 
@@ -1230,9 +1245,8 @@ ApiResponse ControlPlane::Impl::ListRouters() {
     r["router"] = name;
     const auto seen = router_seen_.find(name);
     r["updated_at"] = seen == router_seen_.end() ? OJson(nullptr) : OJson(seen->second);
-    r["step"] = active_ && !RunningRouterStep(active_->stored, name).empty()
-                    ? OJson(RunningRouterStep(active_->stored, name))
-                    : OJson(nullptr);
+    const std::string step = active_ ? RunningRouterStep(active_->stored, name) : "";
+    r["step"] = step.empty() ? OJson(nullptr) : OJson(step);
     OJson observed = OJson::object();
     if (auto it = observed_.find(RouterStepNode(name)); it != observed_.end()) {
       for (const auto& [service, rate] : it->second) {
@@ -1345,32 +1359,13 @@ ApiResult<std::string> ControlPlane::Impl::RouterWorkBody(const std::string& rou
 
 ApiResponse ControlPlane::Impl::GetRouterWork(const ApiRequest& request,
                                               const std::string& router) {
-  if (std::find(options_.routers.begin(), options_.routers.end(), router) ==
-      options_.routers.end()) {
-    return ErrorResponse(NoRouter(router));
-  }
-  ApiResult<double> wait = QueryNumber(request, "wait", kWaitS, 0);
-  if (!wait.ok()) return ErrorResponse(wait.error());
-  ApiResult<double> since = QueryNumber(request, "since", InputRange{0, 9e15, false, true}, -1);
-  if (!since.ok()) return ErrorResponse(since.error());
-  if (*since >= 0 && *wait > 0) {
-    WaitForVersion(static_cast<int64_t>(*since),
-                   std::chrono::milliseconds(static_cast<int64_t>(*wait * 1000)));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  ApiResult<std::string> body = RouterWorkBody(router);
-  if (!body.ok()) return ErrorResponse(body.error());
-  ApiResponse r;
-  r.body = *body;
-  return r;
+  if (!IsRouter(router)) return ErrorResponse(NoRouter(router));
+  return LongPoll(request, [&] { return RouterWorkBody(router); });
 }
 
 ApiResponse ControlPlane::Impl::PostRouterStatus(const ApiRequest& request,
                                                  const std::string& router) {
-  if (std::find(options_.routers.begin(), options_.routers.end(), router) ==
-      options_.routers.end()) {
-    return ErrorResponse(NoRouter(router));
-  }
+  if (!IsRouter(router)) return ErrorResponse(NoRouter(router));
   ApiResult<Json> body = ParseJsonBody(request.body);
   if (!body.ok()) return ErrorResponse(body.error());
   Result<RouterStatusReport> report = RouterStatusFromJson(*body, kBodySource);

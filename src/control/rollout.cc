@@ -132,11 +132,11 @@ Status ApplyRouterResult(StoredTransition& t, const std::string& router, int pha
     return s.node == node && RouterStepKind(s) == step && s.phase == phase && s.state == "running";
   });
   if (it == t.steps.end()) {
-    return Status::InvalidArgument(fmt::format(
-        "transition {} runs no {} step of router {} in phase {} (phase {} runs{})", t.id, step,
-        router, phase, t.phase,
-        RunningRouterStep(t, router).empty() ? ", not its router steps"
-                                             : ", its " + RunningRouterStep(t, router) + " step"));
+    const std::string running = RunningRouterStep(t, router);
+    return Status::InvalidArgument(
+        fmt::format("transition {} runs no {} step of router {} in phase {} (phase {} runs{})",
+                    t.id, step, router, phase, t.phase,
+                    running.empty() ? ", not its router steps" : ", its " + running + " step"));
   }
   Finish(t, *it, ok,
          error.empty() ? fmt::format("router {} failed its {} of phase {}", router, step, phase)

@@ -422,11 +422,7 @@ Result<RehearsalReport> RunRehearsal(const RehearsalRequest& r) {
     return stopped.ok() ? killed : stopped;
   };
   // `error`, after stopping everything (and saying so if that failed too).
-  const auto fail = [&](const Status& error) {
-    const Status stopped = stop();
-    return stopped.ok() ? error
-                        : error.WithContext("(stopping also failed: " + stopped.message() + ")");
-  };
+  const auto fail = [&](const Status& error) { return serving::AfterStopping(error, stop()); };
 
   say(fmt::format("applying the plan on {} node(s) (fake NVML), starting the emulators",
                   plans.initial.size()));

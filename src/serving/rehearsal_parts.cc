@@ -50,6 +50,11 @@ Status KillUnits(const std::vector<std::string>& state_dirs) {
   return first;
 }
 
+Status AfterStopping(const Status& error, const Status& stopped) {
+  return stopped.ok() ? error
+                      : error.WithContext("(stopping also failed: " + stopped.message() + ")");
+}
+
 SmallStacks::SmallStacks() {
   getrlimit(RLIMIT_STACK, &saved_);
   rlimit stack = saved_;

@@ -40,6 +40,10 @@ std::pair<int, int> EphemeralPorts();
 // unit that would not die is the error.
 Status KillUnits(const std::vector<std::string>& state_dirs);
 
+// `error`, the reason a rehearsal ends, saying so if stopping what it
+// started (`stopped`) failed too.
+Status AfterStopping(const Status& error, const Status& stopped);
+
 // A plan's emulators hold thousands of request threads (S6: about 14,000
 // for 97 processes): while one lives, every process started from here gets
 // 1 MiB stacks instead of glibc's default of the stack limit (8 MiB).

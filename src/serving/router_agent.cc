@@ -300,11 +300,7 @@ Status RouterAgent::Impl::Apply(const RouterWork& work) {
 }
 
 Status RouterAgent::Impl::Post(const nlohmann::ordered_json& body) {
-  const std::optional<ControlReply> reply = poll_->Send("POST", Path("status"), body.dump());
-  if (!reply || reply->status == 200 || reply->status == 409) return Status::Ok();
-  const std::string why = fmt::format("POST {}: the server answered HTTP {}: {}", Path("status"),
-                                      reply->status, ApiErrorText(reply->body));
-  return reply->status == 404 ? Status::NotFound(why) : Status::InvalidArgument(why);
+  return poll_->PostStatus(Path("status"), body.dump()).status();
 }
 
 void RouterAgent::Impl::Report() {

@@ -107,15 +107,15 @@ TEST(RouterAgentTest, APortAnotherListenerHoldsIsTaken) {
   setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(12950);
+  addr.sin_port = htons(10850);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(listen(fd, 4), 0);
-  const Status taken = serving::CheckPortsFree({12951, 12950}, "127.0.0.1");
+  const Status taken = serving::CheckPortsFree({10851, 10850}, "127.0.0.1");
   ASSERT_FALSE(taken.ok());
-  EXPECT_NE(taken.message().find("port 12950"), std::string::npos) << taken.message();
+  EXPECT_NE(taken.message().find("port 10850"), std::string::npos) << taken.message();
   close(fd);
-  EXPECT_TRUE(serving::CheckPortsFree({12950, 12951}, "127.0.0.1").ok());
+  EXPECT_TRUE(serving::CheckPortsFree({10850, 10851}, "127.0.0.1").ok());
 }
 
 // HAProxy 2.6 takes a dynamic server with the config's server arguments,
@@ -127,10 +127,10 @@ TEST(RouterAgentTest, HaproxyAddsAndDeletesDynamicServers) {
   const std::filesystem::path dir =
       std::filesystem::path(::testing::TempDir()) / ("router-agent-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  RouterBackend backend{"resnet50", "resnet50", 12900, {}};
+  RouterBackend backend{"resnet50", "resnet50", 10800, {}};
   RouterSettings settings;
   settings.bind_address = "127.0.0.1";
-  settings.metrics_port = 12990;
+  settings.metrics_port = 10890;
   settings.max_connections = 1000;
   settings.stats_socket = "/tmp/tessera-router-agent-test-" + std::to_string(getpid()) + ".sock";
   LatencyRule rule;
@@ -141,10 +141,10 @@ TEST(RouterAgentTest, HaproxyAddsAndDeletesDynamicServers) {
   Result<pid_t> pid =
       children.Spawn({"haproxy", "-db", "-f", config}, {}, (dir / "haproxy.log").string());
   ASSERT_TRUE(pid.ok()) << pid.status().message();
-  const Status up = serving::WaitForHaproxy({12900}, *pid, (dir / "haproxy.log").string());
+  const Status up = serving::WaitForHaproxy({10800}, *pid, (dir / "haproxy.log").string());
   ASSERT_TRUE(up.ok()) << up.message();
   const serving::HaproxyRuntime runtime(settings.stats_socket);
-  RouterServer server{"node-0-g0-s0-p0", "127.0.0.1", 12901, 8, 200, "node-0", 0, 0, 0, true, {}};
+  RouterServer server{"node-0-g0-s0-p0", "127.0.0.1", 10801, 8, 200, "node-0", 0, 0, 0, true, {}};
   ASSERT_TRUE(
       runtime.AddServer("resnet50", server.name, FormatServerArgs(rule.router, server)).ok());
   Result<std::map<std::pair<std::string, std::string>, serving::ServerLoad>> servers =

@@ -240,11 +240,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     children.StopAll();
     return serving::KillUnits(state_dirs);
   };
-  const auto fail = [&](const Status& error) {
-    const Status stopped = stop();
-    return stopped.ok() ? error
-                        : error.WithContext("(stopping also failed: " + stopped.message() + ")");
-  };
+  const auto fail = [&](const Status& error) { return serving::AfterStopping(error, stop()); };
 
   // 1. The control plane.
   const std::string serve_log = r.work_dir + "/serve.log";
