@@ -72,6 +72,10 @@ std::vector<std::string_view> SplitCsvFields(std::string_view line);
 // The result is not checked to be finite.
 std::optional<double> ToDouble(std::string_view s);
 
+// ToPort: `s` as a TCP port, 1 to 65,535 in decimal digits and nothing else
+// (no sign, no space, at most five digits); nullopt otherwise ("0" too).
+std::optional<int> ToPort(std::string_view s);
+
 // EscapeForMessage: `value` as it may appear in an error message, one line
 // that cannot act on a terminal: control bytes (below 0x20, 0x7f, and the C1
 // controls U+0080-U+009F) and bytes that are not valid UTF-8 written as

@@ -46,13 +46,9 @@ Result<Endpoint> ParseServer(const std::string& url) {
   }
   if (e.host.empty()) return bad("no host");
   if (colon != std::string::npos) {
-    const std::string port = rest.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535) {
-      return bad("the port must be 1..65535");
-    }
-    e.port = std::stoi(port);
+    const std::optional<int> port = ToPort(std::string_view(rest).substr(colon + 1));
+    if (!port) return bad("the port must be 1..65535");
+    e.port = *port;
   }
   return e;
 }

@@ -29,6 +29,7 @@
 #include "control/extender_routes.h"
 #include "tessera/control_assets.h"
 #include "tessera/control_server.h"
+#include "tessera/text_io.h"
 
 namespace tessera {
 namespace {
@@ -236,12 +237,10 @@ Status ParseListenAddress(const std::string& text, const std::string& flag,
   } else if (host.find_first_of(":[]") != std::string::npos) {
     return bad;
   }
-  int64_t port = 0;
-  if (host.empty() || port_text.size() > 5 || !ParseInt64(port_text, port) || port < 0 ||
-      port > 65535 || port_text.find_first_not_of("0123456789") != std::string::npos)
-    return bad;
+  const std::optional<int> port = port_text == "0" ? 0 : ToPort(port_text);
+  if (host.empty() || !port) return bad;
   options.host = host;
-  options.port = static_cast<int>(port);
+  options.port = *port;
   return Status::Ok();
 }
 

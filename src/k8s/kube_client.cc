@@ -81,14 +81,9 @@ Result<ServerUrl> ParseServerUrl(const std::string& url) {
   }
   if (server.host.empty()) return bad("no host");
   if (colon != std::string::npos) {
-    const std::string port = rest.substr(colon + 1);
-    int value = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9' || value > 65535) return bad("the port is not a number");
-      value = value * 10 + (c - '0');
-    }
-    if (port.empty() || value < 1 || value > 65535) return bad("the port is not in 1..65535");
-    server.port = value;
+    const std::optional<int> port = ToPort(std::string_view(rest).substr(colon + 1));
+    if (!port) return bad("the port must be 1..65535");
+    server.port = *port;
   }
   return server;
 }

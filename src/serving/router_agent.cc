@@ -71,13 +71,9 @@ Result<std::pair<std::string, NodeAddress>> ParseNodeAddress(const std::string& 
   NodeAddress address;
   const size_t colon = rest.rfind(':');
   if (colon != std::string::npos && rest.find(':') == colon) {
-    const std::string port = rest.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535) {
-      return bad("the port must be 1..65535");
-    }
-    address.base_port = std::stoi(port);
+    const std::optional<int> port = ToPort(std::string_view(rest).substr(colon + 1));
+    if (!port) return bad("the port must be 1..65535");
+    address.base_port = *port;
     rest = rest.substr(0, colon);
   }
   if (rest.empty()) return bad("no host");

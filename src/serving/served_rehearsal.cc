@@ -181,12 +181,8 @@ class ModelSync {
       }
       const Json ack = {
           {"transition", {{"id", id}, {"phase", phase}, {"step", step}, {"ok", true}}}};
-      const std::optional<ControlReply> reply =
-          client_->Send("POST", fmt::format("/v1/routers/{}/status", kModels), ack.dump());
-      if (reply && reply->status != 200 && reply->status != 409) {
-        return Status::IoError("the model sync's acknowledgement: HTTP " +
-                               std::to_string(reply->status) + ": " + ApiErrorText(reply->body));
-      }
+      TESSERA_RETURN_IF_ERROR(
+          client_->PostStatus(fmt::format("/v1/routers/{}/status", kModels), ack.dump()).status());
       acked.insert(key);
     }
     return Status::Ok();

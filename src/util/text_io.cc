@@ -77,6 +77,17 @@ std::optional<double> ToDouble(std::string_view s) {
   return value;
 }
 
+std::optional<int> ToPort(std::string_view s) {
+  if (s.empty() || s.size() > 5) return std::nullopt;
+  int value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value < 1 || value > 65535) return std::nullopt;
+  return value;
+}
+
 namespace {
 
 // The length of the valid UTF-8 sequence at the start of `s` (1 to 4), or 0

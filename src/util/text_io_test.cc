@@ -55,6 +55,17 @@ TEST(TextIo, ToDoubleReadsTheWholeFieldOrNothing) {
   }
 }
 
+TEST(TextIo, ToPortTakesOneToFiveDigitsWithin1To65535) {
+  EXPECT_EQ(ToPort("1"), 1);
+  EXPECT_EQ(ToPort("8080"), 8080);
+  EXPECT_EQ(ToPort("65535"), 65535);
+  EXPECT_EQ(ToPort("00080"), 80);
+  for (const char* bad : {"", "0", "65536", "99999", "000080", "+80", "-1", " 80", "80 ", "8o",
+                          "4294967377", "0x50"}) {
+    EXPECT_EQ(ToPort(bad), std::nullopt) << "'" << bad << "'";
+  }
+}
+
 TEST(TextIo, GroupThousandsSeparatesEveryThreeDigits) {
   EXPECT_EQ(GroupThousands(0), "0");
   EXPECT_EQ(GroupThousands(999), "999");
