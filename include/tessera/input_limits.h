@@ -3,7 +3,7 @@
 // CSV and ParvaGPU prof_data, deployment JSON, iGniter coefficients JSON,
 // gpu-lets tables, the Alibaba VM trace, the workload and trace generators'
 // options) and every CLI flag taking such a number checks against these, and
-// the README's "Input limits" table lists them.
+// the "Input limits" table of docs/cli.md lists them.
 //
 // The limits lie far beyond any real deployment (a service of ten million
 // requests per second, a one-hour SLO, batches of 4096, 48 MPS clients), yet
