@@ -115,16 +115,17 @@ void AddInputFlags(CLI::App& command, InputFlags& flags) {
       "p99.5 under Poisson arrivals; bursty:SHARE: the same for on/off bursts "
       "that are on SHARE of the time; bare: its whole throughput, as the papers "
       "do (--compat parva-artifact implies bare)");
-  command.add_option("--coeffs", flags.coefficients,
-                     "MPS planners (igniter, ffd+, gslice+, gpulet): the GPU's iGniter "
-                     "coefficients (JSON), to plan whole GPUs shared through MPS; e.g. "
-                     "../shared/data/igniter/derived/fitted_coefficients_v100.json, or fit your "
-                     "own with `tessera igniter fit`; default on a GPU with MIG: derived, with "
-                     "gpu-lets' tables, from its profiles (docs/igniter-planner.md, \"On MIG "
-                     "workloads\")");
+  command.add_option(
+      "--coeffs", flags.coefficients,
+      "MPS planners (igniter, ffd+, gslice+, gpulet): the GPU's iGniter "
+      "coefficients (JSON), to plan whole GPUs shared through MPS; e.g. "
+      "fitted_coefficients_v100.json of iGniter's artifact (docs/data-sources.md), or fit your "
+      "own with `tessera igniter fit`; default on a GPU with MIG: derived, with "
+      "gpu-lets' tables, from its profiles (docs/igniter-planner.md, \"On MIG "
+      "workloads\")");
   command.add_option("--gpulet-tables", flags.gpulet_tables,
                      "MPS planner gpulet: gpu-lets' profiling tables (JSON Lines), e.g. "
-                     "../shared/data/igniter/i-Gniter/Profile/tools/gpulet.config");
+                     "gpulet.config of iGniter's artifact (docs/data-sources.md)");
   command
       .add_option("--price", flags.price_per_hour,
                   "MPS planners: hourly price of one GPU (default: the scenario pool's price, "
@@ -395,7 +396,7 @@ Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) 
   if (!gpu.ok() || !(*gpu)->HasMig()) {
     return Status::InvalidArgument(
         "MPS planners need the GPU's iGniter coefficients: --coeffs FILE (e.g. "
-        "../shared/data/igniter/derived/fitted_coefficients_v100.json), or a GPU with MIG whose "
+        "fitted_coefficients_v100.json, docs/data-sources.md), or a GPU with MIG whose "
         "profiles they are derived from (" +
         (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
   }

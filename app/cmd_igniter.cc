@@ -66,7 +66,7 @@ constexpr char kFitFooter[] =
     "Examples:\n"
     "  tessera igniter fit examples/igniter/samples-example.csv -o my-gpu.json\n"
     "  tessera igniter fit samples.csv -o my-gpu.json --gpu v100-16gb \\\n"
-    "      --base ../shared/data/igniter/derived/fitted_coefficients_v100.json\n"
+    "      --base $D/igniter/derived/fitted_coefficients_v100.json   # docs/data-sources.md\n"
     "  tessera plan --scenario examples/scenarios/igniter-12.yaml --coeffs my-gpu.json";
 
 // The summary line of one fitted model.
@@ -140,12 +140,12 @@ struct SynthFlags {
 // The example both subcommands' help ends with: a T4 made from the V100's
 // fit, then the cheaper of the two for iGniter's twelve workloads.
 constexpr char kT4Example[] =
-    "  tessera igniter synth --from ../shared/data/igniter/derived/fitted_coefficients_v100.json "
-    "\\\n"
+    "  D=/path/to/data   # the public data sets: docs/data-sources.md\n"
+    "  tessera igniter synth --from $D/igniter/derived/fitted_coefficients_v100.json \\\n"
     "      --from-gpu v100-16gb --gpu t4-16gb --max-clock-mhz 1590 --power-cap-w 70 \\\n"
     "      --pcie-bytes-per-ms 5882000 -o t4.json\n"
     "  tessera igniter choose --scenario examples/scenarios/igniter-12.yaml \\\n"
-    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --coeffs t4.json";
+    "      --coeffs $D/igniter/derived/fitted_coefficients_v100.json --coeffs t4.json";
 
 constexpr char kSynthFooter[] =
     "Writes coefficients for GPU --gpu, which nobody profiled, from coefficients fitted on\n"

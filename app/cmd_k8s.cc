@@ -61,7 +61,7 @@ constexpr const char* kK8sHelp =
     "Examples:\n"
     "  tessera k8s scheduler-config --extender-url http://127.0.0.1:8080/scheduler \\\n"
     "      --kubeconfig /etc/kubernetes/scheduler.conf -o tessera-scheduler.yaml\n"
-    "  D=../shared/data/alibaba-gpu-2023/csv\n"
+    "  D=/path/to/data/alibaba-gpu-2023/csv   # docs/data-sources.md\n"
     "  tessera k8s manifests --nodes $D/openb_node_list_gpu_node.csv \\\n"
     "      --pods $D/openb_pod_list_default.csv --gpu A100-80GB --hosts 20 --lifetime none \\\n"
     "      -o trace.json   # kubectl create -f trace.json";

@@ -219,7 +219,7 @@ constexpr const char* kFooter =
     "the stress knobs replay it against a smaller or busier cluster: --gpus-per-host 1\n"
     "--lifetime none brings out the paper's regime (see docs/online-placement.md).\n\n"
     "Examples:\n"
-    "  D=../shared/data/alibaba-gpu-2023/csv\n"
+    "  D=/path/to/data/alibaba-gpu-2023/csv   # docs/data-sources.md\n"
     "  tessera replay --nodes $D/openb_node_list_gpu_node.csv --pods "
     "$D/openb_pod_list_default.csv\n"
     "  tessera replay --nodes $D/openb_node_list_gpu_node.csv \\\n"

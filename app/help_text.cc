@@ -16,8 +16,9 @@ const char* const kPlanHelp =
     "Examples:\n"
     "  tessera plan --scenario examples/scenarios/s3.yaml --svg s3.svg\n"
     "  tessera plan --scenario s.yaml --gpu h100-80gb --format json -o plan.json\n"
-    "  tessera plan --profiles ../shared/data/parvagpu/prof_data \\\n"
-    "      --parva-slo ../shared/data/parvagpu/SLO --row 6 --compat parva-artifact\n"
+    "  D=/path/to/data   # the public data sets: docs/data-sources.md\n"
+    "  tessera plan --profiles $D/parvagpu/prof_data \\\n"
+    "      --parva-slo $D/parvagpu/SLO --row 6 --compat parva-artifact\n"
     "  tessera plan --scenario examples/scenarios/s5.yaml --replicate 10 --planner parva\n"
     "  tessera plan --scenario examples/scenarios/pool.yaml   # the cheapest mix\n\n"
     "The exact planner proves its plan optimal (\"proven optimal: yes\") or, when\n"
@@ -56,7 +57,7 @@ const char* const kPlanHelp =
     "error with an MPS planner, and --coeffs, --gpulet-tables and --price with a MIG\n"
     "planner:\n"
     "  tessera plan --scenario examples/scenarios/igniter-12.yaml \\\n"
-    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json --verify\n"
+    "      --coeffs $D/igniter/derived/fitted_coefficients_v100.json --verify\n"
     "  tessera plan --scenario examples/scenarios/s1.yaml --planner gpulet";
 
 const char* const kCompareHelp =
@@ -94,8 +95,9 @@ const char* const kCompareHelp =
     "MPS plans by the iGniter model), and cost/h is at the catalog's one-GPU price when\n"
     "the scenario gives none. The MIG planners run beside MPS ones given --coeffs when\n"
     "the scenario's GPU has MIG and profiles for its models:\n"
+    "  D=/path/to/data   # the public data sets: docs/data-sources.md\n"
     "  tessera compare --scenario examples/scenarios/igniter-12.yaml \\\n"
-    "      --coeffs ../shared/data/igniter/derived/fitted_coefficients_v100.json \\\n"
-    "      --gpulet-tables ../shared/data/igniter/i-Gniter/Profile/tools/gpulet.config";
+    "      --coeffs $D/igniter/derived/fitted_coefficients_v100.json \\\n"
+    "      --gpulet-tables $D/igniter/i-Gniter/Profile/tools/gpulet.config";
 
 }  // namespace tessera::cli
