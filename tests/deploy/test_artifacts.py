@@ -265,6 +265,31 @@ def test_router_has_one_server_per_serving_process(deployed):
             assert " weight " in line, line
 
 
+# Every other router deploy can ship, as its plan records it (S3 planned under
+# --router R): the balance HAProxy gets for it, and the configs `haproxy -c` takes.
+SHIPPED_ROUTERS = {"first": "balance first", "weighted": "balance random",
+                   "equal": "balance random"}
+
+
+@pytest.mark.parametrize("router", sorted(SHIPPED_ROUTERS))
+def test_haproxy_accepts_the_configs_of_every_shipped_router(router, tmp_path):
+    scenario = SOURCE_DIR / "examples" / "scenarios" / "s3.yaml"
+    plan = tmp_path / "plan.json"
+    # parva: the exact planner spends its whole time limit proving S3 under `queueing`.
+    run("plan", "--scenario", str(scenario), "--router", router, "--planner", "parva",
+        "--format", "json", "-o", str(plan))
+    out = tmp_path / "deploy"
+    # Node "localhost": haproxy -c resolves each server's host, and node-0 costs a DNS
+    # timeout (the default router's test keeps it).
+    run("deploy", "--deployment", str(plan), "--scenario", str(scenario), "--nodes",
+        "localhost", "--out", str(out))
+    assert SHIPPED_ROUTERS[router] in (out / "router" / "haproxy.cfg").read_text()
+    for path in router_configs(out, tmp_path):
+        code, output = haproxy_check(path)
+        assert code == 0, f"haproxy -c {path} ({router}):\n{output}"
+        assert "Configuration file is valid" in output
+
+
 def test_haproxy_rejects_a_broken_router_config(deployed, tmp_path):
     broken = tmp_path / "broken.cfg"
     broken.write_text((deployed / "router" / "haproxy.cfg").read_text().replace(
