@@ -46,7 +46,8 @@ class Proxy {
  public:
   Proxy(int server_port, int port) {
     RouterBackend backend{"m", "m", port, {}};
-    backend.servers.push_back({"p0", "127.0.0.1", server_port, 64, 256, "node-0", 0, 0, 0, true, {}});
+    backend.servers.push_back(
+        {"p0", "127.0.0.1", server_port, 64, 256, "node-0", 0, 0, 0, true, {}});
     RouterSettings settings;
     settings.bind_address = "127.0.0.1";
     settings.metrics_port = port + 1;
