@@ -43,6 +43,11 @@
 
 namespace tessera {
 
+// The default bound of an emulator's concurrent connections: HAProxy's
+// default server maxconn is unlimited, and a plan's backlog under a load
+// step reaches hundreds per process.
+inline constexpr int kDefaultEmulatorThreads = 4096;
+
 struct EmulatorOptions {
   std::string model;        // the model name requests must use
   TritonBatching batching;  // from the model configuration
@@ -55,8 +60,10 @@ struct EmulatorOptions {
   std::string host = "127.0.0.1";
   int http_port = 8000;  // 0: any free port (tests); http_port() says which
   int metrics_port = 8002;
-  // Request threads, one per open connection (idle ones close after 1 s);
-  // 0: 2 x max_batch_size + 16.
+  // The most connections served at once, a thread each (idle connections
+  // close after 1 s); the pool grows to the peak, so that a backlog queues
+  // in the batcher and a health check is answered at once, as Triton's
+  // asynchronous front-end does. 0: kDefaultEmulatorThreads.
   int threads = 0;
 };
 

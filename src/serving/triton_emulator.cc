@@ -50,6 +50,66 @@ void Error(httplib::Response& res, int status, const std::string& message) {
   Json(res, status, {{"error", message}});
 }
 
+// cpp-httplib serves each connection on a thread of its task queue, for as
+// long as the connection lives, and its own pool has a fixed number of them:
+// a connection beyond them waits in the listen backlog. Triton's HTTP
+// front-end is asynchronous: every connection is read at once, and a health
+// check is answered while hundreds of inferences queue. So that a backlog
+// (a proxy sending more than the plan's rate) queues in the batcher, as in
+// Triton, and a health check never waits behind it, this queue starts a
+// thread whenever no idle one is left, up to `max`. Threads stay until
+// shutdown, so a pool grows to the peak of concurrent connections.
+class GrowingPool : public httplib::TaskQueue {
+ public:
+  explicit GrowingPool(size_t max) : max_(max) {}
+  ~GrowingPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(fn));
+    if (jobs_.size() > idle_ && threads_.size() < max_) {
+      threads_.emplace_back([this] { Work(); });
+    } else {
+      ready_.notify_one();
+    }
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    // No thread starts once stopping_ is set: the vector is stable.
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  void Work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;  // stopping, nothing left to run
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  const size_t max_;
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
 }  // namespace
 
 struct TritonEmulator::Impl {
@@ -269,10 +329,8 @@ Result<std::unique_ptr<TritonEmulator>> TritonEmulator::Start(EmulatorOptions op
   auto impl = std::make_unique<Impl>();
   impl->o = std::move(options);
   impl->rng.seed(impl->o.seed);
-  // cpp-httplib gives each connection a thread for as long as it is kept
-  // alive: room for two batches of requests and a few idle connections.
-  const int threads = impl->o.threads > 0 ? impl->o.threads : 2 * largest + 16;
-  impl->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const int threads = impl->o.threads > 0 ? impl->o.threads : kDefaultEmulatorThreads;
+  impl->http.new_task_queue = [threads] { return new GrowingPool(threads); };
   impl->metrics.new_task_queue = [] { return new httplib::ThreadPool(2); };
   impl->http.set_keep_alive_timeout(1);
   // Answers go out at once: with Nagle's algorithm a small answer waits for
