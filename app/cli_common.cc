@@ -53,6 +53,10 @@ NoteCollector::NoteCollector() : outer_(current_collector) { current_collector =
 
 NoteCollector::~NoteCollector() { current_collector = outer_; }
 
+NoteSink CliNotes() {
+  return [](std::string_view note) { PrintMessage("tessera: note: " + std::string(note) + "\n"); };
+}
+
 void PrintMessage(std::string_view text) {
   if (current_collector != nullptr) {
     current_collector->notes_.push_back(EscapeMessage(text));
@@ -61,7 +65,7 @@ void PrintMessage(std::string_view text) {
   std::cerr << EscapeMessage(text);
 }
 
-void AddInputFlags(CLI::App& command, InputFlags& flags) {
+void AddInputFlags(CLI::App& command, ProblemInputs& flags) {
   auto* scenario = command.add_option("--scenario", flags.scenario,
                                       "Scenario YAML: gpu and services {name, model, rate_rps, "
                                       "slo_ms} (see examples/scenarios/)");
@@ -142,19 +146,6 @@ CLI::Validator Within(const InputRange& range) {
       range.Describe());
 }
 
-Result<Scenario> Replicated(const Scenario& scenario, int copies) {
-  if (!limits::kReplicate.Contains(copies)) {
-    return Status::InvalidArgument("--replicate: " + OutOfRange(limits::kReplicate, copies));
-  }
-  const double services = static_cast<double>(scenario.services.size()) * copies;
-  if (!limits::kServices.Contains(services)) {
-    return Status::InvalidArgument(
-        fmt::format("--replicate: {} copies of {} services make {:g}; a scenario holds {}", copies,
-                    scenario.services.size(), services, limits::kServices.Describe()));
-  }
-  return ReplicateScenario(scenario, copies);
-}
-
 CLI::Validator NonNegative() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -164,7 +155,7 @@ CLI::Validator NonNegative() {
       "NUMBER >= 0");
 }
 
-void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
+void AddSearchFlags(CLI::App& command, SearchOptions& flags) {
   command
       .add_option("--time-limit", flags.time_limit_s,
                   "Wall-clock time a planner may take, " + DescribeRange(kTimeLimit) +
@@ -192,305 +183,14 @@ void AddSearchFlags(CLI::App& command, SearchFlags& flags) {
       ->capture_default_str();
 }
 
-PlanContext ContextFrom(const SearchFlags& flags, const Planner& planner) {
-  PlanContext context;
-  context.time_limit_s = flags.time_limit_s;
-  context.seed = flags.seed;
-  if (planner.UsesMigServingScore() && flags.score == "paper") {
-    context.migserving_score = MigServingScore::kPaper;
-  }
-  context.progress = [](std::string_view line) {
-    PrintMessage("tessera: " + std::string(line) + "\n");
-  };
+PlanContext ContextFrom(const SearchOptions& flags, const Planner& planner) {
+  PlanContext context = ContextFor(flags, planner);
+  context.progress = CliProgress();
   return context;
 }
 
-Result<Deployment> LoadDeployment(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(path));
-  return ParseDeploymentJson(text, path);
-}
-
-Result<Scenario> LoadScenario(const InputFlags& flags) {
-  Result<Scenario> scenario =
-      Status::InvalidArgument("give a scenario: --scenario FILE or --parva-slo DIR --row N");
-  if (!flags.scenario.empty()) {
-    scenario = LoadScenarioYaml(flags.scenario);
-  } else if (!flags.parva_slo.empty()) {
-    if (flags.row <= 0) return Status::InvalidArgument("--parva-slo needs --row N (1-based)");
-    scenario = ImportParvaSloRow(flags.parva_slo, flags.row);
-  }
-  if (!scenario.ok()) return scenario.status();
-  return Replicated(*scenario, flags.replicate);
-}
-
-namespace {
-
-// The rule the planning commands start from: for MIG planners the pooled
-// capacity rule behind the leastconn router, which `tessera deploy` ships as
-// HAProxy's weighted leastconn (docs/capacity-rules.md, docs/routing.md); for MPS
-// planners, which count whole throughputs (Problem::BuildMps), the
-// library's default.
-LatencyRule DefaultRule(bool mps) {
-  LatencyRule rule;
-  if (mps) return rule;
-  rule.pooled = true;
-  rule.router = Router::kLeastConn;
-  return rule;
-}
-
-// The rule of the flags: --compat, --latency-factor, --capacity-rule,
-// --router and --rate-margin over the default.
-Result<LatencyRule> RuleFrom(const InputFlags& flags, bool mps) {
-  LatencyRule rule = DefaultRule(mps);
-  if (flags.compat == "parva-artifact") rule = ParvaArtifactRule();
-  if (flags.latency_factor) rule.factor = *flags.latency_factor;
-  TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
-  if (!flags.capacity_rule.empty()) {
-    TESSERA_RETURN_IF_ERROR(rule.SetCapacity(flags.capacity_rule).WithContext("--capacity-rule"));
-    // The pooled rule is made for the router that pools.
-    if (rule.pooled && !RouterPools(rule.router)) rule.router = Router::kLeastConn;
-  }
-  if (!flags.router.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(rule.router, ParseRouter(flags.router));
-    if (rule.pooled && !RouterPools(rule.router)) {
-      if (!flags.capacity_rule.empty()) {
-        return Status::InvalidArgument(
-            "--router: --capacity-rule pooled needs --router leastconn or jsq (processes behind " +
-            std::string(RouterName(rule.router)) +
-            " queue alone); give --capacity-rule queueing with --router " +
-            std::string(RouterName(rule.router)));
-      }
-      // The default pooled rule does not hold for a random router.
-      TESSERA_RETURN_IF_ERROR(rule.SetCapacity("queueing"));
-    }
-  }
-  if (flags.rate_margin) rule.rate_margin = *flags.rate_margin;
-  TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--rate-margin"));
-  return rule;
-}
-
-// A plan is checked under the rule it was made under; a rule flag that says
-// otherwise is a contradiction, not an override.
-Result<LatencyRule> RuleOf(const InputFlags& flags, bool mps, const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(flags, mps));
-  if (recorded == nullptr) return from_flags;
-  const bool given = flags.latency_factor || !flags.compat.empty() ||
-                     !flags.capacity_rule.empty() || !flags.router.empty() ||
-                     flags.rate_margin.has_value();
-  if (given && !(from_flags == *recorded)) {
-    return Status::InvalidArgument(
-        "the plan records the rule it was made under (" + DescribeRule(*recorded) +
-        "); the rule flags give " + DescribeRule(from_flags) +
-        ": drop --latency-factor, --compat, --capacity-rule, --router and --rate-margin to check "
-        "it under its own rule");
-  }
-  return *recorded;
-}
-
-// "<file>:<line>: field 'pool'" of the pool entry at `line`, for messages.
-std::string PoolField(const Scenario& scenario, int line) {
-  return ServiceLocation(scenario, line) + ": field 'pool'";
-}
-
-// "<file>:<line>: field 'gpu'" of the scenario's gpu (the file alone when
-// the scenario does not name one).
-std::string GpuField(const Scenario& scenario) {
-  if (scenario.gpu.empty()) return ServiceLocation(scenario, 0);
-  return ServiceLocation(scenario, scenario.gpu_line) + ": field 'gpu'";
-}
-
-// The scenario's pool as offers of catalog models with MIG, or the one model
-// of `--gpu`, the scenario, or a100-80gb.
-Result<std::vector<GpuOffer>> ChoosePool(const InputFlags& flags, const Scenario& scenario) {
-  std::vector<GpuOffer> pool;
-  if (!scenario.pool.empty()) {
-    if (!flags.gpu.empty()) {
-      return Status::InvalidArgument(
-          "--gpu: the scenario lists a pool of GPU models; edit its pool instead of giving "
-          "--gpu");
-    }
-    for (const PoolEntry& entry : scenario.pool) {
-      Result<const GpuModel*> gpu = FindMigGpu(entry.gpu);
-      if (!gpu.ok()) return gpu.status().WithContext(PoolField(scenario, entry.line));
-      pool.push_back({*gpu, entry.price_per_hour, entry.max_count});
-    }
-    return pool;
-  }
-  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, ChooseGpu(flags.gpu, scenario));
-  return std::vector<GpuOffer>{{gpu, 0, 0}};
-}
-
-Result<Problem> LoadMigProblem(const InputFlags& flags, const Scenario& scenario,
-                               const LatencyRule& rule) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<GpuOffer> pool, ChoosePool(flags, scenario));
-  ProfileTable profiles;
-  if (flags.profile_table) {
-    profiles = *flags.profile_table;
-  } else if (flags.profiles.empty()) {
-    std::vector<const GpuModel*> gpus;
-    for (const GpuOffer& offer : pool) gpus.push_back(offer.gpu);
-    TESSERA_ASSIGN_OR_RETURN(profiles, EmbeddedProfiles(gpus));
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(profiles, LoadProfiles(flags.profiles));
-  }
-  return Problem::BuildPool(scenario, std::move(pool), profiles, rule);
-}
-
-// The GPU an MPS plan uses: --gpu, the scenario's (or its pool's one entry),
-// or the coefficients' hardware.gpu.
-Result<const GpuModel*> ChooseMpsGpu(const InputFlags& flags, const Scenario& scenario,
-                                     const MpsCoefficients& coefficients) {
-  if (!flags.gpu.empty()) {
-    Result<const GpuModel*> gpu = FindGpu(flags.gpu);
-    return gpu.ok() ? gpu : gpu.status().WithContext("--gpu");
-  }
-  std::string name = scenario.gpu;
-  std::string from = GpuField(scenario);
-  if (name.empty() && scenario.pool.size() == 1) {
-    name = scenario.pool.front().gpu;
-    from = PoolField(scenario, scenario.pool.front().line);
-  }
-  if (!scenario.pool.empty() && name.empty()) {
-    std::vector<std::string> models;
-    for (const PoolEntry& entry : scenario.pool) models.push_back(entry.gpu);
-    return Status::InvalidArgument(fmt::format(
-        "{}: MPS planners plan one GPU type, the pool lists {} ({}); list one in `pool` or give "
-        "--gpu",
-        PoolField(scenario, scenario.pool[1].line), models.size(), fmt::join(models, ", ")));
-  }
-  if (name.empty()) from = flags.coefficients;
-  if (name.empty()) name = coefficients.hardware.gpu;
-  if (name.empty()) {
-    return Status::InvalidArgument(
-        "name the GPU the plan uses: --gpu NAME, `gpu:` in the scenario, or \"gpu\" in the "
-        "coefficients' hardware (" +
-        GpuNames() + ")");
-  }
-  Result<const GpuModel*> gpu = FindGpu(name);
-  return gpu.ok() ? gpu : gpu.status().WithContext(from);
-}
-
-// --price, else the scenario pool's price of `gpu`, else its cloud instance's.
-double ChoosePrice(const InputFlags& flags, const Scenario& scenario, const GpuModel& gpu) {
-  if (flags.price_per_hour) return *flags.price_per_hour;
-  for (const PoolEntry& entry : scenario.pool) {
-    if (entry.gpu == gpu.name) return entry.price_per_hour;
-  }
-  return gpu.cloud.price_per_hour;
-}
-
-// The scenario pool's max_count of `gpu`; 0 (no cap) when it has none.
-int ChooseMaxCount(const Scenario& scenario, const GpuModel& gpu) {
-  for (const PoolEntry& entry : scenario.pool) {
-    if (entry.gpu == gpu.name) return entry.max_count;
-  }
-  return 0;
-}
-
-// Without --coeffs: the coefficients and gpu-lets' tables derived from the
-// MIG profiles (--profiles, else the embedded ones) of the scenario's GPU
-// run whole (mps_from_profiles.h), with a note saying so.
-Result<DerivedMps> DeriveMps(const InputFlags& flags, const Scenario& scenario) {
-  Result<const GpuModel*> gpu =
-      scenario.pool.empty() ? ChooseGpu(flags.gpu, scenario) : ChooseMpsGpu(flags, scenario, {});
-  if (!gpu.ok() || !(*gpu)->HasMig()) {
-    return Status::InvalidArgument(
-        "MPS planners need the GPU's iGniter coefficients: --coeffs FILE (e.g. "
-        "fitted_coefficients_v100.json, docs/data-sources.md), or a GPU with MIG whose "
-        "profiles they are derived from (" +
-        (gpu.ok() ? (*gpu)->name + " has no MIG" : gpu.status().message()) + ")");
-  }
-  return DeriveMpsForGpu(flags.profiles, **gpu, flags.profile_table.get());
-}
-
-Result<Problem> LoadMpsProblem(const InputFlags& flags, const Scenario& scenario,
-                               const LatencyRule& rule) {
-  MpsCoefficients coefficients;
-  std::shared_ptr<const GpuletTables> gpulet;
-  if (flags.coefficients.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMps(flags, scenario));
-    coefficients = std::move(derived.coefficients);
-    gpulet = std::make_shared<const GpuletTables>(std::move(derived.gpulet));
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(coefficients, LoadMpsCoefficients(flags.coefficients));
-  }
-  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu, ChooseMpsGpu(flags, scenario, coefficients));
-  if (!flags.gpulet_tables.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(GpuletTables tables, LoadGpuletTables(flags.gpulet_tables));
-    gpulet = std::make_shared<const GpuletTables>(std::move(tables));
-  }
-  return Problem::BuildMps(
-      scenario, {gpu, ChoosePrice(flags, scenario, *gpu), ChooseMaxCount(scenario, *gpu)},
-      std::move(coefficients), rule, std::move(gpulet));
-}
-
-}  // namespace
-
-Result<DerivedMps> DeriveMpsForGpu(const std::string& profiles_path, const GpuModel& gpu,
-                                   const ProfileTable* table) {
-  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, table != nullptr ? Result(*table)
-                                                  : profiles_path.empty()
-                                                      ? EmbeddedProfiles({&gpu})
-                                                      : LoadProfiles(profiles_path));
-  TESSERA_ASSIGN_OR_RETURN(DerivedMps derived, DeriveMpsFromProfiles(profiles, gpu));
-  PrintMessage(fmt::format(
-      "tessera: note: no --coeffs: the MPS planners use iGniter coefficients and gpu-lets' "
-      "tables derived from the {} profiles of {} run whole ({}; docs/igniter-planner.md, \"On "
-      "MIG workloads\")\n",
-      table != nullptr        ? "given"
-      : profiles_path.empty() ? "embedded"
-                              : profiles_path,
-      gpu.name, DescribeDerivedFits(derived)));
-  return derived;
-}
-
-Status CheckFlagsApply(const InputFlags& flags, bool mps, std::string_view planners) {
-  struct Given {
-    const char* flag;
-    bool given;
-    bool for_mps;
-  };
-  const Given all[] = {
-      // Without --coeffs, the MPS planners' coefficients come from the profiles.
-      {"--profiles",
-       (!flags.profiles.empty() || flags.profile_table) && !(mps && flags.coefficients.empty()),
-       false},
-      {"--compat", !flags.compat.empty(), false},
-      {"--capacity-rule", !flags.capacity_rule.empty(), false},
-      {"--rate-margin", flags.rate_margin.has_value(), false},
-      {"--coeffs", !flags.coefficients.empty(), true},
-      {"--gpulet-tables", !flags.gpulet_tables.empty(), true},
-      {"--price", flags.price_per_hour.has_value(), true},
-  };
-  for (const Given& g : all) {
-    if (!g.given || g.for_mps == mps) continue;
-    return Status::InvalidArgument(fmt::format(
-        "{} does not apply to {}: it is for the {} planners ({}); see `tessera compare --list`",
-        g.flag, planners, g.for_mps ? "MPS" : "MIG",
-        g.for_mps ? "whole GPUs shared through MPS" : "GPUs cut into MIG instances"));
-  }
-  return Status::Ok();
-}
-
-Result<Problem> LoadProblem(const InputFlags& flags, bool mps, const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(Scenario scenario, LoadScenario(flags));
-  return LoadProblem(flags, scenario, mps, recorded);
-}
-
-Result<Problem> LoadProblem(const InputFlags& flags, const Scenario& scenario, bool mps,
-                            const LatencyRule* recorded) {
-  TESSERA_ASSIGN_OR_RETURN(LatencyRule rule, RuleOf(flags, mps, recorded));
-  return mps ? LoadMpsProblem(flags, scenario, rule) : LoadMigProblem(flags, scenario, rule);
-}
-
-std::string InputsSource(const InputFlags& flags, bool mps) {
-  if (mps && flags.coefficients.empty()) {
-    return "iGniter coefficients derived from profiles: " +
-           (flags.profiles.empty() ? std::string("embedded (synthesized)") : flags.profiles);
-  }
-  if (mps) return "iGniter coefficients: " + flags.coefficients;
-  return "profiles: " +
-         (flags.profiles.empty() ? std::string("embedded (synthesized)") : flags.profiles);
+std::function<void(std::string_view)> CliProgress() {
+  return [](std::string_view line) { PrintMessage("tessera: " + std::string(line) + "\n"); };
 }
 
 void NoteOutcomes(const Deployment& deployment) {
@@ -502,48 +202,6 @@ void NoteOutcomes(const Deployment& deployment) {
                    " misses its latency budget or rate on this plan\n");
     }
   }
-}
-
-void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRule& rule) {
-  if (deployment.rule_recorded) return;
-  deployment.rule = rule;
-  PrintMessage("tessera: note: " + path +
-               " records no latency rule (it predates plans recording theirs); using " +
-               DescribeRule(rule) + "\n");
-}
-
-Result<Problem> CheckPlanServes(const InputFlags& input, const std::string& path, Deployment& plan,
-                                std::string_view command) {
-  TESSERA_RETURN_IF_ERROR(CheckFlagsApply(input, false, command));
-  TESSERA_ASSIGN_OR_RETURN(Problem problem,
-                           LoadProblem(input, false, plan.rule_recorded ? &plan.rule : nullptr));
-  AdoptRule(plan, path, problem.rule());
-  TESSERA_RETURN_IF_ERROR(CheckServes(path, plan, problem));
-  return problem;
-}
-
-Status CheckServes(const std::string& path, const Deployment& plan, const Problem& problem) {
-  const std::vector<Violation> violations = ValidateDeployment(plan, problem);
-  if (violations.empty()) return Status::Ok();
-  std::string first = FormatViolations({violations.front()});
-  first.pop_back();  // the line's newline: the message is one line
-  return Status::InvalidArgument(
-      fmt::format("{}: does not serve {}: {} violation(s), the first: {}", path,
-                  ServiceLocation(problem.scenario(), 0), violations.size(), first));
-}
-
-Result<const GpuModel*> ChooseGpu(const std::string& gpu_flag, const Scenario& scenario) {
-  const std::string name =
-      !gpu_flag.empty() ? gpu_flag : (!scenario.gpu.empty() ? scenario.gpu : "a100-80gb");
-  Result<const GpuModel*> gpu = FindMigGpu(name);
-  if (gpu.ok()) return gpu;
-  return gpu.status().WithContext(gpu_flag.empty() ? GpuField(scenario) : "--gpu");
-}
-
-Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {
-  ProfileTable table;
-  for (const GpuModel* gpu : gpus) TESSERA_RETURN_IF_ERROR(table.Merge(DefaultProfiles(*gpu)));
-  return table;
 }
 
 namespace {

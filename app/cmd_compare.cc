@@ -20,8 +20,8 @@ namespace tessera::cli {
 namespace {
 
 struct CompareFlags {
-  InputFlags input;
-  SearchFlags search;
+  ProblemInputs input;
+  SearchOptions search;
   std::string format = "table";
   int repeat = 5;
   bool list = false;
@@ -98,9 +98,9 @@ int RunCompare(const CompareFlags& flags) {
   // Without --coeffs the MPS planners run on coefficients and tables derived
   // from the MIG profiles; the flags that go with --coeffs would be ignored.
   if (!mps_given) {
-    if (Status s = CheckFlagsApply(flags.input, false,
-                                   "compare without --coeffs (the MPS planners then use "
-                                   "coefficients derived from the profiles)");
+    if (Status s = CheckInputsApply(flags.input, false,
+                                    "compare without --coeffs (the MPS planners then use "
+                                    "coefficients derived from the profiles)");
         !s.ok()) {
       return ReportError(s);
     }
@@ -108,14 +108,14 @@ int RunCompare(const CompareFlags& flags) {
   // The scenario is read once for both kinds of planners.
   const Result<Scenario> scenario = LoadScenario(flags.input);
   if (!scenario.ok()) return ReportError(scenario.status());
-  const Result<Problem> mig = LoadProblem(flags.input, *scenario, false);
+  const Result<Problem> mig = LoadProblem(flags.input, *scenario, false, nullptr, CliNotes());
   // Derived coefficients that cannot be had (say, a pool of several GPU
   // models) keep the MPS planners out with the reason; given ones must load.
-  const Result<Problem> mps = LoadProblem(flags.input, *scenario, true);
+  const Result<Problem> mps = LoadProblem(flags.input, *scenario, true, nullptr, CliNotes());
   if (mps_given && !mps.ok()) return ReportError(mps.status());
   // No MIG problem (say, a V100 scenario) is an error unless the MPS planners
   // run instead and no MIG flag asked for the MIG planners.
-  const bool asks_for_mig = !CheckFlagsApply(flags.input, true, "").ok();
+  const bool asks_for_mig = !CheckInputsApply(flags.input, true, "").ok();
   if (!mig.ok() && (!mps_given || asks_for_mig)) return ReportError(mig.status());
   std::vector<Row> rows;
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> planners

@@ -28,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct DeployFlags {
-  InputFlags input;  // --scenario (and its profiles) to validate the plan against
+  ProblemInputs input;  // --scenario (and its profiles) to validate the plan against
   std::string deployment;
   std::string out;
   std::string transition;
@@ -190,8 +190,8 @@ int Run(DeployFlags flags) {
         "deploy needs a MIG plan"));
   }
   if (!flags.input.scenario.empty()) {
-    Result<Problem> problem =
-        CheckPlanServes(flags.input, flags.deployment, *deployment, "deploy (MIG plans)");
+    Result<Problem> problem = CheckPlanServes(flags.input, flags.deployment, *deployment,
+                                              "deploy (MIG plans)", CliNotes());
     if (!problem.ok()) return ReportError(problem.status());
     for (ServiceOutcome& s : deployment->services) {
       for (const Service& spec : problem->scenario().services) {
@@ -200,7 +200,7 @@ int Run(DeployFlags flags) {
         s.slo_ms = spec.slo_ms;
       }
     }
-  } else if (Status s = CheckFlagsApply(flags.input, false, "deploy (MIG plans)"); !s.ok()) {
+  } else if (Status s = CheckInputsApply(flags.input, false, "deploy (MIG plans)"); !s.ok()) {
     return ReportError(s);
   }
   if (!flags.transition.empty()) {

@@ -253,18 +253,21 @@ Result<TypePlan> PlanType(const ChooseFlags& flags, const Scenario& scenario,
         "each file describes (write it with `tessera igniter fit --gpu` or `tessera igniter "
         "synth`, or add \"gpu\" to hardware)");
   }
-  InputFlags input;
-  input.scenario = flags.scenario;
-  input.coefficients = coefficients;
-  input.gpu = gpu;
-  TESSERA_ASSIGN_OR_RETURN(Problem problem, LoadProblem(input, scenario, /*mps=*/true));
-  TESSERA_ASSIGN_OR_RETURN(PlanReport report, RunPlanner(planner, problem, {}));
+  PlanRequest request;
+  request.inputs.scenario = flags.scenario;
+  request.inputs.coefficients = coefficients;
+  request.inputs.gpu = gpu;
+  request.scenario = scenario;
+  request.planner = planner.Name();
+  request.shadow = flags.shadow;
+  request.notes = CliNotes();
+  TESSERA_ASSIGN_OR_RETURN(PlanRun run, Plan(request));
   TypePlan out;
   out.coefficients = coefficients;
-  out.gpu = problem.gpu().name;
-  out.instance = problem.gpu().cloud.instance;
-  out.deployment = std::move(report.deployment);
-  TESSERA_ASSIGN_OR_RETURN(out.shadow, GuardIfOn(flags.shadow, out.deployment, problem));
+  out.gpu = run.problem.gpu().name;
+  out.instance = run.problem.gpu().cloud.instance;
+  out.deployment = std::move(run.deployment);
+  out.shadow = std::move(run.shadow);
   for (const ServiceOutcome& s : out.deployment.services) {
     out.infeasible += s.status == ServiceStatus::kInfeasible;
   }
@@ -331,7 +334,7 @@ int RunChoose(const ChooseFlags& flags) {
         "--planner: " + flags.planner +
         " is a MIG planner; choose runs the MPS planners (igniter, ffd+, gslice+)"));
   }
-  InputFlags input;
+  ProblemInputs input;
   input.scenario = flags.scenario;
   Result<Scenario> scenario = LoadScenario(input);
   if (!scenario.ok()) return ReportError(scenario.status());

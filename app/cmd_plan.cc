@@ -8,10 +8,11 @@
 #include "commands.h"
 #include "durations.h"
 #include "help_text.h"
-#include "plan_run.h"
+#include "incremental_cli.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"
+#include "tessera/plan_request.h"
 #include "tessera/simulator.h"
 #include "tessera/validator.h"
 
@@ -74,13 +75,17 @@ int RunPlan(const PlanFlags& flags) {
   }
   std::optional<Scenario> scenario;
   if (flags.verify) {
-    Result<Scenario> loaded = LoadScenario(flags.request.input);
+    Result<Scenario> loaded = LoadScenario(flags.request.inputs);
     if (!loaded.ok()) return ReportError(loaded.status());
     Status fits = CheckSimulatedRequests("--verify-duration", *verify_s, TotalRate(*loaded));
     if (!fits.ok()) return ReportError(fits);
     scenario = std::move(loaded).value();
   }
-  Result<PlanRun> run = RunPlanRequest(flags.request, scenario ? &*scenario : nullptr);
+  PlanRequest request = flags.request;
+  request.scenario = std::move(scenario);
+  request.notes = CliNotes();
+  request.progress = CliProgress();
+  Result<PlanRun> run = Plan(request);
   if (!run.ok()) return ReportError(run.status());
   const Deployment& d = run->deployment;
   std::optional<SimReport> sim;
@@ -104,9 +109,9 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Plan one scenario with one planner; print, save and draw the deployment");
   cmd->footer(kPlanHelp);
-  AddInputFlags(*cmd, flags->request.input);
+  AddInputFlags(*cmd, flags->request.inputs);
   AddSearchFlags(*cmd, flags->request.search);
-  AddIncrementalFlags(*cmd, flags->request.incremental);
+  AddIncrementalFlags(*cmd, flags->request);
   AddShadowFlag(*cmd, flags->request.shadow);
   cmd->add_option("--planner", flags->request.planner,
                   "Planner name (see `tessera compare --list`); default: see below, or igniter "

@@ -16,7 +16,6 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
-#include "plan_run.h"
 #include "simulate_inputs.h"
 #include "simulate_transition.h"
 #include "tessera/rehearsal.h"
@@ -85,11 +84,11 @@ Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
       return Status::InvalidArgument(
           "--transition needs --deployment: the plan the transition starts from");
     }
-    TESSERA_ASSIGN_OR_RETURN(PlanRun run, RunPlanRequest(f.plan));
+    TESSERA_ASSIGN_OR_RETURN(PlanRun run, Plan(f.plan));
     TESSERA_ASSIGN_OR_RETURN(out.model, BuildServingModel(run.deployment, run.problem));
     out.deployment = std::move(run.deployment);
   } else {
-    TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.input));
+    TESSERA_ASSIGN_OR_RETURN(const Scenario scenario, LoadScenario(f.plan.inputs));
     std::optional<Transition> transition;
     if (!f.transition.empty()) {
       TESSERA_ASSIGN_OR_RETURN(transition, LoadTransition(f.transition));
@@ -106,9 +105,9 @@ Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
     TESSERA_RETURN_IF_ERROR(CheckSameServices(
         scenario, transition ? WithStartedServices(out.deployment, *transition) : out.deployment,
         transition ? f.deployment + " and " + f.transition : f.deployment));
-    AdoptRule(out.deployment, f.deployment, LatencyRule{});
+    AdoptRule(out.deployment, f.deployment, LatencyRule{}, CliNotes());
     SimulateFlags sim;
-    sim.profiles = f.plan.input.profiles;
+    sim.profiles = f.plan.inputs.profiles;
     sim.deployment = f.deployment;
     TESSERA_ASSIGN_OR_RETURN(Problem problem, ProblemFor(sim, scenario, out.deployment));
     if (transition) {
@@ -194,17 +193,17 @@ int RunServedRehearse(const RehearseFlags& f) {
     return ReportError(Status::InvalidArgument(
         "--serve needs --load-step SERVICE:FACTOR@TIME: the rate change serve answers"));
   }
-  if (f.plan.input.scenario.empty()) {
+  if (f.plan.inputs.scenario.empty()) {
     return ReportError(Status::InvalidArgument("--serve needs --scenario"));
   }
-  Result<Scenario> scenario = LoadScenario(f.plan.input);
+  Result<Scenario> scenario = LoadScenario(f.plan.inputs);
   if (!scenario.ok()) return ReportError(scenario.status());
   ServedRehearsalRequest r;
   r.scenario = std::move(*scenario);
   if (Status s = ParseLoadStep(f.load_step, r); !s.ok()) return ReportError(s);
-  r.serve_args = {"--scenario", fs::absolute(f.plan.input.scenario).string()};
-  if (!f.plan.input.profiles.empty()) {
-    r.profiles = fs::absolute(f.plan.input.profiles).string();
+  r.serve_args = {"--scenario", fs::absolute(f.plan.inputs.scenario).string()};
+  if (!f.plan.inputs.profiles.empty()) {
+    r.profiles = fs::absolute(f.plan.inputs.profiles).string();
     r.serve_args.insert(r.serve_args.end(), {"--profiles", r.profiles});
   }
   if (!r.scenario.gpu.empty()) r.gpu = r.scenario.gpu;
@@ -239,7 +238,7 @@ int RunRehearse(const RehearseFlags& f) {
   r.model = std::move(planned->model);
   r.transition = std::move(planned->transition);
   r.gpu = r.deployment.gpu;
-  r.profiles = f.plan.input.profiles.empty() ? "" : fs::absolute(f.plan.input.profiles).string();
+  r.profiles = f.plan.inputs.profiles.empty() ? "" : fs::absolute(f.plan.inputs.profiles).string();
   r.duration_s = f.duration_s;
   r.dilation =
       f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(planned->total_rps / kWallRateCap));
@@ -306,7 +305,9 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "rehearse", "Run a plan's data path here (agents, emulators, HAProxy) under real load");
   cmd->footer(kRehearseHelp);
-  AddInputFlags(*cmd, flags->plan.input);
+  AddInputFlags(*cmd, flags->plan.inputs);
+  flags->plan.notes = CliNotes();
+  flags->plan.progress = CliProgress();
   cmd->add_option("--deployment", flags->deployment,
                   "The plan (deployment JSON) to rehearse; default: plan the scenario");
   cmd->add_option("--transition", flags->transition,

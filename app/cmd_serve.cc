@@ -30,7 +30,7 @@ namespace tessera::cli {
 namespace {
 
 struct ServeFlags {
-  InputFlags input;
+  ProblemInputs input;
   std::string db = "tessera.db";
   std::string listen = "127.0.0.1:8080";
   std::string token_file;
@@ -40,7 +40,7 @@ struct ServeFlags {
   double replan_hold_s = 10;
   std::vector<std::string> routers;
   int spare_gpus = 1;
-  std::string planner = "parva";
+  std::string planner;  // empty: the library's default, as `tessera plan`
   double time_limit_s = 0;
   // The scheduler extender (docs/kubernetes.md), on with --kubeconfig.
   std::string kubeconfig;
@@ -75,7 +75,7 @@ std::string ScenarioJson(const Scenario& scenario) {
 
 // The scenario a new store starts with: the flags' (--scenario, --parva-slo)
 // or the embedded S3.
-Result<Scenario> SeedScenario(const InputFlags& input) {
+Result<Scenario> SeedScenario(const ProblemInputs& input) {
   if (!input.scenario.empty() || !input.parva_slo.empty()) return LoadScenario(input);
   const std::optional<Asset> s3 = FindAsset("scenarios/s3.yaml");
   if (!s3) return Status::Internal("the embedded default scenario is missing");
@@ -124,7 +124,7 @@ Result<KubeParts> OpenKube(const ServeFlags& flags) {
 }
 
 int RunServe(const ServeFlags& flags) {
-  if (Status s = CheckFlagsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
+  if (Status s = CheckInputsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
     return ReportError(s);
   ServerOptions server;
   if (Status s = ParseListenAddress(flags.listen, "--listen", server); !s.ok())
@@ -161,12 +161,8 @@ int RunServe(const ServeFlags& flags) {
   options.deploy.gpus_per_node = flags.gpus_per_node;
   options.default_planner = flags.planner;
   options.plan_time_limit_s = flags.time_limit_s;
-  const InputFlags input = flags.input;
-  ProblemBuilder problems = [input](const Scenario& scenario) {
-    return LoadProblem(input, scenario, /*mps=*/false);
-  };
-  Result<std::unique_ptr<ControlPlane>> plane =
-      ControlPlane::Open(std::move(*store), BuiltinPlanners(), problems, options);
+  options.inputs = flags.input;
+  Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(std::move(*store), options);
   if (!plane.ok()) return ReportError(plane.status());
   if (seed) {
     Result<Scenario> scenario = SeedScenario(flags.input);
@@ -275,9 +271,10 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--planner", flags->planner,
-                  "Planner of a plan request that names none (`tessera plan --help` lists them)")
-      ->check(CLI::IsMember(BuiltinPlanners().Names()))
-      ->capture_default_str();
+                  "Planner of a plan request that names none (`tessera plan --help` lists them); "
+                  "default: tessera plan's (exact, with parva beside it when exact proves no "
+                  "optimum in time)")
+      ->check(CLI::IsMember(BuiltinPlanners().Names()));
   cmd->add_option("--time-limit", flags->time_limit_s,
                   "Wall-clock time a searching planner may take per plan, " +
                       DescribeRange(kTimeLimit) + "; default: the planner's own")

@@ -66,7 +66,7 @@ Result<SimInputs> LoadSimInputs(const SimulateFlags& flags) {
       in.scenario,
       in.transition ? WithStartedServices(in.deployment, *in.transition) : in.deployment,
       in.transition ? flags.deployment + " and " + flags.transition : flags.deployment));
-  AdoptRule(in.deployment, flags.deployment, LatencyRule{});
+  AdoptRule(in.deployment, flags.deployment, LatencyRule{}, CliNotes());
   TESSERA_ASSIGN_OR_RETURN(in.problem, ProblemFor(flags, in.scenario, in.deployment));
   return in;
 }

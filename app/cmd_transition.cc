@@ -38,7 +38,7 @@ std::string CheckText(const TransitionCheck& check, const std::string& plan) {
 }
 
 struct PlanFlags {
-  InputFlags input;  // the new scenario (B's rates and SLOs) and its profiles
+  ProblemInputs input;  // the new scenario (B's rates and SLOs) and its profiles
   std::string from;
   std::string to;
   int spare_gpus = 0;
@@ -50,7 +50,7 @@ struct PlanFlags {
 // B must serve the new scenario: the validator under B's own rule.
 Status CheckTarget(const PlanFlags& flags, Deployment& to) {
   TESSERA_RETURN_IF_ERROR(CheckMigPlan(flags.to, to));
-  return CheckPlanServes(flags.input, flags.to, to, "transition (MIG plans)").status();
+  return CheckPlanServes(flags.input, flags.to, to, "transition (MIG plans)", CliNotes()).status();
 }
 
 int RunPlan(const PlanFlags& flags) {

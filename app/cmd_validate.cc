@@ -15,7 +15,7 @@ namespace tessera::cli {
 namespace {
 
 struct ValidateFlags {
-  InputFlags input;
+  ProblemInputs input;
   std::string deployment;
 };
 
@@ -25,12 +25,13 @@ int RunValidate(const ValidateFlags& flags) {
   Result<Deployment> d = ParseDeploymentJson(*text, flags.deployment);
   if (!d.ok()) return ReportError(d.status());
   const bool mps = d->sharing == Sharing::kMps;
-  if (Status s = CheckFlagsApply(flags.input, mps, flags.deployment); !s.ok()) {
+  if (Status s = CheckInputsApply(flags.input, mps, flags.deployment); !s.ok()) {
     return ReportError(s);
   }
-  Result<Problem> problem = LoadProblem(flags.input, mps, d->rule_recorded ? &d->rule : nullptr);
+  Result<Problem> problem =
+      LoadProblem(flags.input, mps, d->rule_recorded ? &d->rule : nullptr, CliNotes());
   if (!problem.ok()) return ReportError(problem.status());
-  AdoptRule(*d, flags.deployment, problem->rule());
+  AdoptRule(*d, flags.deployment, problem->rule(), CliNotes());
   if (d->gpu != problem->gpu().name) {
     return ReportError(Status::InvalidArgument(
         flags.deployment + ": field 'gpu': the deployment is for " + d->gpu +

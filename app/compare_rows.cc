@@ -36,7 +36,7 @@ double CatalogCostPerHour(const Deployment& d) {
   return cost;
 }
 
-std::string CompareTitle(const InputFlags& input, const Result<Problem>& mig,
+std::string CompareTitle(const ProblemInputs& input, const Result<Problem>& mig,
                          const Result<Problem>& mps) {
   const Scenario& s = (mig.ok() ? mig : mps)->scenario();
   std::vector<std::string> sources;

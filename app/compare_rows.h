@@ -47,7 +47,7 @@ void MeasureAgainstStrongestBound(std::vector<Row>& rows);
 
 // The table's title: the scenario, its services, and for each problem that
 // loaded its GPU and where its figures come from.
-std::string CompareTitle(const InputFlags& input, const Result<Problem>& mig,
+std::string CompareTitle(const ProblemInputs& input, const Result<Problem>& mig,
                          const Result<Problem>& mps);
 
 // Every bound known for each problem that loaded, weakest first, the

@@ -1,10 +1,52 @@
 // tessera: plans MIG + MPS spatial sharing of NVIDIA GPUs for DNN inference.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "tessera/text_io.h"
+
+namespace {
+
+// Levenshtein distance of two short words.
+size_t Distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The error for a first argument that names no command (CLI11 would take
+// `tessera rehaerse --help` as the main help and exit 0): the closest
+// command when one is within two edits.
+std::string UnknownCommand(const CLI::App& app, std::string_view word) {
+  std::string closest;
+  size_t best = 3;
+  for (const CLI::App* command : app.get_subcommands({})) {
+    const size_t d = Distance(word, command->get_name());
+    if (d < best) {
+      best = d;
+      closest = command->get_name();
+    }
+  }
+  return "unknown command '" + std::string(word) + "'" +
+         (closest.empty() ? "" : "; did you mean '" + closest + "'?") +
+         " (see `tessera --help` for the commands)";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -48,6 +90,13 @@ int main(int argc, char** argv) {
   tessera::cli::AddK8sCommand(app, exit_code);
   tessera::cli::AddEmulateCommand(app, exit_code);
   tessera::cli::AddRehearseCommand(app, exit_code);
+  const std::vector<CLI::App*> commands = app.get_subcommands({});
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(),
+                   [&](const CLI::App* command) { return command->check_name(argv[1]); })) {
+    tessera::cli::PrintMessage("tessera: error: " + UnknownCommand(app, argv[1]) + "\n");
+    return tessera::cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -20,14 +20,6 @@ void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow) {
       ->excludes(on);
 }
 
-Result<std::optional<ShadowGuardResult>> GuardIfOn(const std::optional<bool>& flag,
-                                                   Deployment& plan, const Problem& problem) {
-  if (!flag.value_or(plan.planner == "igniter")) return std::optional<ShadowGuardResult>();
-  TESSERA_ASSIGN_OR_RETURN(ShadowGuardResult guarded, ApplyShadowGuard(plan, problem));
-  plan = guarded.deployment;
-  return std::optional<ShadowGuardResult>(std::move(guarded));
-}
-
 std::string FormatShadowTable(const ShadowGuardResult& guard) {
   std::string out = fmt::format(
       "shadow guard (iGniter 4.2: extra min({:g}%, free on its GPU)): {} shadow(s) took over, "

@@ -18,14 +18,6 @@ namespace tessera::cli {
 // ShadowOn.
 void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow);
 
-// The guard applied to `plan` (an MPS plan of `problem`) when it applies:
-// the flag when given, else on for igniter (the paper's iGniter guards its
-// plans; its FFD+, GSLICE+ and gpu-lets+ baselines do not). Then `plan`
-// becomes the guarded plan and its report is returned; otherwise nullopt and
-// `plan` is left as it is.
-Result<std::optional<ShadowGuardResult>> GuardIfOn(const std::optional<bool>& flag,
-                                                   Deployment& plan, const Problem& problem);
-
 // The guard's report for people: the processes whose shadows took over, the
 // standby headroom of every GPU, and what the model predicts after.
 std::string FormatShadowTable(const ShadowGuardResult& guard);

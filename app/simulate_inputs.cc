@@ -234,8 +234,9 @@ Result<Problem> ProblemFor(const SimulateFlags& flags, const Scenario& scenario,
                                      "it was made with: --coeffs FILE");
     }
     // Made without --coeffs: with the coefficients `plan` derived from the same profiles.
-    TESSERA_ASSIGN_OR_RETURN(DerivedMps derived,
-                             DeriveMpsForGpu(flags.profiles, **gpu, flags.profile_table.get()));
+    TESSERA_ASSIGN_OR_RETURN(
+        DerivedMps derived,
+        DeriveMpsForGpu(flags.profiles, **gpu, flags.profile_table.get(), CliNotes()));
     return Problem::BuildMps(scenario, {*gpu, 0, 0}, std::move(derived.coefficients), d.rule);
   }
   if (!flags.coefficients.empty()) {

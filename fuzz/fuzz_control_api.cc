@@ -30,12 +30,11 @@ tessera::ControlPlane& Plane() {
     tessera::ControlOptions options;
     options.wall_time = [] { return std::string("2024-01-01T00:00:00Z"); };
     options.routers = {"edge"};
-    tessera::ProblemBuilder problems = [](const tessera::Scenario& scenario) {
-      return tessera::Problem::Build(scenario, tessera::testing::A100(),
-                                     tessera::testing::TinyTable(), tessera::testing::BareRule());
-    };
-    auto opened = tessera::ControlPlane::Open(std::move(*store), tessera::BuiltinPlanners(),
-                                              problems, options);
+    options.inputs.profile_table =
+        std::make_shared<const tessera::ProfileTable>(tessera::testing::TinyTable());
+    options.inputs.capacity_rule = "bare";
+    options.inputs.router = "weighted";
+    auto opened = tessera::ControlPlane::Open(std::move(*store), options);
     if (!opened.ok()) std::abort();
     return std::move(*opened);
   }();

@@ -39,6 +39,22 @@ TEST_F(CliTest, HelpTeachesWithExamples) {
   }
 }
 
+// A mistyped command is an error that names it, --help or not (CLI11 alone
+// would print the main help and exit 0).
+TEST_F(CliTest, AnUnknownCommandIsNamedWithTheClosestOne) {
+  for (const char* args : {"rehaerse --help", "rehaerse", "plna --scenario x.yaml"}) {
+    Outcome o = Tessera(args);
+    EXPECT_EQ(o.exit_code, 2) << args;
+    EXPECT_EQ(o.out, "") << args;
+    EXPECT_NE(o.err.find("unknown command '"), std::string::npos) << args << ": " << o.err;
+  }
+  EXPECT_NE(Tessera("rehaerse --help").err.find("did you mean 'rehearse'?"), std::string::npos);
+  EXPECT_NE(Tessera("plna").err.find("did you mean 'plan'?"), std::string::npos);
+  const Outcome far = Tessera("frobnicate");
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+  EXPECT_NE(far.err.find("tessera --help"), std::string::npos) << far.err;
+}
+
 TEST_F(CliTest, PlansWritesJsonAndSvg) {
   const fs::path scenario = Write("s.yaml", kGoodScenario);
   const fs::path json = dir_ / "plan.json", svg = dir_ / "plan.svg";

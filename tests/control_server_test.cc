@@ -56,11 +56,11 @@ class ControlServerTest : public ::testing::Test {
     ControlOptions options;
     options.auto_mode = false;
     options.wall_time = [] { return std::string("2024-01-01T00:00:00Z"); };
-    ProblemBuilder problems = [](const Scenario& scenario) {
-      return Problem::Build(scenario, testing::A100(), testing::TinyTable(), testing::BareRule());
-    };
-    Result<std::unique_ptr<ControlPlane>> plane =
-        ControlPlane::Open(std::move(*store), BuiltinPlanners(), problems, options);
+    // The tiny profiles under the papers' bare rule (tiny_problem.h).
+    options.inputs.profile_table = std::make_shared<const ProfileTable>(testing::TinyTable());
+    options.inputs.capacity_rule = "bare";
+    options.inputs.router = "weighted";
+    Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(std::move(*store), options);
     ASSERT_TRUE(plane.ok()) << plane.status().ToString();
     plane_ = std::move(*plane);
     ServerOptions server;

@@ -5,6 +5,8 @@
 //
 //   util -> gpu -> profile -> workload -> plan -> planners -> transition
 //        -> {simulate, online} -> emit -> agent -> control -> app
+//   emit -> requests -> control   (requests: one typed request per job, which
+//                                  every front-end calls)
 //   util -> gpu -> nvml -> agent   (nvml declares NVML's API and loads it; its fake
 //                                  library enforces the catalog's MIG rules)
 //   online -> k8s -> control       (k8s: the Kubernetes API server's client, for
@@ -70,7 +72,8 @@ const std::vector<FloorSpec>& FloorSpecs() {
       {"emit", {"simulate", "online"}},
       {"agent", {"emit", "nvml"}},
       {"k8s", {"online"}},
-      {"control", {"agent", "k8s"}},
+      {"requests", {"emit"}},
+      {"control", {"agent", "k8s", "requests"}},
       {"serving", {"agent"}},
       {"app", {"control", "serving"}},
   };

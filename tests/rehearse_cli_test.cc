@@ -153,8 +153,13 @@ TEST_F(RehearseCliTest, RunsATransitionUnderLoadWithoutAFailedRequest) {
 // counts; resnet50's load rises by half at 4 s (at dilation 2: half the
 // wall rate, so that it shares two cores with other tests). Serve must re-plan and
 // start a transition within 30 s of the step, the transition must finish,
-// and from the first window after it every service is back at >= 99%
-// within its SLO, with no failed request in the whole run.
+// and once the backlog of the overloaded seconds has drained (the window
+// after the one the transition ends in) every service is back at >= 99%
+// within its SLO, with no failed request in the whole run. The first plan
+// (exact's) serves 1,000 req/s with a quarter to spare: the step overloads
+// it by about 14% until the re-plan's instance is up, and the queue that
+// builds meanwhile is real, so the window right after the transition still
+// pays for it.
 TEST_F(RehearseCliTest, ServeReplansWhenTheLoadRisesAndCompliesAgain) {
   if (!HaveHaproxy()) GTEST_SKIP() << "haproxy is not installed (scripts/setup.sh installs it)";
   // resnet50 at 1,000 req/s fills the first plan's instances to about 3/4:
@@ -169,7 +174,7 @@ TEST_F(RehearseCliTest, ServeReplansWhenTheLoadRisesAndCompliesAgain) {
   const std::string dilation = "2";
   const Outcome r =
       Tessera("rehearse --serve --scenario " + scenario.string() +
-              " --load-step resnet50:1.5@4s --duration 24s --window 4s --dilation " + dilation +
+              " --load-step resnet50:1.5@4s --duration 32s --window 4s --dilation " + dilation +
               " "
               "--format json --work-dir " +
               work.string() +
@@ -196,17 +201,19 @@ TEST_F(RehearseCliTest, ServeReplansWhenTheLoadRisesAndCompliesAgain) {
   EXPECT_EQ(moved["state"], "done") << moved;
   ASSERT_TRUE(moved["done_s"].is_number()) << moved;
   const double done = moved["done_s"];
-  int after = 0;
+  const double window = 4;
+  int drained = 0;
   for (const nlohmann::json& w : report["windows"]) {
+    const bool after_drain = w["start_s"].get<double>() >= done + window;
     for (const nlohmann::json& s : w["services"]) {
       EXPECT_EQ(s["failed"], 0) << w["name"] << " " << s;
-      if (w["start_s"].get<double>() >= done) {
+      if (after_drain) {
         EXPECT_GE(s["compliance"].get<double>(), 0.99) << w["name"] << " " << s;
       }
     }
-    after += w["start_s"].get<double>() >= done;
+    drained += after_drain;
   }
-  EXPECT_GE(after, 2) << "the transition ended at " << done << " s: too late to measure after it";
+  EXPECT_GE(drained, 1) << "the transition ended at " << done << " s: too late to measure after it";
   EXPECT_EQ(Leftovers(work), 0);
 }
 

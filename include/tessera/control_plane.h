@@ -1,6 +1,6 @@
 // ControlPlane: the logic of `tessera serve` (docs/control-plane.md), free of
 // any HTTP library: it answers one ApiRequest with one ApiResponse, keeps
-// the desired state in a ControlStore, plans with the planner registry,
+// the desired state in a ControlStore, plans through Plan() (plan_request.h),
 // moves the cluster with PlanTransition (checked by CheckTransition before
 // it is stored) and rolls transitions out phase by phase through the node
 // agents, which long-poll their NodePlan and post their results.
@@ -61,8 +61,7 @@
 #include "tessera/clock.h"
 #include "tessera/control_store.h"
 #include "tessera/node_plan.h"
-#include "tessera/planner.h"
-#include "tessera/problem.h"
+#include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
 
@@ -92,16 +91,17 @@ struct ApiResponse {
   std::string route = "unmatched";
 };
 
-// Builds the planning problem of a scenario (the profiles, the latency rule
-// and the GPU models come from the daemon's flags, app/cmd_serve.cc).
-using ProblemBuilder = std::function<Result<Problem>(const Scenario&)>;
-
 struct ControlOptions {
   bool auto_mode = true;
   double replan_threshold = 0.10;  // relative rate change that triggers a re-plan
   int spare_gpus = 1;              // the transitions' spare GPU budget
   DeployOptions deploy;            // nodes: GPUs per node, names, serving settings
-  std::string default_planner = "parva";
+  // The inputs of every plan (plan_request.h) besides the scenario: the GPU
+  // model, the profiles, the latency rule. MIG planners only.
+  ProblemInputs inputs;
+  // The planner of a plan request that names none; empty: the library's
+  // default (PlannerFor), as `tessera plan` and the Python package use.
+  std::string default_planner;
   // The routers (router_agent.h) in front of the serving processes, by
   // name: each takes part in every phase of a transition (rollout.h), and
   // its observed rates count as a node's do.
@@ -123,10 +123,8 @@ using ExtraMetrics = std::function<std::string()>;
 class ControlPlane {
  public:
   // Opens the state in `store` (resuming a running transition) and checks
-  // the stored scenario with `problems`. The registry must outlive it.
+  // that options.inputs can plan the stored scenario.
   static Result<std::unique_ptr<ControlPlane>> Open(std::unique_ptr<ControlStore> store,
-                                                    const PlannerRegistry& planners,
-                                                    ProblemBuilder problems,
                                                     ControlOptions options);
   ~ControlPlane();
 

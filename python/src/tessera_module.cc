@@ -1,5 +1,5 @@
 // tessera._core: the C++ core for Python (nanobind). Each function runs what
-// the CLI command of the same noun runs (app/plan_run.h, simulate_inputs.h,
+// the CLI command of the same noun runs (tessera/plan_request.h, simulate_inputs.h,
 // replay_run.h...), with its options parsed by the same flag declarations,
 // so that a plan, a report or an error message is the CLI's, word for word.
 // Options arrive as a dict of the CLI's flag names with '_' for '-'
@@ -29,12 +29,13 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "plan_run.h"
+#include "incremental_cli.h"
 #include "replay_run.h"
 #include "shadow_cli.h"
 #include "simulate_inputs.h"
 #include "tessera/deployment_format.h"
 #include "tessera/gpu_catalog.h"
+#include "tessera/plan_request.h"
 #include "tessera/planner.h"
 #include "tessera/profile_io.h"
 #include "tessera/replay_report_format.h"
@@ -51,8 +52,6 @@ namespace nb = nanobind;
 
 namespace tessera::python {
 namespace {
-
-using cli::InputFlags;
 
 // ---- Errors ----------------------------------------------------------------
 
@@ -154,9 +153,9 @@ struct PyProfiles {
 };
 
 struct PyPlan {
-  cli::PlanRun run;
+  PlanRun run;
   Scenario scenario;               // what it serves (rates and SLOs)
-  InputFlags input;                // the profiles or coefficients it was made with
+  ProblemInputs input;             // the profiles or coefficients it was made with
   std::string source;              // names it in messages: its file, or "plan(<planner>)"
   std::vector<std::string> notes;  // what the CLI would have noted on stderr
 };
@@ -197,7 +196,7 @@ nlohmann::ordered_json ScenarioJson(const Scenario& s) {
 
 // `profiles` (a table given in memory, or None) into `input`; a path in
 // the options too would be a second source (only _core can be called so).
-void UseProfiles(std::string_view function, InputFlags& input, const PyProfiles* profiles) {
+void UseProfiles(std::string_view function, ProblemInputs& input, const PyProfiles* profiles) {
   if (profiles == nullptr) return;
   if (!input.profiles.empty()) {
     Raise(Status::InvalidArgument(std::string(function) +
@@ -208,9 +207,9 @@ void UseProfiles(std::string_view function, InputFlags& input, const PyProfiles*
 
 // The input flags of `options` (the MIG profiles or the MPS coefficients,
 // the rule, the GPU) with `profiles` given in memory when not None.
-InputFlags InputsOf(std::string_view function, const nb::dict& options,
-                    const PyProfiles* profiles) {
-  InputFlags input;
+ProblemInputs InputsOf(std::string_view function, const nb::dict& options,
+                       const PyProfiles* profiles) {
+  ProblemInputs input;
   CLI::App app{"", std::string(function)};
   cli::AddInputFlags(app, input);
   ParseOptions(app, function, options, kScenarioFlags);
@@ -220,27 +219,29 @@ InputFlags InputsOf(std::string_view function, const nb::dict& options,
 
 // ---- plan, validate ----------------------------------------------------------
 
-PyPlan Plan(const PyScenario& scenario, const std::string& planner, const nb::dict& options,
-            const PyProfiles* profiles) {
-  cli::PlanRequest request;
+PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const nb::dict& options,
+              const PyProfiles* profiles) {
+  PlanRequest request;
   CLI::App app{"", "plan"};
-  cli::AddInputFlags(app, request.input);
+  cli::AddInputFlags(app, request.inputs);
   cli::AddSearchFlags(app, request.search);
-  cli::AddIncrementalFlags(app, request.incremental);
+  cli::AddIncrementalFlags(app, request);
   cli::AddShadowFlag(app, request.shadow);
   ParseOptions(app, "plan", options, kScenarioFlags);
-  UseProfiles("plan", request.input, profiles);
+  UseProfiles("plan", request.inputs, profiles);
   request.planner = planner;
-  Result<cli::PlanRun> run = Status::Internal("not run");
+  request.scenario = scenario.scenario;
+  request.notes = cli::CliNotes();
+  Result<PlanRun> run = Status::Internal("not run");
   std::vector<std::string> notes;
   {
     nb::gil_scoped_release release;
     cli::NoteCollector collector;
-    run = cli::RunPlanRequest(request, &scenario.scenario);
+    run = Plan(request);
     notes = collector.notes();
   }
-  return PyPlan{Unwrap(std::move(run)), scenario.scenario, request.input,
-                "plan(" + cli::PlannerFor(request) + ")", std::move(notes)};
+  return PyPlan{Unwrap(std::move(run)), scenario.scenario, request.inputs,
+                "plan(" + PlannerFor(request) + ")", std::move(notes)};
 }
 
 // A plan read back from its JSON, with the problem of `scenario` under the
@@ -250,15 +251,15 @@ PyPlan PlanFromJson(const std::string& text, const std::string& source, const Py
   cli::NoteCollector collector;
   Deployment d = Unwrap(ParseDeploymentJson(text, source));
   const bool mps = d.sharing == Sharing::kMps;
-  InputFlags input = InputsOf("Plan.from_json", options, profiles);
-  Check(cli::CheckFlagsApply(input, mps, source));
-  Problem problem =
-      Unwrap(cli::LoadProblem(input, scenario.scenario, mps, d.rule_recorded ? &d.rule : nullptr));
-  cli::AdoptRule(d, source, problem.rule());
+  ProblemInputs input = InputsOf("Plan.from_json", options, profiles);
+  Check(CheckInputsApply(input, mps, source));
+  Problem problem = Unwrap(LoadProblem(input, scenario.scenario, mps,
+                                       d.rule_recorded ? &d.rule : nullptr, cli::CliNotes()));
+  AdoptRule(d, source, problem.rule(), cli::CliNotes());
   bool infeasible = false;
   for (const ServiceOutcome& s : d.services) infeasible |= s.status != ServiceStatus::kOk;
   const PlanOutcome outcome = infeasible ? PlanOutcome::kInfeasible : PlanOutcome::kFeasible;
-  return PyPlan{cli::PlanRun{std::move(d), std::move(problem), mps, std::nullopt, outcome},
+  return PyPlan{PlanRun{std::move(d), std::move(problem), mps, std::nullopt, outcome, std::nullopt},
                 scenario.scenario, std::move(input), source, collector.notes()};
 }
 
@@ -278,7 +279,7 @@ std::vector<ViolationRow> Validate(const PyPlan& plan, const PyScenario* scenari
   } else {
     const Deployment& d = plan.run.deployment;
     Problem problem =
-        Unwrap(cli::LoadProblem(plan.input, scenario->scenario, plan.run.mps, &d.rule));
+        Unwrap(LoadProblem(plan.input, scenario->scenario, plan.run.mps, &d.rule, cli::CliNotes()));
     violations = ValidateDeployment(d, problem);
   }
   std::vector<ViolationRow> rows;
@@ -322,7 +323,7 @@ WithNotes<std::string> SimulateJson(const PyPlan& plan, const PyScenario* other,
 PyTransition PlanTransitionBetween(const PyPlan& a, const PyPlan& b, int spare_gpus) {
   Check(cli::CheckMigPlan(a.source, a.run.deployment));
   Check(cli::CheckMigPlan(b.source, b.run.deployment));
-  Check(cli::CheckServes(b.source, b.run.deployment, b.run.problem));
+  Check(CheckServes(b.source, b.run.deployment, b.run.problem));
   Result<cli::TransitionRun> planned = Status::Internal("not run");
   {
     nb::gil_scoped_release release;
@@ -358,7 +359,7 @@ WithNotes<std::string> ReplayJson(const nb::dict& options) {
 
 // ---- the benchmark's reference -------------------------------------------------------
 
-// Seconds of each of `repeats` plans of `scenario` by RunPlanRequest alone,
+// Seconds of each of `repeats` plans of `scenario` by Plan() alone,
 // with the GIL released: the C++ library call that plan() wraps, timed in
 // C++ (python/bench/bench_plan.py sets the two side by side). With them,
 // the JSON of the last plan (as Plan.to_json() writes it), formatted after
@@ -367,15 +368,17 @@ WithNotes<std::string> ReplayJson(const nb::dict& options) {
 std::tuple<std::vector<double>, std::string> TimeNativePlan(const PyScenario& scenario,
                                                             const std::string& planner,
                                                             int repeats) {
-  cli::PlanRequest request;
+  PlanRequest request;
   request.planner = planner;
+  request.scenario = scenario.scenario;
+  request.notes = cli::CliNotes();
   std::vector<double> seconds;
   std::string json;
   nb::gil_scoped_release release;
   for (int i = 0; i < repeats; ++i) {
     cli::NoteCollector collector;  // as plan() does: notes kept, not written to stderr
     const auto start = std::chrono::steady_clock::now();
-    Result<cli::PlanRun> run = cli::RunPlanRequest(request, &scenario.scenario);
+    Result<PlanRun> run = Plan(request);
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!run.ok()) {
@@ -427,7 +430,7 @@ NB_MODULE(_core, m) {
       .def(
           "replicated",
           [](const PyScenario& s, int copies) {
-            return PyScenario{Unwrap(cli::Replicated(s.scenario, copies))};
+            return PyScenario{Unwrap(Replicated(s.scenario, copies))};
           },
           nb::arg("copies"))
       .def_prop_ro("source", [](const PyScenario& s) { return s.scenario.source; });
@@ -487,7 +490,7 @@ NB_MODULE(_core, m) {
   m.def(
       "read_text", [](const std::string& path) { return Unwrap(ReadTextFile(path)); },
       nb::arg("path"));
-  m.def("plan", &Plan, nb::arg("scenario"), nb::arg("planner"), nb::arg("options"),
+  m.def("plan", &PlanOf, nb::arg("scenario"), nb::arg("planner"), nb::arg("options"),
         nb::arg("profiles").none());
   m.def("plan_from_json", &PlanFromJson, nb::arg("text"), nb::arg("source"), nb::arg("scenario"),
         nb::arg("options"), nb::arg("profiles").none());

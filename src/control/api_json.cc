@@ -290,12 +290,12 @@ Result<ServicePatch> ServicePatchFromJson(const Json& j) {
   return patch;
 }
 
-Result<PlanRequest> PlanRequestFromJson(const Json& j) {
+Result<PlanBody> PlanBodyFromJson(const Json& j) {
   static constexpr std::array<std::string_view, 5> kOptional = {"planner", "incremental", "rates",
                                                                 "max_extra_gpus", "time_limit_s"};
   const JsonReader r(kBodySource);
   TESSERA_RETURN_IF_ERROR(r.Keys(j, "", {}, kOptional));
-  PlanRequest request;
+  PlanBody request;
   if (j.contains("planner")) {
     TESSERA_ASSIGN_OR_RETURN(request.planner, r.String(j, "", "planner", true));
   }

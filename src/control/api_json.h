@@ -85,14 +85,14 @@ struct ServicePatch {
 };
 Result<ServicePatch> ServicePatchFromJson(const nlohmann::json& j);
 
-struct PlanRequest {
+struct PlanBody {
   std::optional<std::string> planner;
   std::optional<bool> incremental;
   std::map<std::string, double> rates;
   std::optional<int> max_extra_gpus;
   std::optional<double> time_limit_s;
 };
-Result<PlanRequest> PlanRequestFromJson(const nlohmann::json& j);
+Result<PlanBody> PlanBodyFromJson(const nlohmann::json& j);
 
 struct TransitionRequest {
   int64_t to = 0;

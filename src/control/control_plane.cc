@@ -26,6 +26,7 @@
 #include "tessera/incremental_plan.h"
 #include "tessera/input_limits.h"
 #include "tessera/plan.h"
+#include "tessera/plan_request.h"
 #include "tessera/router_config.h"
 #include "tessera/transition.h"
 #include "tessera/transition_check.h"
@@ -188,12 +189,8 @@ OJson PlanSummaryJson(const StoredPlan& plan) {
 
 class ControlPlane::Impl {
  public:
-  Impl(std::unique_ptr<ControlStore> store, const PlannerRegistry& planners,
-       ProblemBuilder problems, ControlOptions options)
-      : store_(std::move(store)),
-        planners_(planners),
-        problems_(std::move(problems)),
-        options_(std::move(options)) {
+  Impl(std::unique_ptr<ControlStore> store, ControlOptions options)
+      : store_(std::move(store)), options_(std::move(options)) {
     if (!options_.wall_time) options_.wall_time = SystemWallTime;
     if (options_.clock == nullptr) options_.clock = &SystemClock();
   }
@@ -274,7 +271,11 @@ class ControlPlane::Impl {
   ApiResult<Deployment> LoadPlanDeployment(int64_t id);
   // Plans `scenario` (from scratch or from the deployment), validates and
   // stores the plan; returns its summary.
-  ApiResult<StoredPlan> MakePlan(const Scenario& scenario, const PlanRequest& request);
+  ApiResult<StoredPlan> PlanScenario(const Scenario& scenario, const PlanBody& body);
+  // The MIG problem of `scenario` under options_.inputs.
+  Result<Problem> ProblemOf(const Scenario& scenario) const {
+    return LoadProblem(options_.inputs, scenario, /*mps=*/false, nullptr, {});
+  }
   // Plans, checks and stores a transition to plan `to`.
   ApiResult<StoredTransition> MakeTransition(int64_t to, int spare_gpus);
   ApiResult<StoredTransition> Start(StoredTransition transition);
@@ -319,8 +320,6 @@ class ControlPlane::Impl {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unique_ptr<ControlStore> store_;
-  const PlannerRegistry& planners_;
-  ProblemBuilder problems_;
   ControlOptions options_;
   ExtraMetrics extra_;
   bool shutdown_ = false;
@@ -363,7 +362,7 @@ Status ControlPlane::Impl::RefreshVersion() {
 }
 
 Status ControlPlane::Impl::SetScenario(const Scenario& scenario) {
-  TESSERA_RETURN_IF_ERROR(problems_(scenario).status());
+  TESSERA_RETURN_IF_ERROR(ProblemOf(scenario).status());
   scenario_ = scenario;
   return Status::Ok();
 }
@@ -577,7 +576,7 @@ ApiResponse ControlPlane::Impl::PutScenario(const ApiRequest& request) {
   if (!scenario.ok()) return ErrorResponse(ErrorFromStatus(scenario.status()));
   // A scenario the planning inputs cannot plan (a model without profiles,
   // an unknown GPU: NotFound to the builder) is an invalid body here.
-  Result<Problem> problem = problems_(*scenario);
+  Result<Problem> problem = ProblemOf(*scenario);
   if (!problem.ok()) {
     ApiError error = ErrorFromStatus(problem.status());
     if (error.status != 400 && error.status != 404) return ErrorResponse(error);
@@ -591,52 +590,47 @@ ApiResponse ControlPlane::Impl::PutScenario(const ApiRequest& request) {
   return JsonResponse(200, OJson{{"scenario", j}});
 }
 
-ApiResult<StoredPlan> ControlPlane::Impl::MakePlan(const Scenario& scenario,
-                                                   const PlanRequest& request) {
-  const std::string name = request.planner.value_or(options_.default_planner);
-  Result<std::unique_ptr<Planner>> planner = planners_.Create(name);
-  if (!planner.ok()) {
-    return ApiError{400, "invalid_argument", "planner: " + planner.status().message(),
-                    std::string("planner")};
-  }
-  Result<Problem> problem = problems_(scenario);
-  if (!problem.ok()) return ConflictError(problem.status().message());
-  PlanContext context;
-  context.time_limit_s = request.time_limit_s.value_or(options_.plan_time_limit_s);
-  const bool incremental = request.incremental.value_or(deployment_.has_value());
+ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
+                                                       const PlanBody& body) {
+  const bool incremental = body.incremental.value_or(deployment_.has_value());
   if (incremental && !deployment_) {
     return ConflictError("no deployment to plan incrementally from: plan with incremental false");
   }
-  OJson increment = nullptr;
-  Result<PlanReport> report = Status::Internal("not planned");
+  PlanRequest request;
+  request.inputs = options_.inputs;
+  request.scenario = scenario;
+  request.planner = body.planner.value_or(options_.default_planner);
+  request.search.time_limit_s = body.time_limit_s.value_or(options_.plan_time_limit_s);
   if (incremental) {
-    IncrementalOptions opts;
-    opts.max_extra_gpus = request.max_extra_gpus;
-    opts.planner = name;
-    Result<IncrementalPlan> planned =
-        PlanIncremental(planners_, *problem, *deployment_, opts, context);
-    if (!planned.ok()) return ConflictError(planned.status().message());
-    increment = OJson{{"kept", planned->kept},
-                      {"moved", planned->moved},
-                      {"added", planned->added},
-                      {"removed", planned->removed}};
-    report = std::move(planned->report);
-  } else {
-    report = RunPlanner(**planner, *problem, context);
+    request.current = *deployment_;
+    request.max_extra_gpus = body.max_extra_gpus;
   }
-  if (!report.ok()) return ConflictError(report.status().message());
-  const Deployment& d = report->deployment;
-  if (report->outcome == PlanOutcome::kInfeasible) {
+  // The planner's name is the request's; every other input is the daemon's,
+  // so any other error is a conflict with the state, not a bad request.
+  if (Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(PlannerFor(request));
+      !planner.ok()) {
+    return ApiError{400, "invalid_argument", "planner: " + planner.status().message(),
+                    std::string("planner")};
+  }
+  Result<PlanRun> run = Plan(request);
+  if (!run.ok()) {
+    if (run.status().code() == StatusCode::kInternal) return InternalError(run.status().message());
+    return ConflictError(run.status().message());
+  }
+  const Deployment& d = run->deployment;
+  OJson increment = nullptr;
+  if (run->increment) {
+    increment = OJson{{"kept", run->increment->kept},
+                      {"moved", run->increment->moved},
+                      {"added", run->increment->added},
+                      {"removed", run->increment->removed}};
+  }
+  if (run->outcome == PlanOutcome::kInfeasible) {
     std::string why;
     for (const ServiceOutcome& s : d.services) {
       if (s.status == ServiceStatus::kInfeasible) why += fmt::format("; {}: {}", s.name, s.reason);
     }
     return ConflictError("no plan serves the scenario" + why);
-  }
-  const std::vector<Violation> violations = ValidateDeployment(d, *problem);
-  if (!violations.empty()) {
-    return InternalError("planner " + d.planner +
-                         " produced an invalid plan: " + FormatViolations(violations));
   }
   OJson metrics = MetricsJson(d);
   metrics["incremental"] = increment;
@@ -653,7 +647,7 @@ ApiResult<StoredPlan> ControlPlane::Impl::MakePlan(const Scenario& scenario,
 ApiResponse ControlPlane::Impl::PostPlan(const ApiRequest& request) {
   ApiResult<Json> body = ParseJsonBody(request.body.empty() ? "{}" : request.body);
   if (!body.ok()) return ErrorResponse(body.error());
-  Result<PlanRequest> plan_request = PlanRequestFromJson(*body);
+  Result<PlanBody> plan_request = PlanBodyFromJson(*body);
   if (!plan_request.ok()) return ErrorResponse(ErrorFromStatus(plan_request.status()));
   std::lock_guard<std::mutex> lock(mu_);
   if (!scenario_) return ErrorResponse(ConflictError("no scenario yet: PUT /v1/scenario"));
@@ -668,7 +662,7 @@ ApiResponse ControlPlane::Impl::PostPlan(const ApiRequest& request) {
     }
     it->rate_rps = rate;
   }
-  ApiResult<StoredPlan> plan = MakePlan(scenario, *plan_request);
+  ApiResult<StoredPlan> plan = PlanScenario(scenario, *plan_request);
   if (!plan.ok()) return ErrorResponse(plan.error());
   return JsonResponse(201, PlanSummaryJson(*plan));
 }
@@ -1046,9 +1040,9 @@ std::optional<OJson> ControlPlane::Impl::MaybeReplan(const std::map<std::string,
     auto it = rates.find(s.name);
     if (it != rates.end()) s.rate_rps = it->second;
   }
-  PlanRequest request;
-  request.incremental = true;
-  ApiResult<StoredPlan> plan = MakePlan(scenario, request);
+  PlanBody body;
+  body.incremental = true;
+  ApiResult<StoredPlan> plan = PlanScenario(scenario, body);
   if (!plan.ok()) {
     note = "re-plan failed: " + plan.error().message;
     return std::nullopt;
@@ -1278,7 +1272,7 @@ ApiResult<std::vector<RouterBackend>> ControlPlane::Impl::RouterBackendsNow() {
   Result<Transition> t = ParseTransitionJson(active_->stored.transition_json, "transition");
   if (!t.ok()) return InternalError(t.status().message());
   if (!scenario_) return InternalError("a transition runs without a scenario");
-  Result<Problem> problem = problems_(*scenario_);
+  Result<Problem> problem = ProblemOf(*scenario_);
   if (!problem.ok()) return InternalError("scenario: " + problem.status().message());
   const Deployment from = deployment_ ? *deployment_ : EmptyDeploymentLike(active_->target);
   Result<TransitionLives> lives = BuildTransitionLives(from, *t, *problem, 1);
@@ -1431,11 +1425,13 @@ ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 ControlPlane::~ControlPlane() = default;
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<ControlStore> store,
-                                                         const PlannerRegistry& planners,
-                                                         ProblemBuilder problems,
                                                          ControlOptions options) {
   if (store == nullptr) return Status::InvalidArgument("ControlPlane::Open: no store");
-  if (!problems) return Status::InvalidArgument("ControlPlane::Open: no problem builder");
+  if (!options.default_planner.empty()) {
+    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(options.default_planner);
+    if (!planner.ok()) return planner.status().WithContext("default planner");
+  }
+  TESSERA_RETURN_IF_ERROR(CheckInputsApply(options.inputs, /*mps=*/false, "the control plane"));
   if (!limits::kGpusPerNode.Contains(options.deploy.gpus_per_node)) {
     return Status::InvalidArgument("gpus per node: " +
                                    OutOfRange(limits::kGpusPerNode, options.deploy.gpus_per_node));
@@ -1455,8 +1451,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<Control
     return Status::InvalidArgument("spare GPUs: " +
                                    OutOfRange(limits::kSpareGpus, options.spare_gpus));
   }
-  auto impl =
-      std::make_unique<Impl>(std::move(store), planners, std::move(problems), std::move(options));
+  auto impl = std::make_unique<Impl>(std::move(store), std::move(options));
   try {
     TESSERA_RETURN_IF_ERROR(impl->Load());
   } catch (const std::exception& e) {

@@ -21,12 +21,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Result<Problem> BuildProblem(const Scenario& scenario) {
-  TESSERA_ASSIGN_OR_RETURN(const GpuModel* gpu,
-                           FindMigGpu(scenario.gpu.empty() ? "a100-80gb" : scenario.gpu));
-  return Problem::Build(scenario, *gpu, DefaultProfiles(*gpu), LatencyRule{});
-}
-
 Scenario LoadExample(const std::string& name) {
   Result<Scenario> s =
       LoadScenarioYaml(std::string(TESSERA_SOURCE_DIR) + "/examples/scenarios/" + name);
@@ -63,6 +57,9 @@ class ControlPlaneTest : public ::testing::Test {
     o.deploy.gpus_per_node = 4;
     o.spare_gpus = 1;
     o.clock = &clock_;
+    // The library's default rule (LatencyRule{}) on the embedded profiles.
+    o.inputs.capacity_rule = "queueing";
+    o.inputs.router = "weighted";
     o.routers = routers_;
     o.replan_hold_s = replan_hold_s_;
     o.wall_time = [this] {
@@ -75,7 +72,7 @@ class ControlPlaneTest : public ::testing::Test {
     Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     Result<std::unique_ptr<ControlPlane>> plane =
-        ControlPlane::Open(std::move(store).value(), BuiltinPlanners(), BuildProblem, Options());
+        ControlPlane::Open(std::move(store).value(), Options());
     ASSERT_TRUE(plane.ok()) << plane.status().ToString();
     plane_ = std::move(plane).value();
   }
@@ -409,7 +406,7 @@ TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   Reply r = Call("POST", "/v1/plans", "{}");
   ASSERT_EQ(r.status, 201) << r.text;
   EXPECT_EQ(r.body["id"], 1);
-  EXPECT_EQ(r.body["planner"], "parva");
+  EXPECT_EQ(r.body["planner"], "exact");  // the library's default, as `tessera plan`'s
   EXPECT_TRUE(r.body["incremental"].is_null());
   const Json& metrics = r.body["metrics"];
   EXPECT_GT(metrics["gpus"].get<int>(), 0);
@@ -425,7 +422,7 @@ TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   EXPECT_EQ(r.body["plans"][0]["id"], 1);
   r = Call("GET", "/v1/plans/1");
   EXPECT_EQ(r.body["scenario"]["name"], "S3");
-  EXPECT_EQ(r.body["deployment"]["planner"], "parva");
+  EXPECT_EQ(r.body["deployment"]["planner"], "exact");
   r = Call("GET", "/v1/plans/1/svg");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "image/svg+xml");

@@ -1,0 +1,153 @@
+#include "tessera/plan_request.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tessera/incremental_plan.h"
+#include "tessera/validator.h"
+
+namespace tessera {
+namespace {
+
+void Note(const NoteSink& notes, const std::string& text) {
+  if (notes) notes(text);
+}
+
+// The running deployment an incremental plan starts from, or nullopt for a
+// plan from scratch. Incremental re-planning keeps MIG instances, so an MPS
+// `planner` is an error.
+Result<std::optional<Deployment>> Current(const PlanRequest& request, const Planner& planner) {
+  if (request.current_path.empty() && !request.current) return std::optional<Deployment>();
+  if (planner.Mode() == Sharing::kMps) {
+    return Status::InvalidArgument(fmt::format(
+        "--current: incremental re-planning keeps MIG instances; planner {} shares GPUs whole "
+        "through MPS",
+        planner.Name()));
+  }
+  if (request.current) return request.current;
+  TESSERA_ASSIGN_OR_RETURN(Deployment d, LoadDeployment(request.current_path));
+  return std::optional<Deployment>(std::move(d));
+}
+
+// Plans `problem` from `current` keeping what it can, new segments planned
+// by the request's planner (default: IncrementalOptions'), with a note of
+// what was kept.
+Result<PlanReport> PlanFrom(const PlanRequest& request, const Deployment& current,
+                            const Problem& problem, const PlanContext& context,
+                            std::optional<IncrementStats>& increment) {
+  IncrementalOptions options;
+  options.max_extra_gpus = request.max_extra_gpus;
+  if (!request.planner.empty()) options.planner = request.planner;
+  Result<IncrementalPlan> planned =
+      PlanIncremental(BuiltinPlanners(), problem, current, options, context);
+  if (!planned.ok()) {
+    return request.current_path.empty() ? planned.status()
+                                        : planned.status().WithContext(request.current_path);
+  }
+  IncrementalPlan& plan = *planned;
+  Note(request.notes,
+       fmt::format("incremental: kept {}, moved {}, new {}, removed {} instances; {} GPUs (from "
+                   "scratch: {}, {}; allowed {})",
+                   plan.kept, plan.moved, plan.added, plan.removed,
+                   plan.report.deployment.metrics.gpus, plan.scratch_gpus,
+                   plan.scratch_proven ? "proven" : "not proven", plan.allowed_gpus));
+  if (!plan.note.empty()) Note(request.notes, plan.note);
+  increment = IncrementStats{plan.kept, plan.moved, plan.added, plan.removed};
+  return std::move(plan.report);
+}
+
+// iGniter's shadow guard on `run`'s MPS plan when it is on: as asked, else
+// on for igniter (the paper's iGniter guards its plans; its FFD+, GSLICE+
+// and gpu-lets+ baselines do not).
+Status GuardIfOn(const std::optional<bool>& shadow, PlanRun& run) {
+  if (!shadow.value_or(run.deployment.planner == "igniter")) return Status::Ok();
+  TESSERA_ASSIGN_OR_RETURN(ShadowGuardResult guarded,
+                           ApplyShadowGuard(run.deployment, run.problem));
+  run.deployment = guarded.deployment;
+  run.shadow = std::move(guarded);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string PlannerFor(const PlanRequest& request) {
+  if (!request.planner.empty()) return request.planner;
+  return request.inputs.coefficients.empty() ? std::string(kDefaultPlanner) : "igniter";
+}
+
+PlanContext ContextFor(const SearchOptions& search, const Planner& planner) {
+  PlanContext context;
+  context.time_limit_s = search.time_limit_s;
+  context.seed = search.seed;
+  if (planner.UsesMigServingScore() && search.score == "paper") {
+    context.migserving_score = MigServingScore::kPaper;
+  }
+  return context;
+}
+
+Result<PlanRun> Plan(const PlanRequest& request) {
+  const std::string name = PlannerFor(request);
+  Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
+  if (!planner.ok()) return planner.status().WithContext("--planner");
+  const bool mps = (*planner)->Mode() == Sharing::kMps;
+  TESSERA_RETURN_IF_ERROR(CheckInputsApply(request.inputs, mps, "planner " + name));
+  if (!mps && request.shadow) {
+    return Status::InvalidArgument(
+        "--shadow/--no-shadow does not apply to planner " + name +
+        ": the shadow guard is for the MPS planners (whole GPUs shared through MPS)");
+  }
+  if (request.search.score != "capped" && !(*planner)->UsesMigServingScore()) {
+    return Status::InvalidArgument(
+        "--score does not apply to planner " + name +
+        ": it chooses the heuristic score of MIG-serving's planners (migserving-*)");
+  }
+  if (request.max_extra_gpus && request.current_path.empty() && !request.current) {
+    return Status::InvalidArgument(
+        "--max-extra-gpus: bounds an incremental plan; give the current deployment (--current)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Deployment> current, Current(request, **planner));
+  // A re-plan keeps the rule its deployment was made under.
+  const LatencyRule* recorded = current && current->rule_recorded ? &current->rule : nullptr;
+  TESSERA_ASSIGN_OR_RETURN(
+      Problem problem,
+      request.scenario
+          ? LoadProblem(request.inputs, *request.scenario, mps, recorded, request.notes)
+          : LoadProblem(request.inputs, mps, recorded, request.notes));
+  if (current) {
+    AdoptRule(*current,
+              request.current_path.empty() ? "the current deployment" : request.current_path,
+              problem.rule(), request.notes);
+  }
+  PlanContext context = ContextFor(request.search, **planner);
+  context.progress = request.progress;
+  std::optional<IncrementStats> increment;
+  Result<PlanReport> report = Status::Internal("not planned");
+  if (current) {
+    report = PlanFrom(request, *current, problem, context, increment);
+  } else if (!request.planner.empty() || name != kDefaultPlanner) {
+    report = RunPlanner(**planner, problem, context);
+  } else {
+    std::string note;
+    report = RunDefaultPlanner(BuiltinPlanners(), problem, context, note);
+    if (!note.empty()) Note(request.notes, note);
+  }
+  if (!report.ok()) return report.status();
+  PlanRun run{std::move(report->deployment),
+              std::move(problem),
+              mps,
+              std::nullopt,
+              report->outcome,
+              increment};
+  if (mps) TESSERA_RETURN_IF_ERROR(GuardIfOn(request.shadow, run));
+  const std::vector<Violation> violations = ValidateDeployment(run.deployment, run.problem);
+  if (!violations.empty()) {
+    return Status::Internal("planner " + run.deployment.planner + " produced an invalid plan:\n" +
+                            FormatViolations(violations));
+  }
+  return run;
+}
+
+}  // namespace tessera
