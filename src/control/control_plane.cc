@@ -617,6 +617,9 @@ ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
     if (run.status().code() == StatusCode::kInternal) return InternalError(run.status().message());
     return ConflictError(run.status().message());
   }
+  // The plan's GPUs on the nodes this plane deploys to (its JSON and SVG
+  // name them), not the planner's default of eight GPUs a node.
+  for (GpuAssignment& g : run->deployment.gpus) g.node = g.index / options_.deploy.gpus_per_node;
   const Deployment& d = run->deployment;
   OJson increment = nullptr;
   if (run->increment) {

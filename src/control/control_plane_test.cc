@@ -409,7 +409,8 @@ TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   EXPECT_EQ(r.body["planner"], "exact");  // the library's default, as `tessera plan`'s
   EXPECT_TRUE(r.body["incremental"].is_null());
   const Json& metrics = r.body["metrics"];
-  EXPECT_GT(metrics["gpus"].get<int>(), 0);
+  const int gpus = metrics["gpus"].get<int>();
+  EXPECT_GT(gpus, 0);
   EXPECT_TRUE(metrics["cost_per_hour"].is_null());
   ASSERT_EQ(metrics["services"].size(), 11u);
   for (const Json& s : metrics["services"]) {
@@ -426,6 +427,10 @@ TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   r = Call("GET", "/v1/plans/1/svg");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "image/svg+xml");
+  // Four GPUs a node here (Options()): S3's fifth GPU is on the second node.
+  ASSERT_GE(gpus, 5);
+  EXPECT_NE(r.text.find("GPU 4 (node 1"), std::string::npos) << r.text.substr(0, 2000);
+  EXPECT_EQ(r.text.find("GPU 4 (node 0"), std::string::npos);
   ExpectError(Call("GET", "/v1/plans/99"), 404, "not_found", nullptr);
   ExpectError(Call("GET", "/v1/deployment/svg"), 404, "not_found", nullptr);
   ExpectError(Call("GET", "/v1/plans", "", {{"limit", "0"}}), 400, "invalid_argument", "limit");
