@@ -309,12 +309,12 @@ TEST(ProfileSynth, OptionsSelectBatchesProcsAndProfiles) {
 }
 
 // Conformance against ParvaGPU's A100-80GB measurements (read at run time from
-// ../shared/data, never copied into the repository).
+// TESSERA_SHARED_DATA_DIR, never copied into the repository).
 TEST(ProfileSynthAccuracy, MatchesParvaGpuA100Measurements) {
   const std::string dir = std::string(TESSERA_SHARED_DATA_DIR) + "/parvagpu/prof_data";
   if (!std::filesystem::is_directory(dir)) {
     GTEST_SKIP() << "measured data " << dir << " is absent; this accuracy test needs "
-                 << "../shared/data beside the repository";
+                 << "ParvaGPU's prof_data placed as docs/data-sources.md says";
   }
   Result<ProfileTable> measured = LoadProfiles(dir);
   ASSERT_TRUE(measured.ok()) << measured.status().ToString();

@@ -114,7 +114,8 @@ TEST(TritonImportModelAnalyzer, TakesRowsWhoseConcurrencyIsTheInstanceCount) {
 // Model Analyzer document their CSVs and imported again, give the same table.
 TEST(TritonImportConformance, ParvaProfilesSurviveBothToolsFormats) {
   if (!testing::SharedDataPresent("parvagpu/prof_data")) {
-    GTEST_SKIP() << "../shared/data/parvagpu/prof_data is absent";
+    GTEST_SKIP() << testing::SharedDataPath("parvagpu/prof_data")
+                 << " is absent (docs/data-sources.md says where ParvaGPU's data comes from)";
   }
   Result<ProfileTable> parva = LoadProfiles(testing::SharedDataPath("parvagpu/prof_data"));
   ASSERT_TRUE(parva.ok()) << parva.status().message();
