@@ -9,7 +9,7 @@ ASAN_DIR ?= build-asan
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup configure build build-cli run test build-asan test-asan bench fuzz format clean
+.PHONY: setup configure build build-cli run test check build-asan test-asan bench fuzz format clean
 
 setup:
 	@./scripts/setup.sh
@@ -46,6 +46,20 @@ test: build
 	@./scripts/nodeenv.sh $(BUILD_DIR)/nodeenv
 	@./scripts/k8s-bins.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The quick loop: the unit, CLI and hostile-input tests, the agents and the
+# control plane on the fake NVML over loopback, on a warm build. Left out:
+# the tests labelled external (the Kubernetes cluster of Go binaries, the
+# venv's Python tests, the browser, schemathesis) and those that run HAProxy
+# (CHECK_EXCLUDE: the rehearsals, the router agent's live HAProxy). `make
+# test` runs everything. It prints its time.
+CHECK_EXCLUDE ?= ^RehearseCliTest\.|^RouterAgentTest\.Haproxy|^RouterObserverTest\..*Haproxy
+check: configure
+	@start=$$(date +%s); \
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target tessera tessera-net tessera-fake-nvml \
+	    tessera-standin tessera_tests tessera_agent_tests -- --no-print-directory && \
+	(cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE external -E '$(CHECK_EXCLUDE)'); \
+	status=$$?; echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 
 # The unit, CLI and hostile-input tests again, built with AddressSanitizer and
 # UBSan (-fno-sanitize-recover=all): the first report fails the test. CI runs
