@@ -1,5 +1,5 @@
-// Shared pieces of the `tessera` subcommands: exit codes, input flags and
-// their loading into a Problem, and atomic output files. Flags become
+// Shared pieces of the `tessera` subcommands: exit codes, messages and
+// notes, and the flags they share (output files: output_file.h). Flags become
 // options only here, in app/ (style anchor 7).
 #ifndef TESSERA_APP_CLI_COMMON_H_
 #define TESSERA_APP_CLI_COMMON_H_
@@ -96,17 +96,6 @@ PlanContext ContextFrom(const SearchOptions& flags, const Planner& planner);
 // Declares the options of the problem's inputs (--scenario, --profiles, ...)
 // on `command`.
 void AddInputFlags(CLI::App& command, ProblemInputs& flags);
-
-// Writes `content` to `path`. "-" (or "") writes to stdout. A regular file,
-// or a path where nothing is yet, is written through a temporary file beside
-// it renamed into place, so a failed run never leaves a partial file (an
-// existing file keeps its permissions, a new one gets 0666 less the umask).
-// A FIFO or a character device
-// (/dev/null, a terminal) is written through in place, never replaced. A
-// symbolic link stays a link: its target is written by these same rules (a
-// dangling link's target is created). A directory, a block device or a
-// socket is an IoError naming the path, and so is any failure.
-Status WriteOutput(const std::string& path, const std::string& content);
 
 }  // namespace tessera::cli
 

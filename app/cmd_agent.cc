@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "net_command.h"
+#include "output_file.h"
 #include "tessera/node_agent.h"
 #include "tessera/node_plan.h"
 #include "tessera/nvml.h"

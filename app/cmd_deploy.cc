@@ -16,6 +16,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "tessera/deploy_artifacts.h"
 #include "tessera/deployment_format.h"
 #include "tessera/node_plan.h"

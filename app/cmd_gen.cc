@@ -17,6 +17,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "tessera/profile_synth.h"
 #include "tessera/text_io.h"
 #include "tessera/workload_gen.h"

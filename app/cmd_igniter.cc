@@ -18,6 +18,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/igniter_fit.h"

@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "tessera/kube_manifests.h"
 #include "tessera/text_io.h"
 #include "trace_flags.h"

@@ -9,6 +9,7 @@
 #include "durations.h"
 #include "help_text.h"
 #include "incremental_cli.h"
+#include "output_file.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/plan.h"

@@ -9,6 +9,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "tessera/profile_io.h"
 #include "tessera/profile_synth.h"
 #include "tessera/text_io.h"

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "output_file.h"
 #include "replay_run.h"
 #include "tessera/input_limits.h"
 #include "tessera/online_placer.h"

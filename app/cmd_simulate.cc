@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "durations.h"
+#include "output_file.h"
 #include "simulate_inputs.h"
 #include "simulate_transition.h"
 #include "tessera/deployment_format.h"

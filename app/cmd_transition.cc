@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "tessera/deployment_format.h"
 #include "tessera/text_io.h"
 #include "tessera/transition.h"
