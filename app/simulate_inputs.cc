@@ -253,11 +253,18 @@ Result<Problem> ProblemFor(const SimulateFlags& flags, const Scenario& scenario,
     pool.push_back({*gpu, 0, 0});
     gpus.push_back(*gpu);
   }
-  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles, flags.profile_table ? Result(*flags.profile_table)
-                                                  : flags.profiles.empty()
-                                                      ? EmbeddedProfiles(gpus)
-                                                      : LoadProfiles(flags.profiles, d.gpu));
-  return Problem::BuildPool(scenario, std::move(pool), profiles, d.rule);
+  ProblemInputs given;
+  given.profiles = flags.profiles;
+  given.profile_table = flags.profile_table;
+  const ProblemInputs inputs = InputsForPlan(given, d, CliNotes());
+  TESSERA_ASSIGN_OR_RETURN(ProfileTable profiles,
+                           inputs.profile_table      ? Result(*inputs.profile_table)
+                           : inputs.profiles.empty() ? EmbeddedProfiles(gpus)
+                                                     : LoadProfiles(inputs.profiles, d.gpu));
+  TESSERA_ASSIGN_OR_RETURN(Problem problem,
+                           Problem::BuildPool(scenario, std::move(pool), profiles, d.rule));
+  NoteOtherProfiles(d, inputs, problem, CliNotes());
+  return problem;
 }
 
 Status CheckSameServices(const Scenario& scenario, const Deployment& d, const std::string& path) {

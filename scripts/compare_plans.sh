@@ -10,9 +10,10 @@
 # profiles and the iGniter workload on iGniter's fitted V100 coefficients,
 # when DATA_DIR (default: TESSERA_SHARED_DATA_DIR, else ../shared/data
 # beside the repository; docs/data-sources.md) holds them. Each plan is
-# `tessera plan --format json`; the planner's wall time (metrics.plan_ms)
-# and anything a search under a clock may change (migserving-ga) are left
-# out. Prints one line per input that differs, then a summary; exits 1 when
+# `tessera plan --format json`; the planner's wall time (metrics.plan_ms),
+# the record of the profiles' source (a plan made before plans recorded it
+# has none) and anything a search under a clock may change (migserving-ga)
+# are left out. Prints one line per input that differs, then a summary; exits 1 when
 # any differs, 2 on bad arguments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,7 @@ try:
 except ValueError:
     print("not json"); sys.exit()
 plan.get("metrics", {}).pop("plan_ms", None)
+plan.pop("profiles", None)  # where the profiles came from: a record, not a figure
 print(json.dumps(plan, sort_keys=True))'
 }
 

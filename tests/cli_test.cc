@@ -210,6 +210,58 @@ TEST_F(CliTest, ProfilesSynthRoundTripsThroughPlan) {
   EXPECT_NE(o.out.find("Num instance,Num GPU,Model"), std::string::npos);
 }
 
+// A plan records the profiles it was made on (their source and content
+// hash): validate and simulate find a recorded file again without
+// --profiles, and say so when given other ones.
+TEST_F(CliTest, APlanRecordsItsProfilesAndIsCheckedOnThemAgain) {
+  const fs::path csv = dir_ / "a100.csv";
+  ASSERT_EQ(Tessera("profiles synth --gpu a100-80gb -o " + csv.string()).exit_code, 0);
+  const fs::path scenario = Write("s.yaml", kGoodScenario);
+  const fs::path plan = dir_ / "plan.json", embedded = dir_ / "embedded.json";
+  ASSERT_EQ(Tessera("plan --scenario " + scenario.string() + " --profiles " + csv.string() +
+                    " --format json -o " + plan.string())
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      Tessera("plan --scenario " + scenario.string() + " --format json -o " + embedded.string())
+          .exit_code,
+      0);
+  const nlohmann::json recorded = nlohmann::json::parse(ReadAll(plan))["profiles"];
+  EXPECT_EQ(recorded["source"], csv.string());
+  ASSERT_TRUE(recorded["fnv1a64"].is_string());
+  EXPECT_EQ(recorded["fnv1a64"].get<std::string>().size(), 16u);
+  // The embedded profiles are the synthesized ones: the same rows, the same hash.
+  const nlohmann::json builtin = nlohmann::json::parse(ReadAll(embedded))["profiles"];
+  EXPECT_EQ(builtin["source"], "embedded");
+  EXPECT_EQ(builtin["fnv1a64"], recorded["fnv1a64"]);
+
+  Outcome found =
+      Tessera("validate --deployment " + plan.string() + " --scenario " + scenario.string());
+  EXPECT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_NE(found.err.find("profiles: " + csv.string() + ", which the plan records"),
+            std::string::npos)
+      << found.err;
+  Outcome simulated = Tessera("simulate --deployment " + plan.string() + " --scenario " +
+                              scenario.string() + " --duration 2s");
+  EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
+  EXPECT_NE(simulated.err.find("which the plan records"), std::string::npos) << simulated.err;
+
+  // Other profiles (the same table less its last row): noted by name and hash.
+  const std::string text = ReadAll(csv);
+  const fs::path fewer = Write("fewer.csv", text.substr(0, text.rfind('\n', text.size() - 2) + 1));
+  Outcome other = Tessera("validate --deployment " + plan.string() + " --scenario " +
+                          scenario.string() + " --profiles " + fewer.string());
+  EXPECT_NE(other.err.find("the plan was made on other profiles (" + csv.string()),
+            std::string::npos)
+      << other.err;
+  // The same rows in another file: nothing to say.
+  const fs::path copy = Write("copy.csv", text);
+  Outcome same = Tessera("validate --deployment " + plan.string() + " --scenario " +
+                         scenario.string() + " --profiles " + copy.string());
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.err.find("other profiles"), std::string::npos) << same.err;
+}
+
 // ---- Pools, --replicate and --time-limit ------------------------------------
 
 std::string PoolScenario() { return testing::SourcePath("examples/scenarios/pool.yaml"); }

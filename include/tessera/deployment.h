@@ -102,6 +102,16 @@ struct PoolUse {
   int used = 0;
 };
 
+// The MIG profiles a plan was made on: where they came from ("embedded"
+// for the synthesized ones, "in memory" for a table given so, else the path
+// given) and their content's FNV-1a 64 hash (ProfilesHash, problem_inputs.h)
+// over the table written as Tessera's profile CSV, so that a plan read back
+// can find its profiles again, or see that others were given.
+struct ProfileSource {
+  std::string source;
+  std::string fnv1a64;  // 16 hex digits
+};
+
 struct Deployment {
   std::string gpu;      // catalog name (the first of a mixed pool)
   std::string planner;  // registry name
@@ -115,6 +125,8 @@ struct Deployment {
   std::vector<ServiceOutcome> services;  // scenario order
   Metrics metrics;
   std::vector<PoolUse> pool;  // priced pools only: the cost table
+  // MIG plans made by Plan() (plan_request.h): the profiles they were made on.
+  std::optional<ProfileSource> profiles;
 };
 
 // The catalog name of `assignment`'s GPU model.

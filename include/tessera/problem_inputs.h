@@ -130,6 +130,24 @@ Result<const GpuModel*> ChooseGpu(const std::string& gpu, const Scenario& scenar
 // The embedded (synthesized) profiles of every model in `gpus`, one table.
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus);
 
+// FNV-1a 64 of `table` written as Tessera's profile CSV, 16 hex digits: the
+// same for the same rows however they were read.
+std::string ProfilesHash(const ProfileTable& table);
+
+// The record of the MIG profiles of `problem`, loaded from `inputs`.
+ProfileSource SourceOf(const ProblemInputs& inputs, const Problem& problem);
+
+// The inputs to check or replay `plan` with: `given`, and when it names no
+// profiles and the plan records a path it was made on, that path, with a
+// note saying so (a plan made on the embedded profiles needs none).
+ProblemInputs InputsForPlan(const ProblemInputs& given, const Deployment& plan,
+                            const NoteSink& notes);
+
+// A note when `plan` records the profiles it was made on and `problem`'s
+// (from `inputs`) are other ones: its figures were made on those.
+void NoteOtherProfiles(const Deployment& plan, const ProblemInputs& inputs, const Problem& problem,
+                       const NoteSink& notes);
+
 }  // namespace tessera
 
 #endif  // TESSERA_PROBLEM_INPUTS_H_

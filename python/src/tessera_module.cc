@@ -253,8 +253,10 @@ PyPlan PlanFromJson(const std::string& text, const std::string& source, const Py
   const bool mps = d.sharing == Sharing::kMps;
   ProblemInputs input = InputsOf("Plan.from_json", options, profiles);
   Check(CheckInputsApply(input, mps, source));
+  if (!mps) input = InputsForPlan(input, d, cli::CliNotes());
   Problem problem = Unwrap(LoadProblem(input, scenario.scenario, mps,
                                        d.rule_recorded ? &d.rule : nullptr, cli::CliNotes()));
+  if (!mps) NoteOtherProfiles(d, input, problem, cli::CliNotes());
   AdoptRule(d, source, problem.rule(), cli::CliNotes());
   bool infeasible = false;
   for (const ServiceOutcome& s : d.services) infeasible |= s.status != ServiceStatus::kOk;

@@ -7,6 +7,7 @@ TIME_BUDGETED); every other option is the planner's default on both sides.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -88,7 +89,14 @@ def test_profiles_path_and_table_equal_cli(planner: str, scenarios_dir: Path, sh
     by_table = tessera.plan(scenario, planner, profiles=table, **options)
     assert strip_timing(by_path.to_json()) == cli
     assert strip_timing(by_str.to_json()) == cli
-    assert strip_timing(by_table.to_json()) == cli
+    # A table given in memory is recorded so, with the same content hash.
+    recorded = by_path.to_dict()["profiles"]
+    assert recorded["source"] == str(prof)
+    assert by_table.to_dict()["profiles"] == {"source": "in memory",
+                                              "fnv1a64": recorded["fnv1a64"]}
+    in_memory = strip_timing(by_table.to_json()).replace('"source": "in memory"',
+                                                         f'"source": {json.dumps(str(prof))}')
+    assert in_memory == cli
     # The measured profiles give another plan than the embedded ones: the
     # option is not silently dropped.
     embedded = tessera.plan(scenario, planner, **options)

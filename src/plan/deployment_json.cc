@@ -36,8 +36,9 @@ constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", 
                                                       "metrics"};
 // "shadow_guard": the report of iGniter's guard beside an MPS plan
 // (tessera/shadow_guard.h, written by `tessera plan`); read past, not kept.
-constexpr std::array<std::string_view, 4> kTopOptionalKeys = {"sharing", "latency_rule", "pool",
-                                                              "shadow_guard"};
+constexpr std::array<std::string_view, 5> kTopOptionalKeys = {"sharing", "latency_rule", "pool",
+                                                              "shadow_guard", "profiles"};
+constexpr std::array<std::string_view, 2> kProfilesKeys = {"source", "fnv1a64"};
 constexpr std::array<std::string_view, 6> kRuleKeys = {"factor",   "truncate_slo",      "max_procs",
                                                        "capacity", "headroom_quantile", "router"};
 constexpr std::array<std::string_view, 1> kRuleOptionalKeys = {"rate_margin"};
@@ -397,6 +398,19 @@ Result<Deployment> DeploymentReader::ParseDocument(const Json& root) const {
   if (d.rule_recorded) {
     TESSERA_ASSIGN_OR_RETURN(d.rule, ParseRule(root["latency_rule"], "latency_rule"));
   }
+  if (root.contains("profiles")) {
+    const Json& p = root["profiles"];
+    TESSERA_RETURN_IF_ERROR(Keys(p, "profiles", kProfilesKeys));
+    ProfileSource source;
+    TESSERA_ASSIGN_OR_RETURN(source.source, String(p, "profiles", "source", true));
+    TESSERA_ASSIGN_OR_RETURN(source.fnv1a64, String(p, "profiles", "fnv1a64", true));
+    if (source.fnv1a64.size() != 16 ||
+        source.fnv1a64.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return Error("profiles.fnv1a64",
+                   "expected 16 lowercase hex digits, got " + QuoteForMessage(source.fnv1a64));
+    }
+    d.profiles = std::move(source);
+  }
   TESSERA_RETURN_IF_ERROR(Array(root, "", "gpus"));
   for (size_t g = 0; g < root["gpus"].size(); ++g) {
     TESSERA_ASSIGN_OR_RETURN(GpuAssignment gpu,
@@ -430,6 +444,10 @@ std::string FormatDeploymentJson(const Deployment& deployment) {
   j["planner"] = deployment.planner;
   j["sharing"] = SharingName(deployment.sharing);
   j["latency_rule"] = RuleJson(deployment.rule);
+  if (deployment.profiles) {
+    j["profiles"] = {{"source", deployment.profiles->source},
+                     {"fnv1a64", deployment.profiles->fnv1a64}};
+  }
   j["gpus"] = OrderedJson::array();
   for (const GpuAssignment& gpu : deployment.gpus) {
     j["gpus"].push_back(GpuJson(gpu, deployment.sharing));

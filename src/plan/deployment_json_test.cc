@@ -161,6 +161,29 @@ TEST(DeploymentJson, FormatParseFormatIsStable) {
   }
 }
 
+// The profiles a plan was made on round-trip; a malformed hash names its path.
+TEST(DeploymentJson, ProfileSourceRoundTripsAndIsChecked) {
+  Deployment d = SmallDeployment();
+  EXPECT_EQ(FormatDeploymentJson(d).find("\"profiles\""), std::string::npos);  // when set only
+  d.profiles = ProfileSource{"prof_data", "0123456789abcdef"};
+  const std::string json = FormatDeploymentJson(d);
+  EXPECT_NE(json.find("\"profiles\": {\n    \"source\": \"prof_data\",\n    \"fnv1a64\": "
+                      "\"0123456789abcdef\"\n  }"),
+            std::string::npos)
+      << json;
+  Result<Deployment> parsed = ParseDeploymentJson(json, "d.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->profiles.has_value());
+  EXPECT_EQ(parsed->profiles->source, "prof_data");
+  EXPECT_EQ(parsed->profiles->fnv1a64, "0123456789abcdef");
+  EXPECT_EQ(FormatDeploymentJson(*parsed), json);
+  Result<Deployment> bad =
+      ParseDeploymentJson(Replace(json, "0123456789abcdef", "0123456789ABCDEF"), "d.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "d.json: profiles.fnv1a64: expected 16 lowercase hex digits, got '0123456789ABCDEF'");
+}
+
 TEST(DeploymentJson, AcceptsCompactAndCrlfText) {
   const std::string json = FormatDeploymentJson(SmallDeployment());
   std::string crlf;
@@ -204,10 +227,10 @@ TEST(DeploymentJson, ErrorMessagesNameSourceAndPath) {
       {"root is an array", "[]", "d.json: (root): expected an object, got []"},
       {"unknown top key", Replace(good, "\"metrics\": {", "\"x\": {"),
        "d.json: x: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
-       "latency_rule, pool, shadow_guard)"},
+       "latency_rule, pool, shadow_guard, profiles)"},
       {"typo at top", Replace(good, "\"planner\"", "\"planer\""),
        "d.json: planer: unknown key (expected: gpu, planner, gpus, services, metrics, sharing, "
-       "latency_rule, pool, shadow_guard)"},
+       "latency_rule, pool, shadow_guard, profiles)"},
       {"missing planner", Replace(good, "  \"planner\": \"parva\",\n", ""),
        "d.json: planner: missing"},
       {"duplicate key", Replace(good, "\"index\": 1,", "\"index\": 1, \"index\": 2,"),

@@ -141,7 +141,11 @@ Result<PlanRun> Plan(const PlanRequest& request) {
               std::nullopt,
               report->outcome,
               increment};
-  if (mps) TESSERA_RETURN_IF_ERROR(GuardIfOn(request.shadow, run));
+  if (mps) {
+    TESSERA_RETURN_IF_ERROR(GuardIfOn(request.shadow, run));
+  } else {
+    run.deployment.profiles = SourceOf(request.inputs, run.problem);
+  }
   const std::vector<Violation> violations = ValidateDeployment(run.deployment, run.problem);
   if (!violations.empty()) {
     return Status::Internal("planner " + run.deployment.planner + " produced an invalid plan:\n" +

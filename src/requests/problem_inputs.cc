@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -335,8 +336,11 @@ void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRul
 Result<Problem> CheckPlanServes(const ProblemInputs& input, const std::string& path,
                                 Deployment& plan, std::string_view command, const NoteSink& notes) {
   TESSERA_RETURN_IF_ERROR(CheckInputsApply(input, false, command));
+  const ProblemInputs inputs = InputsForPlan(input, plan, notes);
   TESSERA_ASSIGN_OR_RETURN(
-      Problem problem, LoadProblem(input, false, plan.rule_recorded ? &plan.rule : nullptr, notes));
+      Problem problem,
+      LoadProblem(inputs, false, plan.rule_recorded ? &plan.rule : nullptr, notes));
+  NoteOtherProfiles(plan, inputs, problem, notes);
   AdoptRule(plan, path, problem.rule(), notes);
   TESSERA_RETURN_IF_ERROR(CheckServes(path, plan, problem));
   return problem;
@@ -358,6 +362,44 @@ Result<const GpuModel*> ChooseGpu(const std::string& gpu_name, const Scenario& s
   Result<const GpuModel*> gpu = FindMigGpu(name);
   if (gpu.ok()) return gpu;
   return gpu.status().WithContext(gpu_name.empty() ? GpuField(scenario) : "--gpu");
+}
+
+std::string ProfilesHash(const ProfileTable& table) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64's offset basis
+  for (const char c : FormatTesseraProfileCsv(table)) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;  // its prime
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+ProfileSource SourceOf(const ProblemInputs& inputs, const Problem& problem) {
+  const std::string source = inputs.profile_table      ? "in memory"
+                             : inputs.profiles.empty() ? "embedded"
+                                                       : inputs.profiles;
+  return ProfileSource{source, ProfilesHash(problem.profiles())};
+}
+
+ProblemInputs InputsForPlan(const ProblemInputs& given, const Deployment& plan,
+                            const NoteSink& notes) {
+  ProblemInputs inputs = given;
+  if (!plan.profiles || !given.profiles.empty() || given.profile_table) return inputs;
+  const std::string& source = plan.profiles->source;
+  if (source == "embedded" || source == "in memory") return inputs;
+  inputs.profiles = source;
+  if (notes) notes("profiles: " + source + ", which the plan records it was made on");
+  return inputs;
+}
+
+void NoteOtherProfiles(const Deployment& plan, const ProblemInputs& inputs, const Problem& problem,
+                       const NoteSink& notes) {
+  if (!plan.profiles || !notes) return;
+  const std::string hash = ProfilesHash(problem.profiles());
+  if (hash == plan.profiles->fnv1a64) return;
+  notes(fmt::format(
+      "the plan was made on other profiles ({}, fnv1a64 {}) than these ({}, fnv1a64 {}): its "
+      "capacities are judged by these",
+      plan.profiles->source, plan.profiles->fnv1a64, SourceOf(inputs, problem).source, hash));
 }
 
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {
