@@ -117,5 +117,43 @@ TESSERA_TIME_LIMIT_BENCH(migserving_greedy_mps2, "migserving-greedy-mps2");
 TESSERA_TIME_LIMIT_BENCH(migserving_greedy_mps4, "migserving-greedy-mps4");
 TESSERA_TIME_LIMIT_BENCH(migserving_ga, "migserving-ga");
 
+// Fleet scale: `tessera gen --preset normal-1 --services 10000` (about
+// 90,000 A100 GPUs) planned as `tessera plan` plans it by default
+// (RunDefaultPlanner: parva above kDefaultExactMaxServices services). Peak
+// memory is `tessera plan`'s to measure (docs/performance.md): 0.77 GB.
+void BM_FleetPlan(benchmark::State& state) {
+  static const GpuModel& gpu = **FindGpu("a100-80gb");
+  WorkloadGenOptions options;
+  for (const WorkloadPreset& preset : WorkloadPresets()) {
+    if (preset.name == "normal-1") options = preset.options;
+  }
+  options.services = static_cast<int>(state.range(0));
+  Result<Scenario> scenario = GenerateWorkload(options);
+  if (!scenario.ok()) {
+    state.SkipWithError(scenario.status().message().c_str());
+    return;
+  }
+  LatencyRule rule;
+  rule.pooled = true;
+  rule.router = Router::kLeastConn;
+  Result<Problem> problem = Problem::Build(*scenario, gpu, DefaultProfiles(gpu), rule);
+  if (!problem.ok()) {
+    state.SkipWithError(problem.status().message().c_str());
+    return;
+  }
+  Result<PlanReport> report = Status::Internal("not run");
+  for (auto _ : state) {
+    std::string note;
+    report = RunDefaultPlanner(BuiltinPlanners(), *problem, PlanContext{}, note);
+    benchmark::DoNotOptimize(report);
+  }
+  if (!report.ok()) {
+    state.SkipWithError(report.status().message().c_str());
+    return;
+  }
+  state.counters["gpus"] = report->deployment.metrics.gpus;
+}
+BENCHMARK(BM_FleetPlan)->ArgName("services")->Arg(10000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace tessera

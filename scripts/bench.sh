@@ -228,6 +228,10 @@ echo "   GPUs of migserving-greedy on 300 and 1,000 services and parva on 11,000
 echo "   scripts/bench_heuristics.sh sets them beside another build"
 wall_and_counters '^BM_HeuristicPlan' '%12.1f' gpus '%10.0f'
 echo
+echo "== fleet scale: tessera gen --preset normal-1 --services 10000 (about 90,000 GPUs) by the"
+echo "   default planner, as tessera plan runs it (median of 5); peak memory: docs/performance.md"
+wall_and_counters '^BM_FleetPlan' '%12.1f' gpus '%10.0f'
+echo
 echo "== time limits: each heuristic MIG planner under a 1 s limit on 3,000 and 10,000 of those"
 echo "   services; overrun = wall / limit - 1 (negative: done first), planned = 1 for a plan, 0 for"
 echo "   the error that says to raise --time-limit (median of 5)"

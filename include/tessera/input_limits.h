@@ -94,9 +94,18 @@ inline constexpr InputRange kComputeSlices{1, 8, false, true};
 // its rate over the best capacity of that profile, rounded up. A planner
 // that keeps to one profile places that many.
 inline constexpr double kSegmentsPerService = 100'000;
-// The same summed over a scenario's services (one GPU holds at most 7
-// segments: 200,000 segments fill at least 28,571 GPUs).
-inline constexpr double kSegmentsPerProblem = 200'000;
+// The same summed over a scenario's services: a bound on memory. Planning
+// takes about 1.1 KB of peak memory per segment of this count (measured with
+// the default planner, parva above 300 services: `gen --preset normal-1`
+// with 10,000 services, 674,638 segments, peaked at 0.79 GB in 3.7 s; with
+// 25,000, 1.69 million, at 1.75 GB in 7.1 s; exact with a 20 s limit peaked
+// at 0.65 and 1.74 GB and returned its best plan and bound), so 3.5 million
+// segments keep a plan within about 4 GB. Time is each planner's own limit
+// (--time-limit).
+inline constexpr double kSegmentsPerProblem = 3'500'000;
+// Peak bytes of planning per segment of kSegmentsPerProblem's count, as
+// measured above; messages say what a scenario would take.
+inline constexpr double kPlanBytesPerSegment = 1'100;
 // MPS planners: whole GPUs one service may need at its largest batch.
 inline constexpr double kMpsGpusPerService = 100'000;
 

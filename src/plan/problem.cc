@@ -68,9 +68,12 @@ Status CheckPlanSize(const Scenario& scenario, const std::vector<ServiceSpec>& s
   }
   if (total > limits::kSegmentsPerProblem) {
     return Status::InvalidArgument(fmt::format(
-        "{}: field 'services': the services need up to {:g} segments in all; a scenario may need "
-        "at most {:g} (input limits): plan it in parts",
-        ServiceLocation(scenario, 0), total, limits::kSegmentsPerProblem));
+        "{}: field 'services': the services need up to {:g} segments in all, about {:.1f} GB of "
+        "memory to plan; a scenario may need at most {:g} (about {:.1f} GB; input limits): plan "
+        "it in parts",
+        ServiceLocation(scenario, 0), total, total * limits::kPlanBytesPerSegment / 1e9,
+        limits::kSegmentsPerProblem,
+        limits::kSegmentsPerProblem * limits::kPlanBytesPerSegment / 1e9));
   }
   return Status::Ok();
 }

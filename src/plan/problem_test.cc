@@ -299,15 +299,16 @@ TEST(ProblemLimits, PlansTooLargeToPlanInBoundedTimeAreInputErrors) {
             "big.yaml:3: field 'rate_rps': 100001 req/s needs 100001 segments of 1g.10gb on "
             "a100-80gb (its best batch 1 x 1 procs counts 1 req/s); a service may need at most "
             "100000 (input limits): lower the rate, or split the service");
-  Scenario three;
-  three.source = "three.yaml";
-  for (int i = 0; i < 3; ++i)
-    three.services.push_back({std::to_string(i), "x", 90'000, 1000, i + 2});
-  p = Problem::Build(three, Gpu("a100-80gb"), slow, bare);
+  Scenario many;
+  many.source = "many.yaml";
+  for (int i = 0; i < 36; ++i)
+    many.services.push_back({std::to_string(i), "x", 100'000, 1000, i + 2});
+  p = Problem::Build(many, Gpu("a100-80gb"), slow, bare);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
-            "three.yaml: field 'services': the services need up to 270000 segments in all; a "
-            "scenario may need at most 200000 (input limits): plan it in parts");
+            "many.yaml: field 'services': the services need up to 3.6e+06 segments in all, about "
+            "4.0 GB of memory to plan; a scenario may need at most 3.5e+06 (about 3.9 GB; input "
+            "limits): plan it in parts");
 }
 
 TEST(ProblemLimits, PoolPricesAndCapsAreWithinTheirLimits) {
