@@ -41,7 +41,7 @@ class ControlStoreTest : public ::testing::Test {
   std::string path_;
 };
 
-StoredPlan MakePlan(int i) {
+StoredPlan SamplePlan(int i) {
   StoredPlan p;
   p.created_at = "2024-01-01T00:00:" + std::to_string(10 + i % 50) + "Z";
   p.planner = i % 2 == 0 ? "parva" : "exact";
@@ -163,7 +163,7 @@ TEST_F(ControlStoreTest, EveryMethodRoundTrips) {
   EXPECT_EQ(**store->Scenario(), "{\"services\":[\"it's\"]}");
 
   // Plans.
-  const StoredPlan plan = MakePlan(7);
+  const StoredPlan plan = SamplePlan(7);
   Result<int64_t> plan_id = store->AddPlan(plan);
   ASSERT_TRUE(plan_id.ok()) << plan_id.status().ToString();
   EXPECT_EQ(*plan_id, 1);
@@ -182,7 +182,7 @@ TEST_F(ControlStoreTest, EveryMethodRoundTrips) {
   EXPECT_EQ(store->DeploymentPlan()->value(), *plan_id);
 
   // Transitions.
-  const int64_t plan2 = *store->AddPlan(MakePlan(8));
+  const int64_t plan2 = *store->AddPlan(SamplePlan(8));
   StoredTransition t = MakeTransition(*plan_id, plan2, 5);
   Result<int64_t> tid = store->AddTransition(t);
   ASSERT_TRUE(tid.ok()) << tid.status().ToString();
@@ -263,7 +263,7 @@ TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
   {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
-    for (int i = 1; i <= 3; ++i) EXPECT_EQ(*store->AddPlan(MakePlan(i)), i);
+    for (int i = 1; i <= 3; ++i) EXPECT_EQ(*store->AddPlan(SamplePlan(i)), i);
     EXPECT_EQ(*store->AddTransition(MakeTransition(std::nullopt, 1, 2)), 1);
     // A transition that fails half-way (a duplicate step id) is rolled back
     // whole: no transition, no steps, no version bump.
@@ -282,14 +282,14 @@ TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(*store->AddPlan(MakePlan(4)), 4);
+  EXPECT_EQ(*store->AddPlan(SamplePlan(4)), 4);
   EXPECT_EQ(*store->AddTransition(MakeTransition(2, 3, 1)), 3);
 }
 
 TEST_F(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(store->AddPlan(MakePlan(i)).ok());
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(store->AddPlan(SamplePlan(i)).ok());
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(store->AddTransition(MakeTransition(1, i, i)).ok());
 
   Result<std::vector<StoredPlan>> plans = store->Plans(3);
@@ -297,7 +297,7 @@ TEST_F(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
   ASSERT_EQ(plans->size(), 3u);
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ((*plans)[k].id, 5 - k);
-    ExpectPlanEq((*plans)[k], MakePlan(5 - k), /*with_deployment=*/false);
+    ExpectPlanEq((*plans)[k], SamplePlan(5 - k), /*with_deployment=*/false);
     EXPECT_TRUE((*plans)[k].deployment_json.empty());
   }
   EXPECT_EQ(store->Plans(10)->size(), 5u);
@@ -317,7 +317,7 @@ TEST_F(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
 TEST_F(ControlStoreTest, TransitionsInAreOldestFirstWithStepsInOrder) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->AddPlan(MakePlan(1)).ok());
+  ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
   const std::vector<std::string> states = {"running", "done", "running", "paused", "running"};
   for (size_t i = 0; i < states.size(); ++i) {
     ASSERT_TRUE(
@@ -340,8 +340,8 @@ TEST_F(ControlStoreTest, TransitionsInAreOldestFirstWithStepsInOrder) {
 TEST_F(ControlStoreTest, UpdatingAnUnknownTransitionIsNotFoundAndChangesNothing) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->AddPlan(MakePlan(1)).ok());
-  ASSERT_TRUE(store->AddPlan(MakePlan(2)).ok());
+  ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
+  ASSERT_TRUE(store->AddPlan(SamplePlan(2)).ok());
   const StoredTransition original = MakeTransition(1, 2, 3);
   const int64_t id = *store->AddTransition(original);
   const int64_t version = VersionOf(*store);
@@ -381,7 +381,7 @@ TEST_F(ControlStoreTest, TheVersionCountsTheChangesNodesMustSee) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(VersionOf(*store), 1);
-  ASSERT_TRUE(store->AddPlan(MakePlan(1)).ok());
+  ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
   ASSERT_TRUE(store->PutScenario("{}").ok());
   ASSERT_TRUE(store->PutNode({"node-0", "{}", "t"}).ok());
   EXPECT_EQ(VersionOf(*store), 1);
@@ -407,8 +407,8 @@ TEST_F(ControlStoreTest, EverythingSurvivesCloseAndReopen) {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->PutScenario("{\"s\":1}").ok());
-    ASSERT_TRUE(store->AddPlan(MakePlan(1)).ok());
-    ASSERT_TRUE(store->AddPlan(MakePlan(2)).ok());
+    ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
+    ASSERT_TRUE(store->AddPlan(SamplePlan(2)).ok());
     t.id = *store->AddTransition(t);
     t.state = "running";
     t.phase = 1;
@@ -419,8 +419,8 @@ TEST_F(ControlStoreTest, EverythingSurvivesCloseAndReopen) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(**store->Scenario(), "{\"s\":1}");
-  ExpectPlanEq(**store->Plan(1), MakePlan(1));
-  ExpectPlanEq(**store->Plan(2), MakePlan(2));
+  ExpectPlanEq(**store->Plan(1), SamplePlan(1));
+  ExpectPlanEq(**store->Plan(2), SamplePlan(2));
   EXPECT_EQ(store->DeploymentPlan()->value(), 1);
   ExpectTransitionEq(**store->Transition(t.id), t);
   EXPECT_EQ(store->TransitionsIn("running")->size(), 1u);
@@ -544,7 +544,7 @@ TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
     // Every commit syncs the WAL.
     const int before = shim::wal_syncs.load();
     ASSERT_TRUE(store->PutScenario("{\"a\":1}").ok());
-    ASSERT_TRUE(store->AddPlan(MakePlan(1)).ok());
+    ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
     EXPECT_GE(shim::wal_syncs.load() - before, 2);
 
     // A second connection sees a WAL database at our schema version.
@@ -572,7 +572,7 @@ TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->PutScenario("{\"services\":[]}").ok());
-    Result<int64_t> id = store->AddPlan(MakePlan(1));
+    Result<int64_t> id = store->AddPlan(SamplePlan(1));
     ASSERT_TRUE(id.ok());
     plan = *id;
   }
@@ -585,7 +585,7 @@ TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(ControlStore::kSchemaVersion));
   Result<std::optional<StoredPlan>> kept = store->Plan(plan);
   ASSERT_TRUE(kept.ok() && kept->has_value());
-  EXPECT_EQ((*kept)->deployment_json, MakePlan(1).deployment_json);
+  EXPECT_EQ((*kept)->deployment_json, SamplePlan(1).deployment_json);
   Result<std::optional<std::string>> scenario = store->Scenario();
   ASSERT_TRUE(scenario.ok() && scenario->has_value());
   EXPECT_EQ(**scenario, "{\"services\":[]}");
@@ -654,7 +654,7 @@ TEST_F(ControlStoreTest, AFileThatIsNotAStoreIsRefused) {
 TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->AddPlan(MakePlan(0)).ok());
+  ASSERT_TRUE(store->AddPlan(SamplePlan(0)).ok());
   constexpr int kThreads = 4;
   constexpr int kRounds = 12;
   std::vector<std::vector<int64_t>> plan_ids(kThreads), transition_ids(kThreads);
@@ -663,7 +663,7 @@ TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
   for (int w = 0; w < kThreads; ++w) {
     threads.emplace_back([&, w] {
       for (int i = 0; i < kRounds; ++i) {
-        Result<int64_t> p = store->AddPlan(MakePlan(i));
+        Result<int64_t> p = store->AddPlan(SamplePlan(i));
         if (!p.ok()) {
           ++failures;
           continue;
@@ -733,7 +733,7 @@ TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
   }
   ControlStore& store = **opened;
   for (int i = 0;; ++i) {
-    Result<int64_t> plan = store.AddPlan(MakePlan(i));
+    Result<int64_t> plan = store.AddPlan(SamplePlan(i));
     if (!plan.ok()) say("E " + plan.status().ToString()), _exit(1);
     say("P " + std::to_string(*plan) + " " + std::to_string(i));
     const int steps = 1 + i % 6;
@@ -814,7 +814,7 @@ TEST_F(ControlStoreTest, AKilledWriterLosesNothingItAcknowledged) {
         in >> id >> i;
         Result<std::optional<StoredPlan>> plan = store->Plan(id);
         ASSERT_TRUE(plan.ok() && plan->has_value()) << line;
-        ExpectPlanEq(**plan, MakePlan(i));
+        ExpectPlanEq(**plan, SamplePlan(i));
       } else if (kind == 'T') {
         int64_t id = 0;
         int steps = 0;
