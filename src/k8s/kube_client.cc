@@ -1,5 +1,5 @@
-// KubeClient on cpp-httplib (include/tessera/kube_client.h), and the
-// kubeconfig reader.
+// KubeClient on cpp-httplib (include/tessera/kube_client.h): the transport
+// and the watch; the kubeconfig reader is kubeconfig.cc.
 #include "tessera/kube_client.h"
 
 #include <fcntl.h>
@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/kube_server_url.h"
 #include "tessera/text_io.h"
-#include "util/yaml_tree.h"
 
 namespace tessera {
 namespace {
@@ -39,104 +39,6 @@ constexpr size_t kMaxMessageBytes = 2000;
 // A watch event (one line) larger than this is refused: a list of 100,000
 // pods is one watch event per pod, never one line.
 constexpr size_t kMaxWatchLineBytes = size_t{64} << 20;
-
-struct ServerUrl {
-  bool https = false;
-  std::string host;
-  int port = 0;
-};
-
-// "http(s)://HOST[:PORT][/]"; the reason otherwise.
-Result<ServerUrl> ParseServerUrl(const std::string& url) {
-  const auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
-  ServerUrl server;
-  std::string rest;
-  if (url.rfind("https://", 0) == 0) {
-    server.https = true;
-    server.port = 443;
-    rest = url.substr(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    server.port = 80;
-    rest = url.substr(7);
-  } else {
-    return bad("expected a URL starting with https:// or http://");
-  }
-  if (!rest.empty() && rest.back() == '/') rest.pop_back();
-  if (rest.find_first_of("/?#") != std::string::npos) return bad("a path is not allowed");
-  if (rest.find('@') != std::string::npos) return bad("user information is not allowed");
-  size_t colon = rest.rfind(':');
-  if (!rest.empty() && rest.front() == '[') {  // [::1]:6443
-    const size_t close = rest.find(']');
-    if (close == std::string::npos) return bad("unclosed '['");
-    server.host = rest.substr(1, close - 1);
-    if (rest.size() == close + 1) {
-      colon = std::string::npos;
-    } else if (rest[close + 1] == ':') {
-      colon = close + 1;
-    } else {
-      return bad("junk after ']'");
-    }
-  } else {
-    server.host = rest.substr(0, colon);
-  }
-  if (server.host.empty()) return bad("no host");
-  if (colon != std::string::npos) {
-    const std::optional<int> port = ToPort(std::string_view(rest).substr(colon + 1));
-    if (!port) return bad("the port must be 1..65535");
-    server.port = *port;
-  }
-  return server;
-}
-
-// Standard base64 (RFC 4648, '+' and '/'), padding optional, white space
-// ignored; nullopt with the reason in `why` when malformed.
-std::optional<std::string> DecodeBase64(std::string_view text, std::string* why) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  uint32_t bits = 0;
-  int nbits = 0;
-  int digits = 0;
-  int padding = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    int value;
-    if (c >= 'A' && c <= 'Z') {
-      value = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      value = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      value = c - '0' + 52;
-    } else if (c == '+') {
-      value = 62;
-    } else if (c == '/') {
-      value = 63;
-    } else {
-      *why = fmt::format("not base64: byte {} at offset {}", QuoteForMessage(std::string(1, c)), i);
-      return std::nullopt;
-    }
-    if (padding > 0) {
-      *why = fmt::format("not base64: data after '=' padding at offset {}", i);
-      return std::nullopt;
-    }
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    nbits += 6;
-    ++digits;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
-    }
-  }
-  if (digits % 4 == 1 || padding > 2 || (padding > 0 && (digits + padding) % 4 != 0)) {
-    *why = "not base64: truncated (its length is not a whole number of 4-character groups)";
-    return std::nullopt;
-  }
-  return out;
-}
 
 // The API server's message from an error reply's body (its Status object's
 // `message`), else the body itself, shortened; "no message" when empty.
@@ -212,11 +114,6 @@ Status WritePrivateFile(const std::string& path, std::string_view data) {
   return Status::Ok();
 }
 
-bool IsRegularFile(const std::string& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec);
-}
-
 // The first "HTTP <3 digits>:" of `message`, at its start or after ": ".
 int ParseHttpCode(std::string_view message) {
   constexpr std::string_view kMark = "HTTP ";
@@ -257,6 +154,52 @@ void SetTimeout(double seconds, const std::function<void(time_t, time_t)>& set) 
 }
 
 }  // namespace
+
+Result<ServerUrl> ParseServerUrl(const std::string& url) {
+  const auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
+  ServerUrl server;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    server.https = true;
+    server.port = 443;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    server.port = 80;
+    rest = url.substr(7);
+  } else {
+    return bad("expected a URL starting with https:// or http://");
+  }
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  if (rest.find_first_of("/?#") != std::string::npos) return bad("a path is not allowed");
+  if (rest.find('@') != std::string::npos) return bad("user information is not allowed");
+  size_t colon = rest.rfind(':');
+  if (!rest.empty() && rest.front() == '[') {  // [::1]:6443
+    const size_t close = rest.find(']');
+    if (close == std::string::npos) return bad("unclosed '['");
+    server.host = rest.substr(1, close - 1);
+    if (rest.size() == close + 1) {
+      colon = std::string::npos;
+    } else if (rest[close + 1] == ':') {
+      colon = close + 1;
+    } else {
+      return bad("junk after ']'");
+    }
+  } else {
+    server.host = rest.substr(0, colon);
+  }
+  if (server.host.empty()) return bad("no host");
+  if (colon != std::string::npos) {
+    const std::optional<int> port = ToPort(std::string_view(rest).substr(colon + 1));
+    if (!port) return bad("the port must be 1..65535");
+    server.port = *port;
+  }
+  return server;
+}
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
 
 int KubeStatusCode(const Status& status) {
   if (status.ok()) return 0;
@@ -645,257 +588,6 @@ Result<std::string> KubeClient::Watch(const std::string& path, const std::string
                                       const std::function<bool(const WatchEvent&)>& on_event,
                                       const std::atomic<bool>* stop) {
   return impl_->Watch(path, resource_version, timeout_s, on_event, stop);
-}
-
-// --- kubeconfig -------------------------------------------------------------
-
-namespace {
-
-using NodeId = YamlTree::NodeId;
-
-class KubeconfigReader {
- public:
-  KubeconfigReader(const YamlTree& tree, std::string path)
-      : tree_(tree), path_(std::move(path)), dir_(fs::path(path_).parent_path()) {}
-
-  Result<KubeConfig> Read(const std::string& wanted_context) {
-    const NodeId root = tree_.root();
-    if (root == YamlTree::kNone || !tree_.IsMap(root)) {
-      return FieldError(path_, root == YamlTree::kNone ? 1 : tree_.line(root), "(document)",
-                        "expected a mapping (a kubeconfig: clusters, contexts, users, "
-                        "current-context)");
-    }
-    // The context.
-    std::string context_name = wanted_context;
-    if (context_name.empty()) {
-      const NodeId current = tree_.Get(root, "current-context");
-      if (current == YamlTree::kNone || !tree_.IsScalar(current) || tree_.scalar(current).empty()) {
-        return FieldError(path_,
-                          current == YamlTree::kNone ? tree_.line(root) : tree_.line(current),
-                          "current-context",
-                          "missing or empty, and no context was named" + Names(root, "contexts"));
-      }
-      context_name = std::string(tree_.scalar(current));
-    }
-    TESSERA_ASSIGN_OR_RETURN(const Entry context, Find(root, "contexts", "context", context_name));
-    if (context.entry == YamlTree::kNone) {
-      const NodeId at =
-          wanted_context.empty() ? tree_.Get(root, "current-context") : tree_.Get(root, "contexts");
-      return FieldError(
-          path_, at == YamlTree::kNone ? tree_.line(root) : tree_.line(at),
-          wanted_context.empty() ? "current-context" : "contexts",
-          "no context named " + QuoteForMessage(context_name) + Names(root, "contexts"));
-    }
-    TESSERA_ASSIGN_OR_RETURN(const std::string cluster_name, RequiredString(context, "cluster"));
-    TESSERA_ASSIGN_OR_RETURN(const std::string user_name, RequiredString(context, "user"));
-
-    KubeConfig config;
-    // The cluster.
-    TESSERA_ASSIGN_OR_RETURN(const Entry cluster, Find(root, "clusters", "cluster", cluster_name));
-    if (cluster.entry == YamlTree::kNone) {
-      return FieldError(path_, tree_.line(tree_.Get(context.body, "cluster")),
-                        context.field + ".cluster",
-                        "no cluster named " + QuoteForMessage(cluster_name) + " in 'clusters'" +
-                            Names(root, "clusters"));
-    }
-    TESSERA_ASSIGN_OR_RETURN(config.server, RequiredString(cluster, "server"));
-    if (Result<ServerUrl> url = ParseServerUrl(config.server); !url.ok()) {
-      return FieldError(path_, tree_.line(tree_.Get(cluster.body, "server")),
-                        cluster.field + ".server",
-                        QuoteForMessage(config.server) + ": " + url.status().message() +
-                            "; give http(s)://HOST[:PORT], e.g. https://127.0.0.1:6443");
-    }
-    if (const NodeId skip = tree_.Get(cluster.body, "insecure-skip-tls-verify");
-        skip != YamlTree::kNone && tree_.IsScalar(skip) && tree_.scalar(skip) == "true") {
-      return FieldError(path_, tree_.line(skip), cluster.field + ".insecure-skip-tls-verify",
-                        "not supported: give the cluster's certificate-authority(-data)");
-    }
-    TESSERA_RETURN_IF_ERROR(
-        FileOrData(cluster, "certificate-authority", &config.ca_file, &config.ca_data));
-
-    // The user.
-    TESSERA_ASSIGN_OR_RETURN(const Entry user, Find(root, "users", "user", user_name));
-    if (user.entry == YamlTree::kNone) {
-      return FieldError(
-          path_, tree_.line(tree_.Get(context.body, "user")), context.field + ".user",
-          "no user named " + QuoteForMessage(user_name) + " in 'users'" + Names(root, "users"));
-    }
-    TESSERA_RETURN_IF_ERROR(FileOrData(user, "client-certificate", &config.client_certificate_file,
-                                       &config.client_certificate_data));
-    TESSERA_RETURN_IF_ERROR(
-        FileOrData(user, "client-key", &config.client_key_file, &config.client_key_data));
-    const bool has_cert =
-        !config.client_certificate_file.empty() || !config.client_certificate_data.empty();
-    const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
-    if (has_cert != has_key) {
-      return FieldError(path_, tree_.line(user.body),
-                        user.field + (has_cert ? ".client-key" : ".client-certificate"),
-                        has_cert ? "missing: a client certificate needs its key (client-key or "
-                                   "client-key-data)"
-                                 : "missing: a client key needs its certificate "
-                                   "(client-certificate or client-certificate-data)");
-    }
-    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> token, OptionalString(user, "token"));
-    if (token) {
-      config.token = *token;
-    } else {
-      for (const char* key : {"tokenFile", "token-file"}) {
-        TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> file, OptionalString(user, key));
-        if (!file) continue;
-        const std::string resolved = Resolve(*file);
-        Result<std::string> text = ReadTextFile(resolved);
-        if (!text.ok()) {
-          return FieldError(path_, tree_.line(tree_.Get(user.body, key)), user.field + "." + key,
-                            "cannot read the token: " + text.status().message());
-        }
-        config.token = std::string(Trim(TrimLineEnds(*text)));
-        if (config.token.empty()) {
-          return FieldError(path_, tree_.line(tree_.Get(user.body, key)), user.field + "." + key,
-                            QuoteForMessage(resolved) + " is empty");
-        }
-        break;
-      }
-    }
-    if (config.token.empty() && !has_cert) {
-      for (const char* plugin : {"exec", "auth-provider"}) {
-        if (const NodeId node = tree_.Get(user.body, plugin); node != YamlTree::kNone) {
-          return FieldError(path_, tree_.line(node), user.field + "." + plugin,
-                            "not supported: give a token, tokenFile or client-certificate and "
-                            "client-key");
-        }
-      }
-    }
-    return config;
-  }
-
- private:
-  // An entry of a named list: `entry` the list item, `body` its `key`
-  // mapping (e.g. "cluster"), `field` its path ("clusters[2].cluster").
-  struct Entry {
-    NodeId entry = YamlTree::kNone;
-    NodeId body = YamlTree::kNone;
-    std::string field;
-  };
-
-  static std::string_view TrimLineEnds(std::string_view s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
-    while (!s.empty() && (s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
-    return s;
-  }
-
-  std::string Resolve(const std::string& file) const {
-    if (file.empty() || fs::path(file).is_absolute() || dir_.empty()) return file;
-    return (dir_ / file).lexically_normal().string();
-  }
-
-  // ": the file has 'a', 'b'" (or "; the file has none").
-  std::string Names(NodeId root, std::string_view list) const {
-    const NodeId seq = tree_.Get(root, list);
-    std::string names;
-    if (seq != YamlTree::kNone && tree_.IsSequence(seq)) {
-      for (NodeId item : tree_.children(seq)) {
-        const NodeId name = tree_.Get(item, "name");
-        if (name == YamlTree::kNone || !tree_.IsScalar(name)) continue;
-        names += (names.empty() ? "" : ", ") + QuoteForMessage(tree_.scalar(name));
-      }
-    }
-    return names.empty() ? fmt::format(" (the file has no {})", list)
-                         : fmt::format(" (the file has {})", names);
-  }
-
-  // The item of list `list` named `name`; an Entry with entry kNone when
-  // there is none.
-  Result<Entry> Find(NodeId root, std::string_view list, std::string_view key,
-                     const std::string& name) const {
-    const NodeId seq = tree_.Get(root, list);
-    if (seq == YamlTree::kNone || tree_.IsNull(seq)) return Entry{};
-    if (!tree_.IsSequence(seq)) {
-      return FieldError(path_, tree_.line(seq), list, "expected a list of named entries");
-    }
-    const auto items = tree_.children(seq);
-    for (size_t i = 0; i < items.size(); ++i) {
-      const NodeId item = items[i];
-      const std::string field = fmt::format("{}[{}]", list, i);
-      if (!tree_.IsMap(item)) {
-        return FieldError(path_, tree_.line(item), field, "expected a mapping with a name");
-      }
-      const NodeId item_name = tree_.Get(item, "name");
-      if (item_name == YamlTree::kNone || !tree_.IsScalar(item_name) ||
-          tree_.scalar(item_name) != name) {
-        continue;
-      }
-      const NodeId body = tree_.Get(item, key);
-      if (body == YamlTree::kNone || !tree_.IsMap(body)) {
-        return FieldError(path_, body == YamlTree::kNone ? tree_.line(item) : tree_.line(body),
-                          field + "." + std::string(key),
-                          body == YamlTree::kNone ? "missing" : "expected a mapping");
-      }
-      return Entry{item, body, field + "." + std::string(key)};
-    }
-    return Entry{};
-  }
-
-  Result<std::optional<std::string>> OptionalString(const Entry& entry,
-                                                    std::string_view key) const {
-    const NodeId node = tree_.Get(entry.body, key);
-    if (node == YamlTree::kNone || tree_.IsNull(node)) return std::optional<std::string>();
-    if (!tree_.IsScalar(node)) {
-      return FieldError(path_, tree_.line(node), entry.field + "." + std::string(key),
-                        "expected a string");
-    }
-    if (tree_.scalar(node).empty()) return std::optional<std::string>();
-    return std::optional<std::string>(std::string(tree_.scalar(node)));
-  }
-
-  Result<std::string> RequiredString(const Entry& entry, std::string_view key) const {
-    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> value, OptionalString(entry, key));
-    if (!value) {
-      const NodeId node = tree_.Get(entry.body, key);
-      return FieldError(path_, tree_.line(node == YamlTree::kNone ? entry.body : node),
-                        entry.field + "." + std::string(key), "missing");
-    }
-    return *value;
-  }
-
-  // `key` (a file, relative to the kubeconfig's directory) or `key`-data
-  // (base64); the data wins when both are there.
-  Status FileOrData(const Entry& entry, const std::string& key, std::string* file,
-                    std::string* data) const {
-    const std::string data_key = key + "-data";
-    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> encoded, OptionalString(entry, data_key));
-    if (encoded) {
-      std::string why;
-      std::optional<std::string> decoded = DecodeBase64(*encoded, &why);
-      if (!decoded || decoded->empty()) {
-        return FieldError(path_, tree_.line(tree_.Get(entry.body, data_key)),
-                          entry.field + "." + data_key, decoded ? "empty" : why);
-      }
-      *data = std::move(*decoded);
-      return Status::Ok();
-    }
-    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> name, OptionalString(entry, key));
-    if (!name) return Status::Ok();
-    *file = Resolve(*name);
-    if (!IsRegularFile(*file)) {
-      return FieldError(path_, tree_.line(tree_.Get(entry.body, key)), entry.field + "." + key,
-                        "no such file " + QuoteForMessage(*file));
-    }
-    return Status::Ok();
-  }
-
-  const YamlTree& tree_;
-  std::string path_;
-  fs::path dir_;
-};
-
-}  // namespace
-
-Result<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return Status::IoError("kubeconfig " + text.status().message());
-  TESSERA_ASSIGN_OR_RETURN(const YamlTree tree,
-                           ParseYamlDocument(*text, path, "a kubeconfig file"));
-  return KubeconfigReader(tree, path).Read(context);
 }
 
 }  // namespace tessera
