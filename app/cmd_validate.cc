@@ -28,11 +28,8 @@ int RunValidate(const ValidateFlags& flags) {
   if (Status s = CheckInputsApply(flags.input, mps, flags.deployment); !s.ok()) {
     return ReportError(s);
   }
-  const ProblemInputs inputs = mps ? flags.input : InputsForPlan(flags.input, *d, CliNotes());
-  Result<Problem> problem =
-      LoadProblem(inputs, mps, d->rule_recorded ? &d->rule : nullptr, CliNotes());
+  Result<Problem> problem = LoadPlanProblem(flags.input, *d, mps, nullptr, CliNotes());
   if (!problem.ok()) return ReportError(problem.status());
-  if (!mps) NoteOtherProfiles(*d, inputs, *problem, CliNotes());
   AdoptRule(*d, flags.deployment, problem->rule(), CliNotes());
   if (d->gpu != problem->gpu().name) {
     return ReportError(Status::InvalidArgument(

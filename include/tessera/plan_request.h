@@ -50,11 +50,9 @@ struct PlanRequest {
   std::string planner;  // empty: the default (PlannerFor)
   SearchOptions search;
   // An incremental plan starts from a running deployment: the JSON file at
-  // `current_path`, or `current` in memory (named `current_name` in
-  // errors). Neither: a plan from scratch.
+  // `current_path`, or `current` in memory. Neither: a plan from scratch.
   std::string current_path;
   std::optional<Deployment> current;
-  std::string current_name = "current";
   // GPUs an incremental plan may use beyond the best plan from scratch
   // (IncrementalOptions::max_extra_gpus); only with a current deployment.
   std::optional<int> max_extra_gpus;

@@ -148,6 +148,15 @@ ProblemInputs InputsForPlan(const ProblemInputs& given, const Deployment& plan,
 void NoteOtherProfiles(const Deployment& plan, const ProblemInputs& inputs, const Problem& problem,
                        const NoteSink& notes);
 
+// The problem to check `plan` against, as LoadProblem under the rule the
+// plan records, the scenario `scenario` when not null (else the inputs'):
+// for a MIG plan (mps false) with the profiles it records when `given` names
+// none (InputsForPlan), and a note when they are other ones
+// (NoteOtherProfiles). A caller that keeps the inputs for later loads
+// calls those two itself.
+Result<Problem> LoadPlanProblem(const ProblemInputs& given, const Deployment& plan, bool mps,
+                                const Scenario* scenario, const NoteSink& notes);
+
 }  // namespace tessera
 
 #endif  // TESSERA_PROBLEM_INPUTS_H_

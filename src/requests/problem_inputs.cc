@@ -336,11 +336,8 @@ void AdoptRule(Deployment& deployment, const std::string& path, const LatencyRul
 Result<Problem> CheckPlanServes(const ProblemInputs& input, const std::string& path,
                                 Deployment& plan, std::string_view command, const NoteSink& notes) {
   TESSERA_RETURN_IF_ERROR(CheckInputsApply(input, false, command));
-  const ProblemInputs inputs = InputsForPlan(input, plan, notes);
-  TESSERA_ASSIGN_OR_RETURN(
-      Problem problem,
-      LoadProblem(inputs, false, plan.rule_recorded ? &plan.rule : nullptr, notes));
-  NoteOtherProfiles(plan, inputs, problem, notes);
+  TESSERA_ASSIGN_OR_RETURN(Problem problem,
+                           LoadPlanProblem(input, plan, /*mps=*/false, nullptr, notes));
   AdoptRule(plan, path, problem.rule(), notes);
   TESSERA_RETURN_IF_ERROR(CheckServes(path, plan, problem));
   return problem;
@@ -373,11 +370,21 @@ std::string ProfilesHash(const ProfileTable& table) {
   return fmt::format("{:016x}", hash);
 }
 
+namespace {
+
+// ProfileSource::source of profiles given by none of the paths.
+constexpr std::string_view kEmbeddedSource = "embedded";
+constexpr std::string_view kInMemorySource = "in memory";
+
+std::string SourceName(const ProblemInputs& inputs) {
+  if (inputs.profile_table) return std::string(kInMemorySource);
+  return inputs.profiles.empty() ? std::string(kEmbeddedSource) : inputs.profiles;
+}
+
+}  // namespace
+
 ProfileSource SourceOf(const ProblemInputs& inputs, const Problem& problem) {
-  const std::string source = inputs.profile_table      ? "in memory"
-                             : inputs.profiles.empty() ? "embedded"
-                                                       : inputs.profiles;
-  return ProfileSource{source, ProfilesHash(problem.profiles())};
+  return ProfileSource{SourceName(inputs), ProfilesHash(problem.profiles())};
 }
 
 ProblemInputs InputsForPlan(const ProblemInputs& given, const Deployment& plan,
@@ -385,7 +392,7 @@ ProblemInputs InputsForPlan(const ProblemInputs& given, const Deployment& plan,
   ProblemInputs inputs = given;
   if (!plan.profiles || !given.profiles.empty() || given.profile_table) return inputs;
   const std::string& source = plan.profiles->source;
-  if (source == "embedded" || source == "in memory") return inputs;
+  if (source == kEmbeddedSource || source == kInMemorySource) return inputs;
   inputs.profiles = source;
   if (notes) notes("profiles: " + source + ", which the plan records it was made on");
   return inputs;
@@ -399,7 +406,18 @@ void NoteOtherProfiles(const Deployment& plan, const ProblemInputs& inputs, cons
   notes(fmt::format(
       "the plan was made on other profiles ({}, fnv1a64 {}) than these ({}, fnv1a64 {}): its "
       "capacities are judged by these",
-      plan.profiles->source, plan.profiles->fnv1a64, SourceOf(inputs, problem).source, hash));
+      plan.profiles->source, plan.profiles->fnv1a64, SourceName(inputs), hash));
+}
+
+Result<Problem> LoadPlanProblem(const ProblemInputs& given, const Deployment& plan, bool mps,
+                                const Scenario* scenario, const NoteSink& notes) {
+  const ProblemInputs inputs = mps ? given : InputsForPlan(given, plan, notes);
+  const LatencyRule* recorded = plan.rule_recorded ? &plan.rule : nullptr;
+  TESSERA_ASSIGN_OR_RETURN(
+      Problem problem, scenario != nullptr ? LoadProblem(inputs, *scenario, mps, recorded, notes)
+                                           : LoadProblem(inputs, mps, recorded, notes));
+  if (!mps) NoteOtherProfiles(plan, inputs, problem, notes);
+  return problem;
 }
 
 Result<ProfileTable> EmbeddedProfiles(const std::vector<const GpuModel*>& gpus) {
