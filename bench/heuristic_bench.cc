@@ -15,6 +15,7 @@
 #include "tessera/clock.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/plan.h"
+#include "tessera/problem_inputs.h"
 #include "tessera/profile_synth.h"
 #include "tessera/workload_gen.h"
 
@@ -122,7 +123,6 @@ TESSERA_TIME_LIMIT_BENCH(migserving_ga, "migserving-ga");
 // (RunDefaultPlanner: parva above kDefaultExactMaxServices services). Peak
 // memory is `tessera plan`'s to measure (docs/performance.md): 0.77 GB.
 void BM_FleetPlan(benchmark::State& state) {
-  static const GpuModel& gpu = **FindGpu("a100-80gb");
   WorkloadGenOptions options;
   for (const WorkloadPreset& preset : WorkloadPresets()) {
     if (preset.name == "normal-1") options = preset.options;
@@ -133,10 +133,8 @@ void BM_FleetPlan(benchmark::State& state) {
     state.SkipWithError(scenario.status().message().c_str());
     return;
   }
-  LatencyRule rule;
-  rule.pooled = true;
-  rule.router = Router::kLeastConn;
-  Result<Problem> problem = Problem::Build(*scenario, gpu, DefaultProfiles(gpu), rule);
+  // The inputs `tessera plan` starts from: the embedded profiles, the default rule.
+  Result<Problem> problem = LoadProblem(ProblemInputs{}, *scenario, /*mps=*/false, nullptr, {});
   if (!problem.ok()) {
     state.SkipWithError(problem.status().message().c_str());
     return;
