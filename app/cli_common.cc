@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "durations.h"
+#include "tessera/durations.h"
 #include "tessera/input_limits.h"
 #include "tessera/text_io.h"
 
@@ -130,6 +130,17 @@ CLI::Validator Within(const InputRange& range) {
         return v && range.Contains(*v) ? "" : OutOfRange(range, QuoteForMessage(text));
       },
       range.Describe());
+}
+
+CLI::Validator DurationFlag(const DurationRange& range, double plain_unit_s) {
+  return CLI::Validator(
+      [range, plain_unit_s](std::string& text) -> std::string {
+        Result<double> seconds = ParseDuration("", text, range, plain_unit_s);
+        if (!seconds.ok()) return seconds.status().message();
+        text = fmt::format("{}", *seconds / plain_unit_s);
+        return "";
+      },
+      plain_unit_s == 1 ? "DURATION" : "MS");
 }
 
 CLI::Validator NonNegative() {

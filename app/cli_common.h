@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessera/deployment.h"
+#include "tessera/durations.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/input_limits.h"
 #include "tessera/latency_rule.h"
@@ -86,6 +87,10 @@ CLI::Validator NonNegative();
 // A flag validator for numbers in `range` (input_limits.h), saying what is
 // wrong in the words of every parser's range errors.
 CLI::Validator Within(const InputRange& range);
+// A time flag: ParseDuration's text (a number, optionally with a unit) in
+// `range`, handed on as a plain number in `plain_unit_s` seconds; the
+// error is ParseDuration's.
+CLI::Validator DurationFlag(const DurationRange& range, double plain_unit_s = 1);
 
 // Declares the SearchOptions options on `command`.
 void AddSearchFlags(CLI::App& command, SearchOptions& flags);

@@ -18,9 +18,9 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "net_command.h"
 #include "output_file.h"
+#include "tessera/durations.h"
 #include "tessera/node_agent.h"
 #include "tessera/node_plan.h"
 #include "tessera/nvml.h"

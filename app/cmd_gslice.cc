@@ -11,8 +11,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "output_file.h"
+#include "tessera/durations.h"
 #include "tessera/gslice_report_format.h"
 #include "tessera/gslice_runtime.h"
 #include "tessera/gslice_workload.h"

@@ -22,7 +22,7 @@ struct SchedulerConfigFlags {
 };
 
 struct ManifestFlags {
-  TraceFlags trace;
+  TraceRequest trace;
   ManifestOptions options;
   std::string only;  // "", "nodes" or "pods"
   std::string output;

@@ -6,12 +6,12 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "help_text.h"
 #include "incremental_cli.h"
 #include "output_file.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
+#include "tessera/durations.h"
 #include "tessera/plan.h"
 #include "tessera/plan_request.h"
 #include "tessera/simulator.h"

@@ -15,11 +15,10 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "output_file.h"
-#include "simulate_inputs.h"
-#include "simulate_transition.h"
+#include "tessera/durations.h"
 #include "tessera/rehearsal.h"
+#include "tessera/simulate_request.h"
 #include "tessera/text_io.h"
 
 namespace tessera::cli {
@@ -107,10 +106,10 @@ Result<Rehearsed> PlanAndModel(const RehearseFlags& f) {
         scenario, transition ? WithStartedServices(out.deployment, *transition) : out.deployment,
         transition ? f.deployment + " and " + f.transition : f.deployment));
     AdoptRule(out.deployment, f.deployment, LatencyRule{}, CliNotes());
-    SimulateFlags sim;
-    sim.profiles = f.plan.inputs.profiles;
-    sim.deployment = f.deployment;
-    TESSERA_ASSIGN_OR_RETURN(Problem problem, ProblemFor(sim, scenario, out.deployment));
+    ProblemInputs figures;
+    figures.profiles = f.plan.inputs.profiles;
+    TESSERA_ASSIGN_OR_RETURN(Problem problem, ProblemForPlan(figures, scenario, out.deployment,
+                                                             f.deployment, CliNotes()));
     if (transition) {
       out.transition =
           RehearsalTransition{std::move(*transition), std::move(problem), *f.step_seconds};

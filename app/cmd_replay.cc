@@ -10,89 +10,36 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "output_file.h"
-#include "replay_run.h"
+#include "tessera/durations.h"
 #include "tessera/input_limits.h"
 #include "tessera/online_placer.h"
 #include "tessera/replay.h"
 #include "tessera/replay_optimum.h"
 #include "tessera/replay_report_format.h"
+#include "tessera/replay_request.h"
 #include "tessera/replay_sweep.h"
 #include "tessera/text_io.h"
+#include "trace_flags.h"
 
 namespace tessera::cli {
 namespace {
 
-// "off" or 0 turn consolidation off; anything else is a duration.
-Result<double> ParseInterval(const std::string& text) {
-  if (text == "off") return 0.0;
-  return ParseDuration("--consolidate-every", text, kConsolidation);
-}
+// The command's flags: the request, and what only the command does with it.
+struct ReplayFlags {
+  ReplayRequest request;
+  std::string format = "table";
+  std::string svg;
+  std::string output;
+  std::string sweep;
+  bool policy_given = false;  // --policy on the command line (a sweep runs every policy without)
+  bool heavy_share_given = false;
+};
 
-Result<PlacerOptions> PlacerOptionsFrom(const ReplayFlags& flags) {
-  PlacerOptions o;
-  if (!(flags.heavy_share >= 0 && flags.heavy_share <= 1)) {
-    return Status::InvalidArgument("--heavy-share: must be a number in [0, 1], got " +
-                                   QuoteForMessage(fmt::format("{}", flags.heavy_share)));
-  }
-  o.heavy_share = flags.heavy_share;
-  o.fair_factor = flags.fair_factor;
-  TESSERA_ASSIGN_OR_RETURN(o.consolidate_every_s, ParseInterval(flags.consolidate_every));
-  TESSERA_ASSIGN_OR_RETURN(o.mecc_window_s,
-                           ParseDuration("--mecc-window", flags.mecc_window, kMeccWindow));
-  o.defragment = !flags.no_defragment;
-  TESSERA_RETURN_IF_ERROR(o.Validate());
-  return o;
-}
-
-// Consolidation runs every interval from the first arrival to the last event
-// (arrival or departure): on a trace spanning centuries a minute would be
-// billions of rounds.
-Status CheckConsolidationRounds(const VmTrace& trace, double interval_s) {
-  if (interval_s <= 0 || trace.vms.empty()) return Status::Ok();
-  double last = 0;
-  for (const VmRequest& vm : trace.vms) {
-    last = std::max(last, vm.arrival_s);
-    if (vm.departure_s != kNeverDeparts) last = std::max(last, vm.departure_s);
-  }
-  const double span = last - trace.vms.front().arrival_s;
-  const double rounds = span / interval_s;
-  if (rounds <= kMaxConsolidationRounds) return Status::Ok();
-  return Status::InvalidArgument(fmt::format(
-      "--consolidate-every: {} over the trace's {:.4g} days makes {:.3g} consolidation rounds; "
-      "at most {:.3g}: give a longer interval or off",
-      FormatDuration(interval_s), span / kDay, rounds, kMaxConsolidationRounds));
-}
-
-// The trace as replayed: what the loader and the stress knobs did, and the
-// requests per profile.
-std::string DescribeTrace(const VmTrace& trace) {
-  std::string out;
-  for (const std::string& note : trace.notes) out += "  " + note + "\n";
-  out += fmt::format("  replaying {} VMs on {} hosts with {} {} GPUs:", trace.vms.size(),
-                     trace.hosts.size(), trace.TotalGpus(), trace.gpu->name);
-  const std::vector<int> per_profile = RequestsPerProfile(trace);
-  for (size_t p = 0; p < per_profile.size(); ++p) {
-    if (per_profile[p] > 0)
-      out += fmt::format(" {} {}", trace.gpu->profiles[p].name, per_profile[p]);
-  }
-  return out + "\n";
-}
-
-Result<std::vector<ReplayReport>> ReplayAll(const VmTrace& trace, const ReplayFlags& flags,
-                                            const PlacerOptions& options) {
-  const bool every = flags.compare || (!flags.sweep.empty() && !flags.policy_given);
-  const std::vector<std::string> policies =
-      every ? BuiltinPlacers().Names() : std::vector<std::string>{flags.policy};
-  std::vector<ReplayReport> reports;
-  for (const std::string& name : policies) {
-    Result<std::unique_ptr<OnlinePlacer>> placer = BuiltinPlacers().Create(name, options);
-    if (!placer.ok()) return placer.status().WithContext("--policy");
-    TESSERA_ASSIGN_OR_RETURN(ReplayReport report, Replay(trace, **placer));
-    reports.push_back(std::move(report));
-  }
-  return reports;
+// The policies a sweep replays: every one, unless --policy names one.
+std::vector<std::string> SweepPolicies(const ReplayFlags& flags) {
+  return flags.policy_given ? std::vector<std::string>{flags.request.policy}
+                            : BuiltinPlacers().Names();
 }
 
 std::string Render(const std::vector<ReplayReport>& reports, const VmTrace& trace,
@@ -100,35 +47,6 @@ std::string Render(const std::vector<ReplayReport>& reports, const VmTrace& trac
   if (format == "json") return FormatReplayJson(reports, /*with_samples=*/false, optimum);
   if (format == "csv") return FormatReplayCsv(reports);
   return "Trace\n" + DescribeTrace(trace) + "\n" + FormatReplayTable(reports, optimum);
-}
-
-Result<ReplayOptimum> SolveOptimum(const VmTrace& trace, const ReplayFlags& flags) {
-  OptimumOptions o;
-  o.time_limit_s = flags.optimum_time_limit;
-  Result<ReplayOptimum> optimum = SolveReplayOptimum(trace, o);
-  if (!optimum.ok()) return optimum.status().WithContext("--optimum");
-  return optimum;
-}
-
-// The placement options and the trace of the flags, loaded and shaped,
-// its consolidation rounds checked; with `describe_trace`, what the loader
-// did goes to stderr.
-struct ReplayInputs {
-  PlacerOptions options;
-  VmTrace trace;
-};
-Result<ReplayInputs> LoadReplayInputs(const ReplayFlags& flags, bool describe_trace) {
-  TESSERA_ASSIGN_OR_RETURN(PlacerOptions options, PlacerOptionsFrom(flags));
-  // An unknown policy is reported before the trace is read.
-  if (!flags.compare) {
-    if (auto placer = BuiltinPlacers().Create(flags.policy, options); !placer.ok()) {
-      return placer.status().WithContext("--policy");
-    }
-  }
-  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadShapedTrace(flags.trace));
-  TESSERA_RETURN_IF_ERROR(CheckConsolidationRounds(trace, options.consolidate_every_s));
-  if (describe_trace) PrintMessage("tessera: trace\n" + DescribeTrace(trace));
-  return ReplayInputs{options, std::move(trace)};
 }
 
 // --sweep: every knob value, every policy (or --policy), the optimum with
@@ -139,11 +57,11 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
   if (flags.format == "json") {
     return ReportError(Status::InvalidArgument("--format json: --sweep writes CSV"));
   }
-  if (spec->knob == SweepKnob::kGpusPerHost && flags.trace.gpus_per_host) {
+  if (spec->knob == SweepKnob::kGpusPerHost && flags.request.trace.gpus_per_host) {
     return ReportError(
         Status::InvalidArgument("--gpus-per-host: --sweep gpus-per-host sets it; give one"));
   }
-  if (spec->knob == SweepKnob::kLifetime && flags.trace.lifetime != "trace") {
+  if (spec->knob == SweepKnob::kLifetime && flags.request.trace.lifetime != "trace") {
     return ReportError(Status::InvalidArgument("--lifetime: --sweep lifetime sets it; give one"));
   }
   if (spec->knob == SweepKnob::kHeavyShare && flags.heavy_share_given) {
@@ -166,11 +84,12 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
     }
     SweepPoint point;
     point.value = value;
-    Result<std::vector<ReplayReport>> reports = ReplayAll(trace, flags, at_value);
+    Result<std::vector<ReplayReport>> reports =
+        ReplayPolicies(trace, SweepPolicies(flags), at_value);
     if (!reports.ok()) return ReportError(reports.status());
     point.reports = std::move(reports).value();
-    if (flags.optimum) {
-      Result<ReplayOptimum> optimum = SolveOptimum(trace, flags);
+    if (flags.request.optimum) {
+      Result<ReplayOptimum> optimum = SolveOptimumFor(trace, flags.request.optimum_time_limit_s);
       if (!optimum.ok()) return ReportError(optimum.status());
       point.optimum = std::move(optimum).value();
     }
@@ -183,14 +102,20 @@ int RunSweep(const VmTrace& base, const ReplayFlags& flags, const PlacerOptions&
   return kExitOk;
 }
 
-int RunReplay(const ReplayFlags& flags) {
+int RunReplayCommand(ReplayFlags& flags) {
+  // The trace's description goes to stderr, except in the table, which shows
+  // it: machine formats keep stdout parseable.
+  if (!flags.sweep.empty() || flags.format != "table") {
+    flags.request.notes = [](std::string_view note) {
+      PrintMessage("tessera: " + std::string(note) + "\n");
+    };
+  }
   if (!flags.sweep.empty()) {
-    Result<ReplayInputs> in = LoadReplayInputs(flags, /*describe_trace=*/true);
+    Result<ReplayInputs> in = LoadReplayInputs(flags.request);
     if (!in.ok()) return ReportError(in.status());
     return RunSweep(in->trace, flags, in->options);
   }
-  // Machine formats keep stdout parseable: the trace summary goes to stderr.
-  Result<ReplayRun> run = RunReplayFlags(flags, flags.format != "table");
+  Result<ReplayRun> run = RunReplay(flags.request);
   if (!run.ok()) return ReportError(run.status());
   if (!flags.svg.empty()) {
     if (Status s = WriteOutput(flags.svg, FormatReplaySvg(run->reports)); !s.ok()) {
@@ -242,69 +167,65 @@ constexpr const char* kFooter =
     "and writes one CSV row per value x policy; --svg draws acceptance and active hardware\n"
     "against the knob (GRMU Fig. 6 and 8).";
 
+// --consolidate-every: off, or a trace-time interval handed on in seconds.
+CLI::Validator ConsolidationFlag() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "off") text = "0";
+        Result<double> seconds = ParseDuration("", text, kConsolidation);
+        if (!seconds.ok()) return seconds.status().message();
+        text = fmt::format("{}", *seconds);
+        return "";
+      },
+      "DURATION|off");
+}
+
 void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
-  auto* policy = cmd.add_option("--policy", flags.policy,
-                                "Placement policy: " + BuiltinPlacers().JoinedNames())
-                     ->capture_default_str();
-  cmd.add_flag("--compare", flags.compare, "Replay every policy, one row each")->excludes(policy);
-  cmd.add_option("--heavy-share", flags.heavy_share,
+  ReplayRequest& r = flags.request;
+  AddTraceFlags(cmd, r.trace);
+  auto* policy =
+      cmd.add_option("--policy", r.policy, "Placement policy: " + BuiltinPlacers().JoinedNames())
+          ->capture_default_str();
+  cmd.add_flag("--compare", r.every_policy, "Replay every policy, one row each")->excludes(policy);
+  cmd.add_option("--heavy-share", r.heavy_share,
                  "grmu: share of all GPUs the heavy (full-GPU profile) basket may hold, 0..1")
       ->check(Within(InputRange{0.0, 1.0}))
       ->capture_default_str();
-  cmd.add_option("--fair-factor", flags.fair_factor,
+  cmd.add_option("--fair-factor", r.fair_factor,
                  "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
                  "share of the GPU demand seen so far")
       ->check(Within(limits::kFairFactor))
       ->capture_default_str();
-  cmd.add_option("--consolidate-every", flags.consolidate_every,
+  cmd.add_option("--consolidate-every", r.consolidate_every_s,
                  "grmu, fair: interval of inter-GPU consolidation in trace time, e.g. 24h, " +
                      DescribeRange(kConsolidation) + "; off = never")
-      ->capture_default_str();
-  cmd.add_flag("--no-defragment", flags.no_defragment,
+      ->transform(ConsolidationFlag())
+      ->default_str("off");
+  cmd.add_flag("--no-defragment{false}", r.defragment,
                "grmu, fair: do not rearrange a fragmented GPU after a rejection");
-  cmd.add_option("--mecc-window", flags.mecc_window,
+  cmd.add_option("--mecc-window", r.mecc_window_s,
                  "mecc: look-back window of arrivals estimating the profile mix, " +
                      DescribeRange(kMeccWindow))
-      ->capture_default_str();
-}
-
-}  // namespace
-
-Result<ReplayRun> RunReplayFlags(const ReplayFlags& flags, bool describe_trace) {
-  TESSERA_ASSIGN_OR_RETURN(ReplayInputs in, LoadReplayInputs(flags, describe_trace));
-  std::optional<ReplayOptimum> optimum;
-  if (flags.optimum) {
-    TESSERA_ASSIGN_OR_RETURN(optimum, SolveOptimum(in.trace, flags));
-  }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ReplayReport> reports,
-                           ReplayAll(in.trace, flags, in.options));
-  return ReplayRun{std::move(in.trace), std::move(reports), std::move(optimum)};
-}
-
-void AddReplayFlags(CLI::App& cmd, ReplayFlags& flags) {
-  AddTraceFlags(cmd, flags.trace);
-  AddPolicyFlags(cmd, flags);
-  cmd.add_flag("--optimum", flags.optimum,
+      ->transform(DurationFlag(kMeccWindow))
+      ->default_str("24h");
+  cmd.add_flag("--optimum", r.optimum,
                "Also solve GRMU's ILP offline over the window (at most 40 VMs) and report each "
                "policy's distance to it");
-  cmd.add_option("--optimum-time-limit", flags.optimum_time_limit,
+  cmd.add_option("--optimum-time-limit", r.optimum_time_limit_s,
                  "Seconds per objective of --optimum (acceptance, hardware, migrations); an "
                  "objective cut short is reported as not proven")
       ->check(Within(InputRange{0.001, 3600.0}))
       ->capture_default_str();
 }
 
-void NoteReplayFlagsGiven(const CLI::App& cmd, ReplayFlags& flags) {
-  flags.policy_given = cmd.count("--policy") > 0;
-  flags.heavy_share_given = cmd.count("--heavy-share") > 0;
-}
+}  // namespace
 
 void AddReplayCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReplayFlags>();
   CLI::App* cmd = app.add_subcommand(
       "replay", "Replay a VM/pod trace through online MIG placement policies (GRMU and rivals)");
   cmd->footer(kFooter);
-  AddReplayFlags(*cmd, *flags);
+  AddPolicyFlags(*cmd, *flags);
   cmd->add_option("--format", flags->format,
                   "table (for people), json (one row per policy) or csv (hourly series)")
       ->check(CLI::IsMember({"table", "json", "csv"}))
@@ -317,8 +238,9 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
                   "scale:K), arrival-rate (K x as dense) or heavy-share (grmu, 0..1); CSV out, "
                   "chart on --svg");
   cmd->callback([flags, cmd, &exit_code] {
-    NoteReplayFlagsGiven(*cmd, *flags);
-    exit_code = RunReplay(*flags);
+    flags->policy_given = cmd->count("--policy") > 0;
+    flags->heavy_share_given = cmd->count("--heavy-share") > 0;
+    exit_code = RunReplayCommand(*flags);
   });
 }
 

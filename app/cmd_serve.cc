@@ -12,7 +12,6 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "net_command.h"
 #include "tessera/cluster_watch.h"
 #include "tessera/control_assets.h"
@@ -20,6 +19,7 @@
 #include "tessera/control_server.h"
 #include "tessera/control_store.h"
 #include "tessera/deploy_artifacts.h"
+#include "tessera/durations.h"
 #include "tessera/input_limits.h"
 #include "tessera/kube_client.h"
 #include "tessera/online_placer.h"

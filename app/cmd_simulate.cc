@@ -16,12 +16,12 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "durations.h"
 #include "output_file.h"
-#include "simulate_inputs.h"
-#include "simulate_transition.h"
+#include "simulate_flags.h"
 #include "tessera/deployment_format.h"
+#include "tessera/durations.h"
 #include "tessera/profile_io.h"
+#include "tessera/simulate_request.h"
 #include "tessera/simulator.h"
 #include "tessera/text_io.h"
 #include "tessera/transition_simulation.h"
@@ -29,88 +29,35 @@
 namespace tessera::cli {
 namespace {
 
-// Everything one run needs, loaded and checked.
-struct SimInputs {
-  Scenario scenario;
-  Deployment deployment;
-  std::optional<Transition> transition;  // --transition
-  std::optional<Problem> problem;        // the scenario on the deployment's GPUs, under its rule
-  SimOptions options;
+// The command's flags: the request, and where and how its report goes.
+struct SimulateFlags {
+  SimulateRequest request;
+  std::string format = "table";
+  std::string output;
 };
 
-// ---- Inputs ---------------------------------------------------------------
-
-Result<Scenario> LoadScenarioOf(const SimulateFlags& flags) {
-  Result<Scenario> scenario = Status::InvalidArgument(
-      "give the scenario the deployment serves: --scenario FILE or --parva-slo DIR --row N");
-  if (!flags.scenario.empty()) {
-    scenario = LoadScenarioYaml(flags.scenario);
-  } else if (!flags.parva_slo.empty()) {
-    if (flags.row <= 0) return Status::InvalidArgument("--parva-slo needs --row N (1-based)");
-    scenario = ImportParvaSloRow(flags.parva_slo, flags.row);
+int RunSimulate(SimulateFlags& flags) {
+  flags.request.notes = CliNotes();
+  Result<Simulation> sim = LoadSimulation(flags.request);
+  if (!sim.ok()) return ReportError(sim.status());
+  std::string text;
+  if (sim->transition) {
+    Result<TransitionSimReport> report = SimulateThroughTransition(*sim);
+    if (!report.ok()) return ReportError(report.status());
+    text = flags.format == "json" ? FormatTransitionSimJson(*report)
+                                  : FormatTransitionSimTable(*report);
+    if (Status written = WriteOutput(flags.output, text); !written.ok()) {
+      return ReportError(written);
+    }
+    NoteTraceCut(sim->options, flags.request.notes);
+    NoteSloMisses(report->overall);
+    return kExitOk;
   }
-  if (!scenario.ok()) return scenario.status();
-  return Replicated(*scenario, flags.replicate);
-}
-
-Result<SimInputs> LoadSimInputs(const SimulateFlags& flags) {
-  SimInputs in;
-  TESSERA_ASSIGN_OR_RETURN(in.scenario, LoadScenarioOf(flags));
-  if (!flags.transition.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(in.transition, LoadTransition(flags.transition));
-  }
-  // Options before the deployment: a mistyped flag is reported first and cheaply.
-  TESSERA_ASSIGN_OR_RETURN(in.options, OptionsFrom(flags, in.scenario, in.transition));
-  TESSERA_ASSIGN_OR_RETURN(in.deployment, LoadDeployment(flags.deployment));
-  // Through a transition the scenario also names the services its steps start.
-  TESSERA_RETURN_IF_ERROR(CheckSameServices(
-      in.scenario,
-      in.transition ? WithStartedServices(in.deployment, *in.transition) : in.deployment,
-      in.transition ? flags.deployment + " and " + flags.transition : flags.deployment));
-  AdoptRule(in.deployment, flags.deployment, LatencyRule{}, CliNotes());
-  TESSERA_ASSIGN_OR_RETURN(in.problem, ProblemFor(flags, in.scenario, in.deployment));
-  return in;
-}
-
-// Trace requests after --duration are not sent; say so rather than let the
-// offered rates quietly differ from the trace's.
-void NoteTraceCut(const SimOptions& options) {
-  long cut = 0;
-  for (const auto& [service, times] : options.trace) {
-    cut +=
-        std::count_if(times.begin(), times.end(), [&](double t) { return t > options.duration_s; });
-  }
-  if (cut > 0) {
-    PrintMessage(fmt::format(
-        "tessera: note: {} request(s) of the trace arrive after --duration ({:g} s) and are not "
-        "sent\n",
-        cut, options.duration_s));
-  }
-}
-
-// The run through the transition, reported whole and window by window.
-int RunThroughTransition(const SimulateFlags& flags, const SimInputs& in) {
-  Result<TransitionSimReport> report = SimulateTransition(
-      in.deployment, *in.transition, *in.problem, in.options, *flags.step_seconds);
-  if (!report.ok()) return ReportError(report.status().WithContext(flags.transition));
-  const std::string text =
-      flags.format == "json" ? FormatTransitionSimJson(*report) : FormatTransitionSimTable(*report);
-  if (Status written = WriteOutput(flags.output, text); !written.ok()) return ReportError(written);
-  NoteTraceCut(in.options);
-  NoteSloMisses(report->overall);
-  return kExitOk;
-}
-
-int RunSimulate(const SimulateFlags& flags) {
-  Result<SimInputs> in = LoadSimInputs(flags);
-  if (!in.ok()) return ReportError(in.status());
-  if (in->transition) return RunThroughTransition(flags, *in);
-  Result<SimReport> report = SimulateOn(flags, in->deployment, *in->problem, in->options);
+  Result<SimReport> report = SimulatePlan(*sim);
   if (!report.ok()) return ReportError(report.status());
-  const std::string text =
-      flags.format == "json" ? FormatSimReportJson(*report) : FormatSimReportTable(*report);
+  text = flags.format == "json" ? FormatSimReportJson(*report) : FormatSimReportTable(*report);
   if (Status written = WriteOutput(flags.output, text); !written.ok()) return ReportError(written);
-  NoteTraceCut(in->options);
+  NoteTraceCut(sim->options, flags.request.notes);
   NoteSloMisses(*report);
   return kExitOk;
 }
@@ -154,23 +101,25 @@ constexpr const char* kFooter =
     "      --step-seconds 30";
 
 void AddInputAndOutputFlags(CLI::App& cmd, SimulateFlags& flags) {
-  auto* scenario = cmd.add_option("--scenario", flags.scenario,
+  ProblemInputs& inputs = flags.request.inputs;
+  auto* scenario = cmd.add_option("--scenario", inputs.scenario,
                                   "Scenario YAML giving each service's rate and SLO");
   auto* slo =
-      cmd.add_option("--parva-slo", flags.parva_slo, "Or a ParvaGPU SLO directory (with --row)");
-  cmd.add_option("--row", flags.row, "Row of the ParvaGPU SLO files, 1-based")
+      cmd.add_option("--parva-slo", inputs.parva_slo, "Or a ParvaGPU SLO directory (with --row)");
+  cmd.add_option("--row", inputs.row, "Row of the ParvaGPU SLO files, 1-based")
       ->needs(slo)
       ->check(CLI::PositiveNumber);
   scenario->excludes(slo);
-  cmd.add_option("--replicate", flags.replicate,
+  cmd.add_option("--replicate", inputs.replicate,
                  "K copies of every service, as the deployment was planned with")
       ->check(Within(limits::kReplicate));
-  cmd.add_option("--deployment", flags.deployment, "Deployment JSON (tessera plan --format json)")
+  cmd.add_option("--deployment", flags.request.deployment_path,
+                 "Deployment JSON (tessera plan --format json)")
       ->required();
-  cmd.add_option("--profiles", flags.profiles,
+  cmd.add_option("--profiles", inputs.profiles,
                  "Profile CSV or ParvaGPU prof_data directory the deployment was planned with; "
                  "default: the embedded synthesized profiles of its GPU models");
-  cmd.add_option("--coeffs", flags.coefficients,
+  cmd.add_option("--coeffs", inputs.coefficients,
                  "iGniter coefficients (JSON) an MPS plan was made with (tessera plan --coeffs); "
                  "default for a MIG GPU run whole: derived from its profiles, as plan does");
   cmd.add_option("--format", flags.format, "table (for people) or json")
@@ -203,7 +152,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
       "simulate", "Replay a deployment request by request; report tail latency and SLO misses");
   cmd->footer(kFooter);
   AddInputAndOutputFlags(*cmd, *flags);
-  AddSimulationFlags(*cmd, *flags);
+  AddSimulationFlags(*cmd, flags->request);
   cmd->callback([flags, &exit_code] { exit_code = RunSimulate(*flags); });
 }
 

@@ -16,8 +16,8 @@
 #include "tessera/transition.h"
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
+#include "tessera/transition_request.h"
 #include "tessera/transition_svg.h"
-#include "transition_run.h"
 
 namespace tessera::cli {
 namespace {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 namespace tessera::cli {
 
 void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow) {
@@ -34,29 +32,6 @@ std::string FormatShadowTable(const ShadowGuardResult& guard) {
                        p.planned_latency_ms, p.latency_ms, p.meets_slo ? "ok" : "MISS");
   }
   return out;
-}
-
-std::string WithShadowJson(std::string_view deployment_json, const ShadowGuardResult& guard) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(deployment_json, nullptr, false);
-  if (!j.is_object()) return std::string(deployment_json);  // not ours: left as it is
-  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
-  for (const ShadowProcess& p : guard.processes) {
-    processes.push_back({{"gpu", p.gpu},
-                         {"service", p.service},
-                         {"resource_pct", p.resource_pct},
-                         {"standby_extra_pct", p.standby_extra_pct},
-                         {"activated", p.activated},
-                         {"extra_pct", p.extra_pct},
-                         {"planned_latency_ms", p.planned_latency_ms},
-                         {"latency_ms", p.latency_ms},
-                         {"meets_slo", p.meets_slo}});
-  }
-  j["shadow_guard"] = {{"max_extra_pct", kShadowMaxExtraPct},
-                       {"activated", guard.activated},
-                       {"still_missing", guard.still_missing},
-                       {"processes", std::move(processes)}};
-  // "replace", as FormatDeploymentJson: a name with invalid UTF-8 must not throw.
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace tessera::cli

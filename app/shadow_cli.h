@@ -22,11 +22,6 @@ void AddShadowFlag(CLI::App& command, std::optional<bool>& shadow);
 // standby headroom of every GPU, and what the model predicts after.
 std::string FormatShadowTable(const ShadowGuardResult& guard);
 
-// `deployment_json` (FormatDeploymentJson) with the guard's report added as
-// "shadow_guard" {max_extra_pct, activated, still_missing, processes: [...]}
-// after its other keys; readers of deployments ignore the key.
-std::string WithShadowJson(std::string_view deployment_json, const ShadowGuardResult& guard);
-
 }  // namespace tessera::cli
 
 #endif  // TESSERA_APP_SHADOW_CLI_H_

@@ -1,37 +1,11 @@
 #include "trace_flags.h"
 
-#include <utility>
-
 #include "cli_common.h"
-#include "tessera/alibaba_trace.h"
 #include "tessera/gpu_catalog.h"
 
 namespace tessera::cli {
-namespace {
 
-Result<TraceShaping> ShapingFrom(const TraceFlags& flags) {
-  TraceShaping s;
-  s.max_hosts = flags.hosts;
-  s.gpus_per_host = flags.gpus_per_host;
-  s.max_vms = flags.max_pods;
-  Result<Lifetime> lifetime = Lifetime::Parse(flags.lifetime);
-  if (!lifetime.ok()) return lifetime.status().WithContext("--lifetime");
-  s.lifetime = *lifetime;
-  TESSERA_RETURN_IF_ERROR(s.Validate());
-  return s;
-}
-
-}  // namespace
-
-Result<VmTrace> LoadShapedTrace(const TraceFlags& flags) {
-  Result<const GpuModel*> gpu = FindMigGpu(flags.gpu);
-  if (!gpu.ok()) return gpu.status().WithContext("--gpu");
-  TESSERA_ASSIGN_OR_RETURN(TraceShaping shaping, ShapingFrom(flags));
-  TESSERA_ASSIGN_OR_RETURN(VmTrace trace, LoadAlibabaTrace(flags.nodes, flags.pods, **gpu));
-  return ShapeTrace(std::move(trace), shaping);
-}
-
-void AddTraceFlags(CLI::App& cmd, TraceFlags& flags) {
+void AddTraceFlags(CLI::App& cmd, TraceRequest& flags) {
   cmd.add_option("--nodes", flags.nodes, "Node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
       ->required();
   cmd.add_option("--pods", flags.pods,

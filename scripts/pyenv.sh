@@ -17,7 +17,9 @@ set -euo pipefail
 REQUIREMENTS=(kubernetes-validate==1.37.0 "tritonclient[grpc]==2.73.0" pytest pyyaml schemathesis==4.32.5
               # The Python package (python/, scripts/pypackage.sh): its build backend and
               # bindings, and what its tests and example use when installed.
-              scikit-build-core==1.1.2 nanobind==3.1.0 numpy pandas==3.1.1 matplotlib==3.11.2)
+              scikit-build-core==1.1.2 nanobind==3.1.0 numpy pandas==3.1.1 matplotlib==3.11.2
+              # The type checker of the package's tests, example and benchmark (PythonTypes).
+              mypy==1.20.2)
 
 if [[ "${1:-}" == "--run" ]]; then
   venv="${2:?usage: pyenv.sh --run VENV -- ARGS...}"

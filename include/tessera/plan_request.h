@@ -90,6 +90,16 @@ PlanContext ContextFor(const SearchOptions& search, const Planner& planner);
 // Plans `request` (see the top of this file).
 Result<PlanRun> Plan(const PlanRequest& request);
 
+// `deployment_json` (FormatDeploymentJson) with the shadow guard's report
+// added as "shadow_guard" {max_extra_pct, activated, still_missing,
+// processes: [...]} after its other keys, as `tessera plan --format json`
+// writes an iGniter plan; readers of deployments ignore the key.
+std::string WithShadowJson(std::string_view deployment_json, const ShadowGuardResult& guard);
+
+// The plan's JSON as `tessera plan --format json` writes it: the deployment,
+// with the shadow guard's report when the guard applied.
+std::string PlanRunJson(const PlanRun& run);
+
 }  // namespace tessera
 
 #endif  // TESSERA_PLAN_REQUEST_H_

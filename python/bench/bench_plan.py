@@ -122,7 +122,8 @@ def time_binding(scenario: tessera.Scenario, planner: str, k: int) -> List[float
     out = []
     for _ in range(k):
         t0 = time.perf_counter()
-        plan = _core.plan(handle, planner, {}, None)
+        plan = _core.plan(handle, planner, _core.Inputs(), _core.SearchOptions(), None, "",
+                          None, None)
         t1 = time.perf_counter()
         del plan
         out.append(t1 - t0)

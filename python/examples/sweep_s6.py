@@ -100,13 +100,13 @@ def resolve_planners(text: str, known: Dict[str, str]) -> List[str]:
 def sweep(scenario: tessera.Scenario, factors: Sequence[float], planners: Sequence[str],
           time_limit_s: float) -> List[Row]:
     """Plans `scenario` scaled by each factor with each planner."""
-    options = {"time_limit": time_limit_s} if time_limit_s > 0 else {}
+    time_limit = time_limit_s if time_limit_s > 0 else None
     rows: List[Row] = []
     for factor in factors:
         scaled = scenario.scaled(factor)
         for name in planners:
             try:
-                plan = tessera.plan(scaled, name, **options)
+                plan = tessera.plan(scaled, name, time_limit=time_limit)
             except tessera.TesseraError as e:
                 print(f"sweep_s6: {name} at x{factor:g}: {e}", file=sys.stderr)
                 rows.append(Row(factor, name, None, False, None))
@@ -153,7 +153,8 @@ def plot(rows: Sequence[Row], planners: Sequence[str], sharing: Dict[str, str], 
 
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=120)
     # tab10's colours repeat after ten lines; tab20's after twenty
-    colors = plt.get_cmap("tab10" if len(planners) <= 10 else "tab20").colors
+    cmap = plt.get_cmap("tab10" if len(planners) <= 10 else "tab20")
+    colors = [cmap(i % cmap.N) for i in range(cmap.N)]
     markers = "osD^vP*Xh<>p"
     for i, name in enumerate(planners):
         points = [(r.factor, r.gpus, r.feasible) for r in rows

@@ -1,10 +1,9 @@
-// tessera._core: the C++ core for Python (nanobind). Each function runs what
-// the CLI command of the same noun runs (tessera/plan_request.h, simulate_inputs.h,
-// replay_run.h...), with its options parsed by the same flag declarations,
-// so that a plan, a report or an error message is the CLI's, word for word.
-// Options arrive as a dict of the CLI's flag names with '_' for '-'
-// (time_limit=3 is --time-limit 3; True gives a flag, False its --no- form
-// when it has one). Objects hold C++ values; their JSON is the CLI's JSON.
+// tessera._core: the C++ core for Python (nanobind), over the library's
+// typed requests (tessera/plan_request.h, simulate_request.h,
+// transition_request.h, replay_request.h): the package's keywords fill a
+// request's fields, the library checks them and runs it, so that a plan, a
+// report or an error message is the CLI's, word for word, without a command
+// line in between. Objects hold C++ values; their JSON is the CLI's JSON.
 // The GIL is released while a plan, a simulation, a transition or a replay
 // runs. The Python package (python/tessera/__init__.py) is the public face.
 #include <fmt/format.h>
@@ -14,39 +13,36 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "cli_common.h"
-#include "incremental_cli.h"
-#include "replay_run.h"
-#include "shadow_cli.h"
-#include "simulate_inputs.h"
 #include "tessera/deployment_format.h"
+#include "tessera/durations.h"
 #include "tessera/gpu_catalog.h"
+#include "tessera/online_placer.h"
 #include "tessera/plan_request.h"
 #include "tessera/planner.h"
 #include "tessera/profile_io.h"
 #include "tessera/replay_report_format.h"
+#include "tessera/replay_request.h"
+#include "tessera/simulate_request.h"
 #include "tessera/simulator.h"
 #include "tessera/text_io.h"
-#include "tessera/transition.h"
 #include "tessera/transition_check.h"
 #include "tessera/transition_format.h"
+#include "tessera/transition_request.h"
 #include "tessera/transition_svg.h"
 #include "tessera/validator.h"
-#include "transition_run.h"
 
 namespace nb = nanobind;
 
@@ -90,58 +86,6 @@ void Check(const Status& status) {
   if (!status.ok()) Raise(status);
 }
 
-// ---- Options: the CLI's flags ----------------------------------------------
-
-// `options` as command-line arguments of `app`: key k becomes --k with '_'
-// as '-'; None is left out; True gives the flag, False its --no- form when
-// the app has one (else nothing, a flag's default); anything else its str().
-std::vector<std::string> ArgsFrom(const CLI::App& app, const nb::dict& options) {
-  std::vector<std::string> args;
-  for (auto [key, value] : options) {
-    std::string flag = "--" + nb::cast<std::string>(nb::str(key));
-    std::replace(flag.begin() + 2, flag.end(), '_', '-');
-    if (value.is_none()) continue;
-    if (nb::isinstance<nb::bool_>(value)) {
-      if (nb::cast<bool>(value)) {
-        args.push_back(flag);
-      } else if (app.get_option_no_throw("--no-" + flag.substr(2)) != nullptr) {
-        args.push_back("--no-" + flag.substr(2));
-      }
-      continue;
-    }
-    args.push_back(flag);
-    args.push_back(nb::cast<std::string>(nb::str(value)));
-  }
-  return args;
-}
-
-// Parses `options` into the flags declared on `app`; a flag it does not
-// declare, a bad value or a failed check is an InputError with CLI11's
-// message, prefixed with `function`. `refused` are flags the function takes
-// otherwise (the scenario, given as an object).
-void ParseOptions(CLI::App& app, std::string_view function, const nb::dict& options,
-                  std::span<const std::string_view> refused = {}) {
-  std::vector<std::string> args = ArgsFrom(app, options);
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    Raise(Status::InvalidArgument(std::string(function) + ": " + e.what()));
-  }
-  for (std::string_view flag : refused) {
-    if (app.count(std::string(flag)) > 0) {
-      Raise(
-          Status::InvalidArgument(std::string(function) + ": " + std::string(flag) +
-                                  " is not an option here: give the scenario as a "
-                                  "tessera.Scenario (Scenario.from_yaml, from_dict, replicated)"));
-    }
-  }
-}
-
-constexpr std::array<std::string_view, 4> kScenarioFlags = {"--scenario", "--parva-slo", "--row",
-                                                            "--replicate"};
-constexpr std::array<std::string_view, 2> kTransitionFlags = {"--transition", "--step-seconds"};
-
 // ---- Values ------------------------------------------------------------------
 
 struct PyScenario {
@@ -157,10 +101,10 @@ struct PyPlan {
   Scenario scenario;               // what it serves (rates and SLOs)
   ProblemInputs input;             // the profiles or coefficients it was made with
   std::string source;              // names it in messages: its file, or "plan(<planner>)"
-  std::vector<std::string> notes;  // what the CLI would have noted on stderr
+  std::vector<std::string> notes;  // the run's notes (the CLI's "tessera: note:" lines)
 };
 
-// A result with the notes its run printed (cli::NoteCollector).
+// A result with the notes of its run.
 template <typename T>
 using WithNotes = std::tuple<T, std::vector<std::string>>;
 
@@ -194,80 +138,77 @@ nlohmann::ordered_json ScenarioJson(const Scenario& s) {
   return out;
 }
 
-// `profiles` (a table given in memory, or None) into `input`; a path in
-// the options too would be a second source (only _core can be called so).
-void UseProfiles(std::string_view function, ProblemInputs& input, const PyProfiles* profiles) {
-  if (profiles == nullptr) return;
-  if (!input.profiles.empty()) {
-    Raise(Status::InvalidArgument(std::string(function) +
-                                  ": give profiles once: a path or a ProfileTable"));
+// The notes of one run, collected from any thread the run uses.
+class Notes {
+ public:
+  NoteSink Sink() {
+    return [this](std::string_view note) {
+      std::lock_guard<std::mutex> lock(mu_);
+      notes_.emplace_back(note);
+    };
   }
-  input.profile_table = profiles->table;
-}
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(notes_);
+  }
 
-// The input flags of `options` (the MIG profiles or the MPS coefficients,
-// the rule, the GPU) with `profiles` given in memory when not None.
-ProblemInputs InputsOf(std::string_view function, const nb::dict& options,
-                       const PyProfiles* profiles) {
-  ProblemInputs input;
-  CLI::App app{"", std::string(function)};
-  cli::AddInputFlags(app, input);
-  ParseOptions(app, function, options, kScenarioFlags);
-  UseProfiles(function, input, profiles);
-  return input;
+ private:
+  std::mutex mu_;
+  std::vector<std::string> notes_;
+};
+
+// `run` with the GIL released, its notes collected; an error raised with the GIL held.
+template <typename T, typename F>
+WithNotes<T> RunReleased(F&& run) {
+  Notes notes;
+  Result<T> result = Status::Internal("not run");
+  {
+    nb::gil_scoped_release release;
+    result = run(notes.Sink());
+  }
+  return {Unwrap(std::move(result)), notes.Take()};
 }
 
 // ---- plan, validate ----------------------------------------------------------
 
-PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const nb::dict& options,
-              const PyProfiles* profiles) {
+PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const ProblemInputs& inputs,
+              const SearchOptions& search, const PyPlan* current, const std::string& current_path,
+              std::optional<int> max_extra_gpus, std::optional<bool> shadow) {
   PlanRequest request;
-  CLI::App app{"", "plan"};
-  cli::AddInputFlags(app, request.inputs);
-  cli::AddSearchFlags(app, request.search);
-  cli::AddIncrementalFlags(app, request);
-  cli::AddShadowFlag(app, request.shadow);
-  ParseOptions(app, "plan", options, kScenarioFlags);
-  UseProfiles("plan", request.inputs, profiles);
-  request.planner = planner;
+  request.inputs = inputs;
   request.scenario = scenario.scenario;
-  request.notes = cli::CliNotes();
-  Result<PlanRun> run = Status::Internal("not run");
-  std::vector<std::string> notes;
-  {
-    nb::gil_scoped_release release;
-    cli::NoteCollector collector;
-    run = Plan(request);
-    notes = collector.notes();
-  }
-  return PyPlan{Unwrap(std::move(run)), scenario.scenario, request.inputs,
-                "plan(" + PlannerFor(request) + ")", std::move(notes)};
+  request.planner = planner;
+  request.search = search;
+  if (current != nullptr) request.current = current->run.deployment;
+  request.current_path = current_path;
+  request.max_extra_gpus = max_extra_gpus;
+  request.shadow = shadow;
+  auto [run, notes] = RunReleased<PlanRun>([&](NoteSink sink) {
+    request.notes = std::move(sink);
+    return Plan(request);
+  });
+  return PyPlan{std::move(run), scenario.scenario, inputs, "plan(" + PlannerFor(request) + ")",
+                std::move(notes)};
 }
 
 // A plan read back from its JSON, with the problem of `scenario` under the
 // rule it records (validate() checks it).
 PyPlan PlanFromJson(const std::string& text, const std::string& source, const PyScenario& scenario,
-                    const nb::dict& options, const PyProfiles* profiles) {
-  cli::NoteCollector collector;
+                    const ProblemInputs& given) {
+  Notes notes;
   Deployment d = Unwrap(ParseDeploymentJson(text, source));
   const bool mps = d.sharing == Sharing::kMps;
-  ProblemInputs input = InputsOf("Plan.from_json", options, profiles);
-  Check(CheckInputsApply(input, mps, source));
-  if (!mps) input = InputsForPlan(input, d, cli::CliNotes());
+  Check(CheckInputsApply(given, mps, source));
+  ProblemInputs input = mps ? given : InputsForPlan(given, d, notes.Sink());
   Problem problem = Unwrap(LoadProblem(input, scenario.scenario, mps,
-                                       d.rule_recorded ? &d.rule : nullptr, cli::CliNotes()));
-  if (!mps) NoteOtherProfiles(d, input, problem, cli::CliNotes());
-  AdoptRule(d, source, problem.rule(), cli::CliNotes());
+                                       d.rule_recorded ? &d.rule : nullptr, notes.Sink()));
+  if (!mps) NoteOtherProfiles(d, input, problem, notes.Sink());
+  AdoptRule(d, source, problem.rule(), notes.Sink());
   bool infeasible = false;
   for (const ServiceOutcome& s : d.services) infeasible |= s.status != ServiceStatus::kOk;
   const PlanOutcome outcome = infeasible ? PlanOutcome::kInfeasible : PlanOutcome::kFeasible;
   return PyPlan{PlanRun{std::move(d), std::move(problem), mps, std::nullopt, outcome, std::nullopt},
-                scenario.scenario, std::move(input), source, collector.notes()};
-}
-
-std::string PlanJson(const PyPlan& plan) {
-  std::string json = FormatDeploymentJson(plan.run.deployment);
-  return plan.run.shadow ? cli::WithShadowJson(json, *plan.run.shadow) : json;
+                scenario.scenario, std::move(input), source, notes.Take()};
 }
 
 using ViolationRow = std::tuple<std::string, std::string, std::string>;
@@ -281,7 +222,7 @@ std::vector<ViolationRow> Validate(const PyPlan& plan, const PyScenario* scenari
   } else {
     const Deployment& d = plan.run.deployment;
     Problem problem =
-        Unwrap(LoadProblem(plan.input, scenario->scenario, plan.run.mps, &d.rule, cli::CliNotes()));
+        Unwrap(LoadProblem(plan.input, scenario->scenario, plan.run.mps, &d.rule, NoteSink()));
     violations = ValidateDeployment(d, problem);
   }
   std::vector<ViolationRow> rows;
@@ -292,46 +233,34 @@ std::vector<ViolationRow> Validate(const PyPlan& plan, const PyScenario* scenari
 // ---- simulate ------------------------------------------------------------------
 
 WithNotes<std::string> SimulateJson(const PyPlan& plan, const PyScenario* other,
-                                    const nb::dict& options) {
-  cli::SimulateFlags flags;
-  CLI::App app{"", "simulate"};
-  cli::AddSimulationFlags(app, flags);
-  ParseOptions(app, "simulate", options, kTransitionFlags);
-  flags.profiles = plan.input.profiles;
-  flags.profile_table = plan.input.profile_table;
-  flags.coefficients = plan.input.coefficients;
-  flags.deployment = plan.source;
-  const Scenario& scenario = other != nullptr ? other->scenario : plan.scenario;
-  Result<SimReport> report = Status::Internal("not run");
-  std::vector<std::string> notes;
-  {
-    nb::gil_scoped_release release;
-    cli::NoteCollector collector;
-    report = [&]() -> Result<SimReport> {
-      TESSERA_ASSIGN_OR_RETURN(SimOptions sim, cli::OptionsFrom(flags, scenario, std::nullopt));
-      TESSERA_RETURN_IF_ERROR(
-          cli::CheckSameServices(scenario, plan.run.deployment, flags.deployment));
-      TESSERA_ASSIGN_OR_RETURN(Problem problem,
-                               cli::ProblemFor(flags, scenario, plan.run.deployment));
-      return cli::SimulateOn(flags, plan.run.deployment, problem, sim);
-    }();
-    notes = collector.notes();
-  }
-  return {FormatSimReportJson(Unwrap(std::move(report))), std::move(notes)};
+                                    const SimulateRequest& options) {
+  SimulateRequest request = options;
+  request.inputs = plan.input;
+  request.scenario = other != nullptr ? other->scenario : plan.scenario;
+  request.deployment = plan.run.deployment;
+  request.deployment_path = plan.source;
+  auto [report, notes] = RunReleased<SimReport>([&](NoteSink sink) -> Result<SimReport> {
+    request.notes = std::move(sink);
+    TESSERA_ASSIGN_OR_RETURN(Simulation sim, LoadSimulation(request));
+    Result<SimReport> out = SimulatePlan(sim);
+    if (out.ok()) NoteTraceCut(sim.options, request.notes);
+    return out;
+  });
+  return {FormatSimReportJson(report), std::move(notes)};
 }
 
 // ---- transition ------------------------------------------------------------------
 
 PyTransition PlanTransitionBetween(const PyPlan& a, const PyPlan& b, int spare_gpus) {
-  Check(cli::CheckMigPlan(a.source, a.run.deployment));
-  Check(cli::CheckMigPlan(b.source, b.run.deployment));
+  Check(CheckMigPlan(a.source, a.run.deployment));
+  Check(CheckMigPlan(b.source, b.run.deployment));
   Check(CheckServes(b.source, b.run.deployment, b.run.problem));
-  Result<cli::TransitionRun> planned = Status::Internal("not run");
+  Result<TransitionRun> planned = Status::Internal("not run");
   {
     nb::gil_scoped_release release;
-    planned = cli::RunTransition(a.run.deployment, b.run.deployment, spare_gpus);
+    planned = RunTransition(a.run.deployment, b.run.deployment, spare_gpus);
   }
-  cli::TransitionRun run = Unwrap(std::move(planned));
+  TransitionRun run = Unwrap(std::move(planned));
   if (!run.transition) Raise(Status::InvalidArgument(run.infeasible), "InfeasibleError");
   return PyTransition{std::move(*run.transition), a.run.deployment, b.run.deployment,
                       std::move(run.check), run.naive};
@@ -339,24 +268,39 @@ PyTransition PlanTransitionBetween(const PyPlan& a, const PyPlan& b, int spare_g
 
 // ---- replay ------------------------------------------------------------------------
 
-WithNotes<std::string> ReplayJson(const nb::dict& options) {
-  cli::ReplayFlags flags;
-  CLI::App app{"", "replay"};
-  cli::AddReplayFlags(app, flags);
-  ParseOptions(app, "replay", options);
-  cli::NoteReplayFlagsGiven(app, flags);
-  Result<cli::ReplayRun> run = Status::Internal("not run");
-  std::vector<std::string> notes;
-  {
-    nb::gil_scoped_release release;
-    cli::NoteCollector collector;
-    run = cli::RunReplayFlags(flags, /*describe_trace=*/true);
-    notes = collector.notes();
-  }
-  cli::ReplayRun done = Unwrap(std::move(run));
-  return {FormatReplayJson(done.reports, /*with_samples=*/false,
-                           done.optimum ? &*done.optimum : nullptr),
-          std::move(notes)};
+WithNotes<std::string> ReplayJson(const ReplayRequest& options) {
+  ReplayRequest request = options;
+  auto [run, notes] = RunReleased<ReplayRun>([&](NoteSink sink) {
+    request.notes = std::move(sink);
+    return RunReplay(request);
+  });
+  return {
+      FormatReplayJson(run.reports, /*with_samples=*/false, run.optimum ? &*run.optimum : nullptr),
+      std::move(notes)};
+}
+
+// ---- durations --------------------------------------------------------------------
+
+// The range of each duration keyword, by the name the package gives it.
+Result<DurationRange> RangeNamed(std::string_view name) {
+  if (name == "duration") return kSimulatedTime;
+  if (name == "time_limit") return kTimeLimit;
+  if (name == "burst_on_s") return kBurstOn;
+  if (name == "max_queue_delay_ms" || name == "drop_after_ms") return kServingDelay;
+  if (name == "consolidate_every") return kConsolidation;
+  if (name == "mecc_window") return kMeccWindow;
+  return Status::Internal("no duration keyword " + std::string(name));
+}
+
+// `text` ("30s", "500ms", "2m", a plain number in the keyword's unit) as a
+// number in that unit: seconds, or milliseconds for keywords named *_ms.
+// Errors name the option as the library's do, by its command-line spelling.
+double ParseDurationKeyword(const std::string& name, const std::string& text) {
+  const DurationRange range = Unwrap(RangeNamed(name));
+  const double unit = name.ends_with("_ms") ? kMillisecond : 1;
+  std::string flag = "--" + name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return Unwrap(ParseDuration(flag, text, range, unit)) / unit;
 }
 
 // ---- the benchmark's reference -------------------------------------------------------
@@ -373,12 +317,12 @@ std::tuple<std::vector<double>, std::string> TimeNativePlan(const PyScenario& sc
   PlanRequest request;
   request.planner = planner;
   request.scenario = scenario.scenario;
-  request.notes = cli::CliNotes();
   std::vector<double> seconds;
   std::string json;
   nb::gil_scoped_release release;
   for (int i = 0; i < repeats; ++i) {
-    cli::NoteCollector collector;  // as plan() does: notes kept, not written to stderr
+    Notes notes;  // as plan() does: notes kept
+    request.notes = notes.Sink();
     const auto start = std::chrono::steady_clock::now();
     Result<PlanRun> run = Plan(request);
     seconds.push_back(
@@ -387,10 +331,7 @@ std::tuple<std::vector<double>, std::string> TimeNativePlan(const PyScenario& sc
       nb::gil_scoped_acquire acquire;
       Raise(run.status());
     }
-    if (i + 1 == repeats) {
-      json = FormatDeploymentJson(run->deployment);
-      if (run->shadow) json = cli::WithShadowJson(json, *run->shadow);
-    }
+    if (i + 1 == repeats) json = PlanRunJson(*run);
   }
   return {std::move(seconds), std::move(json)};
 }
@@ -456,7 +397,7 @@ NB_MODULE(_core, m) {
       .def("__len__", [](const PyProfiles& p) { return p.table->size(); });
 
   nb::class_<PyPlan>(m, "Plan")
-      .def("to_json", &PlanJson)
+      .def("to_json", [](const PyPlan& p) { return PlanRunJson(p.run); })
       .def("to_table", [](const PyPlan& p) { return FormatDeploymentTable(p.run.deployment); })
       .def("to_svg",
            [](const PyPlan& p) {
@@ -489,17 +430,96 @@ NB_MODULE(_core, m) {
            [](const PyTransition& t) { return FormatTransitionSummary(t.check.measured); })
       .def("naive_summary", [](const PyTransition& t) { return FormatTransitionSummary(t.naive); });
 
+  nb::class_<ProblemInputs>(m, "Inputs")
+      .def(nb::init<>())
+      .def_rw("gpu", &ProblemInputs::gpu)
+      .def_rw("latency_factor", &ProblemInputs::latency_factor, nb::arg().none())
+      .def_rw("router", &ProblemInputs::router)
+      .def_rw("rate_margin", &ProblemInputs::rate_margin, nb::arg().none())
+      .def_rw("profiles", &ProblemInputs::profiles)
+      .def_prop_rw(
+          "profile_table",
+          [](const ProblemInputs& i) -> std::optional<PyProfiles> {
+            if (!i.profile_table) return std::nullopt;
+            return PyProfiles{i.profile_table};
+          },
+          [](ProblemInputs& i, std::optional<PyProfiles> p) {
+            i.profile_table = p ? p->table : nullptr;
+          },
+          nb::arg().none())
+      .def_rw("compat", &ProblemInputs::compat)
+      .def_rw("capacity_rule", &ProblemInputs::capacity_rule)
+      .def_rw("coefficients", &ProblemInputs::coefficients)
+      .def_rw("gpulet_tables", &ProblemInputs::gpulet_tables)
+      .def_rw("price_per_hour", &ProblemInputs::price_per_hour, nb::arg().none())
+      .def_rw("replicate", &ProblemInputs::replicate);
+
+  nb::class_<SearchOptions>(m, "SearchOptions")
+      .def(nb::init<>())
+      .def_rw("time_limit_s", &SearchOptions::time_limit_s)
+      .def_rw("seed", &SearchOptions::seed)
+      .def_rw("score", &SearchOptions::score);
+
+  nb::class_<SimulateRequest>(m, "SimulateOptions")
+      .def(nb::init<>())
+      .def_rw("arrivals", &SimulateRequest::arrivals)
+      .def_rw("duration_s", &SimulateRequest::duration_s, nb::arg().none())
+      .def_rw("burst_on_share", &SimulateRequest::burst_on_share, nb::arg().none())
+      .def_rw("burst_on_s", &SimulateRequest::burst_on_s, nb::arg().none())
+      .def_rw("router", &SimulateRequest::router)
+      .def_rw("max_queue_delay_ms", &SimulateRequest::max_queue_delay_ms, nb::arg().none())
+      .def_rw("variability", &SimulateRequest::variability)
+      .def_rw("drop_after_ms", &SimulateRequest::drop_after_ms)
+      .def_rw("seed", &SimulateRequest::seed);
+
+  nb::class_<ReplayRequest>(m, "ReplayOptions")
+      .def(nb::init<>())
+      .def_prop_rw(
+          "nodes", [](const ReplayRequest& r) { return r.trace.nodes; },
+          [](ReplayRequest& r, std::string v) { r.trace.nodes = std::move(v); })
+      .def_prop_rw(
+          "pods", [](const ReplayRequest& r) { return r.trace.pods; },
+          [](ReplayRequest& r, std::string v) { r.trace.pods = std::move(v); })
+      .def_prop_rw(
+          "gpu", [](const ReplayRequest& r) { return r.trace.gpu; },
+          [](ReplayRequest& r, std::string v) { r.trace.gpu = std::move(v); })
+      .def_prop_rw(
+          "hosts", [](const ReplayRequest& r) { return r.trace.hosts; },
+          [](ReplayRequest& r, std::optional<int> v) { r.trace.hosts = v; }, nb::arg().none())
+      .def_prop_rw(
+          "gpus_per_host", [](const ReplayRequest& r) { return r.trace.gpus_per_host; },
+          [](ReplayRequest& r, std::optional<int> v) { r.trace.gpus_per_host = v; },
+          nb::arg().none())
+      .def_prop_rw(
+          "max_pods", [](const ReplayRequest& r) { return r.trace.max_pods; },
+          [](ReplayRequest& r, std::optional<int> v) { r.trace.max_pods = v; }, nb::arg().none())
+      .def_prop_rw(
+          "lifetime", [](const ReplayRequest& r) { return r.trace.lifetime; },
+          [](ReplayRequest& r, std::string v) { r.trace.lifetime = std::move(v); })
+      .def_rw("policy", &ReplayRequest::policy)
+      .def_rw("every_policy", &ReplayRequest::every_policy)
+      .def_rw("heavy_share", &ReplayRequest::heavy_share)
+      .def_rw("fair_factor", &ReplayRequest::fair_factor)
+      .def_rw("consolidate_every_s", &ReplayRequest::consolidate_every_s)
+      .def_rw("defragment", &ReplayRequest::defragment)
+      .def_rw("mecc_window_s", &ReplayRequest::mecc_window_s)
+      .def_rw("optimum", &ReplayRequest::optimum)
+      .def_rw("optimum_time_limit_s", &ReplayRequest::optimum_time_limit_s);
+
   m.def(
       "read_text", [](const std::string& path) { return Unwrap(ReadTextFile(path)); },
       nb::arg("path"));
-  m.def("plan", &PlanOf, nb::arg("scenario"), nb::arg("planner"), nb::arg("options"),
-        nb::arg("profiles").none());
+  m.def("plan", &PlanOf, nb::arg("scenario"), nb::arg("planner"), nb::arg("inputs"),
+        nb::arg("search"), nb::arg("current").none(), nb::arg("current_path"),
+        nb::arg("max_extra_gpus").none(), nb::arg("shadow").none());
   m.def("plan_from_json", &PlanFromJson, nb::arg("text"), nb::arg("source"), nb::arg("scenario"),
-        nb::arg("options"), nb::arg("profiles").none());
+        nb::arg("inputs"));
   m.def("validate", &Validate, nb::arg("plan"), nb::arg("scenario").none());
   m.def("simulate", &SimulateJson, nb::arg("plan"), nb::arg("scenario").none(), nb::arg("options"));
   m.def("transition", &PlanTransitionBetween, nb::arg("a"), nb::arg("b"), nb::arg("spare_gpus"));
   m.def("replay", &ReplayJson, nb::arg("options"));
+  m.def("parse_duration", &ParseDurationKeyword, nb::arg("name"), nb::arg("text"));
+  m.def("default_planner", [] { return std::string(kDefaultPlanner); });
   m.def("planners", [] {
     std::vector<std::tuple<std::string, std::string>> out;
     for (const std::string& name : BuiltinPlanners().Names()) {

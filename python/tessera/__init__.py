@@ -6,25 +6,30 @@ The nouns are the CLI's::
 
     import tessera
     s6 = tessera.Scenario.from_yaml("examples/scenarios/s6.yaml")
-    plan = tessera.plan(s6, planner="exact")        # a Plan: GPUs, instances, metrics
+    plan = tessera.plan(s6)                          # a Plan: GPUs, instances, metrics
     print(plan.gpus, plan.metrics["gpcs"])
     report = tessera.simulate(plan, duration="30s")  # a Report: p99 and SLO per service
     report.to_pandas()                               # with pandas installed
 
-Options are the CLI's flags of the same command, ``_`` for ``-``:
-``plan(s, "exact", time_limit=3, latency_factor=0.4)`` is ``tessera plan
---planner exact --time-limit 3 --latency-factor 0.4``; ``True`` gives a flag,
-``False`` its ``--no-`` form (``shadow=False``). Plans, reports and errors are
-the CLI's: ``plan.to_json()`` is ``tessera plan --format json``, and every
-error is a :class:`TesseraError` carrying the CLI's message. The GIL is
-released while a plan, a simulation, a transition or a replay runs, so
-threads plan in parallel.
+Every option is a keyword with a type and a default, checked by the same
+C++ library the ``tessera`` command calls (no command line in between):
+``plan(s, "exact", time_limit=3, rule=LatencyRule(latency_factor=0.4))`` is
+``tessera plan --planner exact --time-limit 3 --latency-factor 0.4``. A
+mistyped keyword is Python's TypeError; a bad value raises
+:class:`InputError` with the CLI's message, which names the option by its
+command-line spelling (``--time-limit``). Plans, reports and errors are the
+CLI's: ``plan.to_json()`` is ``tessera plan --format json``. Durations are
+seconds (a number), a :class:`datetime.timedelta` or a string such as
+``"30s"``, ``"500ms"``, ``"2m"``. The GIL is released while a plan, a
+simulation, a transition or a replay runs, so threads plan in parallel.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
+import datetime
 import io
 import json
 import logging
@@ -50,12 +55,14 @@ __all__ = [
     "Report",
     "Transition",
     "ReplayResult",
+    "LatencyRule",
     "plan",
     "validate",
     "simulate",
     "transition",
     "replay",
     "planners",
+    "default_planner",
     "policies",
     "TesseraError",
     "InputError",
@@ -66,6 +73,8 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: A duration: seconds (a number), a timedelta, or text such as "30s", "500ms", "2m".
+Duration = Union[float, int, str, datetime.timedelta]
 
 _log = logging.getLogger("tessera")
 
@@ -91,6 +100,78 @@ def _frame(rows: List[Dict[str, Any]]) -> Any:
     except ImportError as e:  # pragma: no cover - exercised without pandas only
         raise ImportError("to_pandas() needs pandas: pip install pandas") from e
     return pandas.DataFrame(rows)
+
+
+def _duration(name: str, value: Optional[Duration]) -> Optional[float]:
+    """`value` in the keyword's unit (seconds; milliseconds for ``*_ms``
+    keywords), range-checked by the library when the request runs; text is
+    parsed (and checked) by the CLI's duration parser."""
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+        return seconds * 1000 if name.endswith("_ms") else seconds
+    if isinstance(value, str):
+        return _core.parse_duration(name, value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}: expected a number, a timedelta or a string such as '30s', "
+                        f"got {value!r}")
+    return float(value)
+
+
+def _seed(seed: int) -> int:
+    """`seed` checked as the CLI checks ``--seed``."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"--seed: must be a number >= 0, got '{seed}'")
+    return seed
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyRule:
+    """How a plan counts a segment's capacity within the SLO; each field
+    unset keeps the default (docs/latency-rule.md). The fields are the CLI's
+    flags of the same names.
+
+    - ``latency_factor``: the share of the SLO one batch may take (default 0.5);
+    - ``capacity_rule``: ``pooled[:CV]``, ``queueing``, ``bursty:SHARE`` or ``bare``;
+    - ``router``: ``leastconn`` (default), ``first``, ``weighted``, ``equal`` or ``jsq``;
+    - ``rate_margin``: plan for (1 + M) x every rate;
+    - ``compat``: ``parva-artifact`` (ParvaGPU's artifact rule; not with latency_factor).
+    """
+
+    latency_factor: Optional[float] = None
+    capacity_rule: Optional[str] = None
+    router: Optional[str] = None
+    rate_margin: Optional[float] = None
+    compat: Optional[str] = None
+
+
+def _inputs(profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
+            rule: Optional[LatencyRule] = None, coeffs: Optional[PathLike] = None,
+            gpulet_tables: Optional[PathLike] = None,
+            price: Optional[float] = None) -> "_core.Inputs":
+    """The library's ProblemInputs of the keywords."""
+    inputs = _core.Inputs()
+    if isinstance(profiles, ProfileTable):
+        inputs.profile_table = profiles._handle
+    elif profiles is not None:
+        inputs.profiles = os.fspath(profiles)
+    if gpu is not None:
+        inputs.gpu = gpu
+    if rule is not None:
+        if not isinstance(rule, LatencyRule):
+            raise TypeError(f"rule: expected a tessera.LatencyRule, got {rule!r}")
+        inputs.latency_factor = rule.latency_factor
+        inputs.capacity_rule = rule.capacity_rule or ""
+        inputs.router = rule.router or ""
+        inputs.rate_margin = rule.rate_margin
+        inputs.compat = rule.compat or ""
+    if coeffs is not None:
+        inputs.coefficients = os.fspath(coeffs)
+    if gpulet_tables is not None:
+        inputs.gpulet_tables = os.fspath(gpulet_tables)
+    inputs.price_per_hour = price
+    return inputs
 
 
 class Scenario:
@@ -212,7 +293,8 @@ class ProfileTable:
         return cls.from_csv_text(out.getvalue(), source)
 
     @classmethod
-    def from_arrays(cls, source: str = "<arrays>", **columns: Sequence[Any]) -> "ProfileTable":
+    def from_arrays(cls, source: str = "<arrays>", /,
+                    **columns: Sequence[Any]) -> "ProfileTable":
         """Columns as equal-length sequences (lists, NumPy arrays, pandas
         Series): ``from_arrays(model=[...], gpu=[...], profile=[...],
         batch=[...], procs=[...], throughput_rps=[...], latency_ms=[...])``."""
@@ -275,23 +357,28 @@ class Plan:
         self.notes: List[str] = _notes(handle.notes)
 
     @classmethod
-    def from_json(cls, text: str, scenario: Scenario, source: str = "<json>",
+    def from_json(cls, text: str, scenario: Scenario, source: str = "<json>", *,
                   profiles: Union[PathLike, ProfileTable, None] = None,
-                  **options: Any) -> "Plan":
+                  gpu: Optional[str] = None, rule: Optional[LatencyRule] = None,
+                  coeffs: Optional[PathLike] = None) -> "Plan":
         """A plan read from its JSON (``tessera plan --format json``), for
         the services of `scenario`, with the profiles (or, for an MPS plan,
-        ``coeffs=``) it was made with. :func:`validate` checks it."""
-        table, options = _profiles_option(profiles, options)
-        return cls(_core.plan_from_json(text, source, scenario._handle, options, table))
+        the iGniter coefficients `coeffs`) it was made with; without them,
+        the profiles the plan records. It keeps the rule it records (a
+        `rule` that contradicts it is an error). :func:`validate` checks it."""
+        inputs = _inputs(profiles, gpu, rule, coeffs)
+        return cls(_core.plan_from_json(text, source, scenario._handle, inputs))
 
     @classmethod
-    def load(cls, path: PathLike, scenario: Scenario,
-             profiles: Union[PathLike, ProfileTable, None] = None, **options: Any) -> "Plan":
+    def load(cls, path: PathLike, scenario: Scenario, *,
+             profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
+             rule: Optional[LatencyRule] = None, coeffs: Optional[PathLike] = None) -> "Plan":
         """A plan read from a JSON file (see :meth:`from_json`); a file that
         is not there or cannot be read raises the CLI's error for it."""
         name = os.fspath(path)
         text = _core.read_text(name)
-        return cls.from_json(text, scenario, name, profiles, **options)
+        return cls.from_json(text, scenario, name, profiles=profiles, gpu=gpu, rule=rule,
+                             coeffs=coeffs)
 
     def to_json(self) -> str:
         """The deployment JSON, byte for byte what ``tessera plan --format json`` writes."""
@@ -389,17 +476,6 @@ class Plan:
                 f"{len(self.instances)} instances, {self.sharing}>")
 
 
-def _profiles_option(profiles: Union[PathLike, ProfileTable, None],
-                     options: Dict[str, Any]) -> "tuple[Optional[_core.Profiles], Dict[str, Any]]":
-    """The in-memory table to pass, and the options with a path as --profiles."""
-    if isinstance(profiles, ProfileTable):
-        return profiles._handle, options
-    if profiles is not None:
-        options = {**options, "profiles": os.fspath(profiles)}
-    return None, {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
-                  for k, v in options.items()}
-
-
 def planners() -> Dict[str, str]:
     """Every planner's name and how it shares GPUs (``mig`` or ``mps``), as
     ``tessera compare --list``."""
@@ -411,22 +487,49 @@ def policies() -> List[str]:
     return list(_core.placers())
 
 
-def plan(scenario: Scenario, planner: str = "exact",
-         profiles: Union[PathLike, ProfileTable, None] = None, **options: Any) -> Plan:
-    """Plans `scenario` with `planner` (see :func:`planners`) and validates
-    the plan, as ``tessera plan --planner PLANNER``.
+def plan(scenario: Scenario, planner: Optional[str] = None, *,
+         profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
+         rule: Optional[LatencyRule] = None, coeffs: Optional[PathLike] = None,
+         gpulet_tables: Optional[PathLike] = None, price: Optional[float] = None,
+         time_limit: Optional[Duration] = None, seed: int = 1, score: str = "capped",
+         current: Union[Plan, PathLike, None] = None, max_extra_gpus: Optional[int] = None,
+         shadow: Optional[bool] = None) -> Plan:
+    """Plans `scenario` and validates the plan, as ``tessera plan``.
 
-    `profiles` is a path (``--profiles``) or a :class:`ProfileTable`;
-    without it, the embedded synthesized profiles. Other options are the
-    CLI's flags: ``gpu``, ``latency_factor``, ``capacity_rule``, ``router``,
-    ``rate_margin``, ``compat``, ``time_limit``, ``seed``, ``score``; for the
-    MPS planners ``coeffs``, ``gpulet_tables``, ``price``, ``shadow``; for
-    re-planning ``current`` (a plan's JSON file) and ``max_extra_gpus``.
+    - `planner`: one of :func:`planners`; None is the default every front-end
+      shares (:func:`default_planner`; igniter when `coeffs` is given);
+    - `profiles`: a path (``--profiles``: a CSV or a ParvaGPU ``prof_data``
+      directory) or a :class:`ProfileTable`; None: the embedded synthesized ones;
+    - `gpu`: the GPU model (default: the scenario's, else a100-80gb);
+    - `rule`: a :class:`LatencyRule` (default: the pooled rule, leastconn);
+    - `coeffs`, `gpulet_tables`, `price`: the MPS planners' iGniter
+      coefficients, gpu-lets' tables and hourly price;
+    - `time_limit`: the planner's wall-clock budget (default: its own);
+    - `seed`: a randomised planner's seed; `score`: ``capped`` or ``paper``
+      (MIG-serving's planners);
+    - `current`: a running plan (a :class:`Plan` or its JSON file) to re-plan
+      from, keeping what it can; `max_extra_gpus`: GPUs the re-plan may use
+      beyond the best plan from scratch;
+    - `shadow`: iGniter's shadow guard (MPS planners; default on for igniter).
+
     A plan in which some service cannot meet its SLO is returned with
     ``feasible`` False. Raises :class:`InputError` on bad input.
     """
-    table, options = _profiles_option(profiles, options)
-    return Plan(_core.plan(scenario._handle, planner, options, table))
+    search = _core.SearchOptions()
+    search.time_limit_s = _duration("time_limit", time_limit) or 0.0
+    search.seed = _seed(seed)
+    search.score = score
+    inputs = _inputs(profiles, gpu, rule, coeffs, gpulet_tables, price)
+    current_plan = current._handle if isinstance(current, Plan) else None
+    current_path = "" if current is None or isinstance(current, Plan) else os.fspath(current)
+    return Plan(_core.plan(scenario._handle, planner or "", inputs, search, current_plan,
+                           current_path, max_extra_gpus, shadow))
+
+
+def default_planner() -> str:
+    """The planner :func:`plan`, ``tessera plan``, ``tessera serve`` and
+    ``tessera compare`` use when none is named."""
+    return _core.default_planner()
 
 
 def validate(plan: Plan, scenario: Optional[Scenario] = None) -> List[Dict[str, str]]:
@@ -480,17 +583,30 @@ class Report:
                 f"{len(self.misses)} missing their SLO>")
 
 
-def simulate(plan: Plan, arrivals: str = "poisson", duration: Union[str, float, None] = None,
-             scenario: Optional[Scenario] = None, **options: Any) -> Report:
+def simulate(plan: Plan, arrivals: str = "poisson", duration: Optional[Duration] = None,
+             scenario: Optional[Scenario] = None, *, seed: int = 1, router: Optional[str] = None,
+             variability: str = "none", max_queue_delay_ms: Optional[Duration] = None,
+             drop_after_ms: Duration = 0, burst_on_share: Optional[float] = None,
+             burst_on_s: Optional[Duration] = None) -> Report:
     """Replays `plan` request by request on a simulated clock, as ``tessera
     simulate``: `arrivals` poisson, constant, bursty or ``trace:FILE``;
-    `duration` like ``60s``, ``500ms``, ``2m`` or seconds (default, as the
-    CLI's: 60 s, or with a trace its last request rounded up to a second);
-    `scenario` gives other rates (default: the plan's own). Options:
-    ``seed``, ``router``,
-    ``variability``, ``max_queue_delay_ms``, ``drop_after_ms``,
-    ``burst_on_share``, ``burst_on_s``. Same seed, same report."""
-    options = {"arrivals": arrivals, "duration": duration, **options}
+    `duration` (default 60 s, or with a trace its last request rounded up
+    to a second); `scenario` gives other rates (default: the plan's own);
+    `router` (default: the plan's) weighted, jsq, equal, leastconn or first;
+    `variability` none, exponential, lognormal or lognormal:CV;
+    `max_queue_delay_ms` (default: the plan's batch budget) and
+    `drop_after_ms` (0: never) in milliseconds; `burst_on_share` and
+    `burst_on_s` shape bursty arrivals. Same seed, same report."""
+    options = _core.SimulateOptions()
+    options.arrivals = arrivals
+    options.duration_s = _duration("duration", duration)
+    options.seed = _seed(seed)
+    options.router = router or ""
+    options.variability = variability
+    options.max_queue_delay_ms = _duration("max_queue_delay_ms", max_queue_delay_ms)
+    options.drop_after_ms = _duration("drop_after_ms", drop_after_ms) or 0.0
+    options.burst_on_share = burst_on_share
+    options.burst_on_s = _duration("burst_on_s", burst_on_s)
     text, notes = _core.simulate(plan._handle, None if scenario is None else scenario._handle,
                                  options)
     return Report(text, notes)
@@ -589,18 +705,39 @@ class ReplayResult:
         return f"<tessera.ReplayResult: {names}>"
 
 
-def replay(nodes: PathLike, pods: PathLike, policy: str = "grmu",
-           **options: Any) -> ReplayResult:
+def replay(nodes: PathLike, pods: PathLike, policy: str = "grmu", *, gpu: str = "a100-40gb",
+           hosts: Optional[int] = None, gpus_per_host: Optional[int] = None,
+           max_pods: Optional[int] = None, lifetime: str = "trace", heavy_share: float = 0.3,
+           fair_factor: float = 0.55, consolidate_every: Optional[Duration] = None,
+           defragment: bool = True, mecc_window: Duration = "24h", optimum: bool = False,
+           optimum_time_limit: float = 60.0) -> ReplayResult:
     """Replays an Alibaba-format node and pod list through online MIG
     placement, as ``tessera replay``: `policy` one of :func:`policies`, or
-    ``"all"`` for every one (``--compare``). Options: ``gpu``, ``hosts``,
-    ``gpus_per_host``, ``max_pods``, ``lifetime``, ``heavy_share``,
-    ``fair_factor``, ``consolidate_every``, ``no_defragment``,
-    ``mecc_window``, ``optimum``, ``optimum_time_limit``."""
-    options = {"nodes": os.fspath(nodes), "pods": os.fspath(pods), **options}
+    ``"all"`` for every one (``--compare``); `gpu` the MIG GPU model every
+    trace GPU becomes; the stress knobs `hosts`, `gpus_per_host`, `max_pods`
+    and `lifetime` (``trace``, ``none`` or ``scale:K``); grmu's
+    `heavy_share`, fair's `fair_factor`, grmu and fair's `consolidate_every`
+    (None: never) and `defragment`, mecc's `mecc_window`; `optimum` solves
+    GRMU's ILP offline (at most 40 VMs) within `optimum_time_limit` seconds
+    per objective."""
+    options = _core.ReplayOptions()
+    options.nodes = os.fspath(nodes)
+    options.pods = os.fspath(pods)
     if policy == "all":
-        options["compare"] = True
+        options.every_policy = True
     else:
-        options["policy"] = policy
+        options.policy = policy
+    options.gpu = gpu
+    options.hosts = hosts
+    options.gpus_per_host = gpus_per_host
+    options.max_pods = max_pods
+    options.lifetime = lifetime
+    options.heavy_share = heavy_share
+    options.fair_factor = fair_factor
+    options.consolidate_every_s = _duration("consolidate_every", consolidate_every) or 0.0
+    options.defragment = defragment
+    options.mecc_window_s = _duration("mecc_window", mecc_window) or 0.0
+    options.optimum = optimum
+    options.optimum_time_limit_s = optimum_time_limit
     text, notes = _core.replay(options)
     return ReplayResult(text, notes)

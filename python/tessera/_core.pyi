@@ -1,12 +1,13 @@
 """Type stubs of tessera._core, the extension module the tessera package
 wraps (python/src/tessera_module.cc). Use the tessera module, not this one.
 
-Options dicts hold the CLI's flag names with '_' for '-' (None values are
-left out; True gives a flag, False its --no- form). Errors raise the
-classes of tessera._errors with the CLI's messages.
+Inputs, SearchOptions, SimulateOptions and ReplayOptions are the C++
+library's request types (ProblemInputs, SearchOptions, SimulateRequest,
+ReplayRequest); the library checks their values when a request runs. Errors
+raise the classes of tessera._errors with the CLI's messages.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 class Scenario:
     @staticmethod
@@ -49,16 +50,70 @@ class Transition:
     def summary(self) -> str: ...
     def naive_summary(self) -> str: ...
 
+class Inputs:
+    gpu: str
+    latency_factor: Optional[float]
+    router: str
+    rate_margin: Optional[float]
+    profiles: str
+    profile_table: Optional[Profiles]
+    compat: str
+    capacity_rule: str
+    coefficients: str
+    gpulet_tables: str
+    price_per_hour: Optional[float]
+    replicate: int
+    def __init__(self) -> None: ...
+
+class SearchOptions:
+    time_limit_s: float
+    seed: int
+    score: str
+    def __init__(self) -> None: ...
+
+class SimulateOptions:
+    arrivals: str
+    duration_s: Optional[float]
+    burst_on_share: Optional[float]
+    burst_on_s: Optional[float]
+    router: str
+    max_queue_delay_ms: Optional[float]
+    variability: str
+    drop_after_ms: float
+    seed: int
+    def __init__(self) -> None: ...
+
+class ReplayOptions:
+    nodes: str
+    pods: str
+    gpu: str
+    hosts: Optional[int]
+    gpus_per_host: Optional[int]
+    max_pods: Optional[int]
+    lifetime: str
+    policy: str
+    every_policy: bool
+    heavy_share: float
+    fair_factor: float
+    consolidate_every_s: float
+    defragment: bool
+    mecc_window_s: float
+    optimum: bool
+    optimum_time_limit_s: float
+    def __init__(self) -> None: ...
+
 def read_text(path: str) -> str: ...
-def plan(scenario: Scenario, planner: str, options: Dict[str, Any],
-         profiles: Optional[Profiles]) -> Plan: ...
-def plan_from_json(text: str, source: str, scenario: Scenario, options: Dict[str, Any],
-                   profiles: Optional[Profiles]) -> Plan: ...
+def plan(scenario: Scenario, planner: str, inputs: Inputs, search: SearchOptions,
+         current: Optional[Plan], current_path: str, max_extra_gpus: Optional[int],
+         shadow: Optional[bool]) -> Plan: ...
+def plan_from_json(text: str, source: str, scenario: Scenario, inputs: Inputs) -> Plan: ...
 def validate(plan: Plan, scenario: Optional[Scenario]) -> List[Tuple[str, str, str]]: ...
 def simulate(plan: Plan, scenario: Optional[Scenario],
-             options: Dict[str, Any]) -> Tuple[str, List[str]]: ...
+             options: SimulateOptions) -> Tuple[str, List[str]]: ...
 def transition(a: Plan, b: Plan, spare_gpus: int) -> Transition: ...
-def replay(options: Dict[str, Any]) -> Tuple[str, List[str]]: ...
+def replay(options: ReplayOptions) -> Tuple[str, List[str]]: ...
+def parse_duration(name: str, text: str) -> float: ...
+def default_planner() -> str: ...
 def planners() -> List[Tuple[str, str]]: ...
 def placers() -> List[str]: ...
 def time_native_plan(scenario: Scenario, planner: str,

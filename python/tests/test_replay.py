@@ -28,7 +28,7 @@ def cli_args(options: Dict[str, Any]) -> List[str]:
 
 # The trace as recorded barely loads its GPUs; the stress knobs (one GPU per
 # host, 100 hosts, no departures) bring out rejections, where the policies differ.
-STRESS = {"gpus_per_host": 1, "hosts": 100, "lifetime": "none"}
+STRESS: Dict[str, Any] = {"gpus_per_host": 1, "hosts": 100, "lifetime": "none"}
 
 
 @pytest.mark.parametrize("options", [{}, STRESS], ids=["as-recorded", "stress"])

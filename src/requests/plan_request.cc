@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "tessera/deployment_format.h"
+#include "tessera/durations.h"
 #include "tessera/incremental_plan.h"
+#include "tessera/input_limits.h"
+#include "tessera/text_io.h"
 #include "tessera/validator.h"
 
 namespace tessera {
@@ -71,6 +76,30 @@ Status GuardIfOn(const std::optional<bool>& shadow, PlanRun& run) {
   return Status::Ok();
 }
 
+// The request's numbers and names in their ranges: the CLI's flags arrive
+// checked, the Python package's keywords are checked here.
+Status CheckSearch(const PlanRequest& request) {
+  const SearchOptions& search = request.search;
+  if (search.time_limit_s != 0) {
+    TESSERA_RETURN_IF_ERROR(
+        CheckDuration("--time-limit", search.time_limit_s, kTimeLimit).status());
+  }
+  if (search.score != "capped" && search.score != "paper") {
+    return Status::InvalidArgument("--score: expected capped or paper, got " +
+                                   QuoteForMessage(search.score));
+  }
+  if (request.max_extra_gpus && !limits::kMaxExtraGpus.Contains(*request.max_extra_gpus)) {
+    return Status::InvalidArgument("--max-extra-gpus: " +
+                                   OutOfRange(limits::kMaxExtraGpus, *request.max_extra_gpus));
+  }
+  if (request.inputs.price_per_hour &&
+      !limits::kPriceFlag.Contains(*request.inputs.price_per_hour)) {
+    return Status::InvalidArgument("--price: " +
+                                   OutOfRange(limits::kPriceFlag, *request.inputs.price_per_hour));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string PlannerFor(const PlanRequest& request) {
@@ -89,6 +118,7 @@ PlanContext ContextFor(const SearchOptions& search, const Planner& planner) {
 }
 
 Result<PlanRun> Plan(const PlanRequest& request) {
+  TESSERA_RETURN_IF_ERROR(CheckSearch(request));
   const std::string name = PlannerFor(request);
   Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(name);
   if (!planner.ok()) return planner.status().WithContext("--planner");
@@ -152,6 +182,34 @@ Result<PlanRun> Plan(const PlanRequest& request) {
                             FormatViolations(violations));
   }
   return run;
+}
+
+std::string WithShadowJson(std::string_view deployment_json, const ShadowGuardResult& guard) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(deployment_json, nullptr, false);
+  if (!j.is_object()) return std::string(deployment_json);  // not ours: left as it is
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const ShadowProcess& p : guard.processes) {
+    processes.push_back({{"gpu", p.gpu},
+                         {"service", p.service},
+                         {"resource_pct", p.resource_pct},
+                         {"standby_extra_pct", p.standby_extra_pct},
+                         {"activated", p.activated},
+                         {"extra_pct", p.extra_pct},
+                         {"planned_latency_ms", p.planned_latency_ms},
+                         {"latency_ms", p.latency_ms},
+                         {"meets_slo", p.meets_slo}});
+  }
+  j["shadow_guard"] = {{"max_extra_pct", kShadowMaxExtraPct},
+                       {"activated", guard.activated},
+                       {"still_missing", guard.still_missing},
+                       {"processes", std::move(processes)}};
+  // "replace", as FormatDeploymentJson: a name with invalid UTF-8 must not throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string PlanRunJson(const PlanRun& run) {
+  const std::string json = FormatDeploymentJson(run.deployment);
+  return run.shadow ? WithShadowJson(json, *run.shadow) : json;
 }
 
 }  // namespace tessera

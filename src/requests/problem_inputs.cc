@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "tessera/deployment_format.h"
@@ -68,7 +69,24 @@ LatencyRule DefaultRule(bool mps) {
 // --router and --rate-margin over the default.
 Result<LatencyRule> RuleFrom(const ProblemInputs& inputs, bool mps) {
   LatencyRule rule = DefaultRule(mps);
+  if (!inputs.compat.empty() && inputs.compat != "parva-artifact") {
+    return Status::InvalidArgument("--compat: expected parva-artifact, got " +
+                                   QuoteForMessage(inputs.compat));
+  }
+  if (!inputs.compat.empty() && inputs.latency_factor) {
+    return Status::InvalidArgument(
+        "--compat parva-artifact sets the latency rule (latency < 0.45 x the integer SLO): drop "
+        "--latency-factor");
+  }
   if (inputs.compat == "parva-artifact") rule = ParvaArtifactRule();
+  for (const auto& [flag, value, range] :
+       {std::tuple{"--latency-factor", inputs.latency_factor, limits::kLatencyFactor},
+        std::tuple{"--rate-margin", inputs.rate_margin, limits::kRateMargin}}) {
+    if (value && !range.Contains(*value)) {
+      return Status::InvalidArgument(std::string(flag) + ": " +
+                                     OutOfRange(range, QuoteForMessage(fmt::format("{}", *value))));
+    }
+  }
   if (inputs.latency_factor) rule.factor = *inputs.latency_factor;
   TESSERA_RETURN_IF_ERROR(rule.Validate().WithContext("--latency-factor"));
   if (!inputs.capacity_rule.empty()) {

@@ -1,11 +1,10 @@
-// One transition as `tessera transition` plans it, and as the Python
-// package's transition() plans it: planned (transition.h), replayed by the
-// independent checker, and set beside the naive order on the same GPUs. The
-// CLI writes what this returns; the Python package wraps it.
+// One transition as every front-end asks for it (`tessera transition`, the
+// Python package's transition()): planned (transition.h), replayed by the
+// independent checker, and set beside the naive order on the same GPUs.
 //
 // Thread-safety: functions of their arguments; safe on any thread.
-#ifndef TESSERA_APP_TRANSITION_RUN_H_
-#define TESSERA_APP_TRANSITION_RUN_H_
+#ifndef TESSERA_TRANSITION_REQUEST_H_
+#define TESSERA_TRANSITION_REQUEST_H_
 
 #include <optional>
 #include <string>
@@ -15,7 +14,7 @@
 #include "tessera/transition.h"
 #include "tessera/transition_check.h"
 
-namespace tessera::cli {
+namespace tessera {
 
 struct TransitionRun {
   // Empty when no transition keeps every floor within the spare GPUs:
@@ -34,6 +33,6 @@ Status CheckMigPlan(const std::string& path, const Deployment& plan);
 // checks it; Internal when the checker finds a broken invariant (a bug).
 Result<TransitionRun> RunTransition(const Deployment& from, const Deployment& to, int spare_gpus);
 
-}  // namespace tessera::cli
+}  // namespace tessera
 
-#endif  // TESSERA_APP_TRANSITION_RUN_H_
+#endif  // TESSERA_TRANSITION_REQUEST_H_

@@ -1,4 +1,4 @@
-#include "durations.h"
+#include "tessera/durations.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "tessera/text_io.h"
 
-namespace tessera::cli {
+namespace tessera {
 namespace {
 
 struct Unit {
@@ -80,19 +80,13 @@ std::string DescribeRange(const DurationRange& range) {
 Result<double> ParseDuration(std::string_view flag, std::string_view text,
                              const DurationRange& range, double plain_unit_s) {
   Result<double> seconds = Parse(text, range, plain_unit_s);
-  if (seconds.ok()) return seconds;
+  if (seconds.ok() || flag.empty()) return seconds;
   return seconds.status().WithContext(flag);
 }
 
-CLI::Validator DurationFlag(const DurationRange& range, double plain_unit_s) {
-  return CLI::Validator(
-      [range, plain_unit_s](std::string& text) -> std::string {
-        Result<double> seconds = Parse(text, range, plain_unit_s);
-        if (!seconds.ok()) return seconds.status().message();
-        text = fmt::format("{}", *seconds / plain_unit_s);
-        return "";
-      },
-      plain_unit_s == 1 ? "DURATION" : "MS");
+Result<double> CheckDuration(std::string_view flag, double value, const DurationRange& range,
+                             double plain_unit_s) {
+  return ParseDuration(flag, fmt::format("{}", value), range, plain_unit_s);
 }
 
 double TotalRate(const Scenario& scenario) {
@@ -112,4 +106,4 @@ Status CheckSimulatedRequests(std::string_view flag, double duration_s, double r
       FormatDuration(std::floor(kMaxSimulatedRequests / rate))));
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera

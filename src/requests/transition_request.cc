@@ -1,10 +1,10 @@
-#include "transition_run.h"
+#include "tessera/transition_request.h"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-namespace tessera::cli {
+namespace tessera {
 
 Status CheckMigPlan(const std::string& path, const Deployment& plan) {
   if (plan.sharing != Sharing::kMps) return Status::Ok();
@@ -35,4 +35,4 @@ Result<TransitionRun> RunTransition(const Deployment& from, const Deployment& to
   return run;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera

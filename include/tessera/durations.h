@@ -1,19 +1,19 @@
-// Every time flag of the `tessera` CLI is read here, once, at the edge: one
+// Every time input of Tessera (the CLI's time flags, the Python package's
+// durations, the library requests' ranges) is read here, once, at the edge: one
 // parser for "60", "60s", "500ms", "2m", "1h", "1d", and one range per flag
 // with a floor and a ceiling, so that no flag can make a run loop forever
 // (a period of 1e-300 s), overflow (a limit of 1e300 s) or quietly fall back
 // to a default (NaN). Errors name the flag, the accepted range and the text.
-#ifndef TESSERA_APP_DURATIONS_H_
-#define TESSERA_APP_DURATIONS_H_
+#ifndef TESSERA_DURATIONS_H_
+#define TESSERA_DURATIONS_H_
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
 
 #include "tessera/scenario.h"
 #include "tessera/status.h"
 
-namespace tessera::cli {
+namespace tessera {
 
 inline constexpr double kMillisecond = 1e-3;
 inline constexpr double kMinute = 60;
@@ -88,14 +88,15 @@ std::string DescribeRange(const DurationRange& range);
 // `text` as seconds: a number with an optional unit (ms, s, m, h, d; a plain
 // number is in `plain_unit_s` seconds: 1 for seconds, 1e-3 for flags named
 // -ms). InvalidArgument "<flag>: expected a duration from ... to ... such as
-// ..., got '<text>'" when it is not a finite number, or out of `range`.
+// ..., got '<text>'" when it is not a finite number, or out of `range`
+// (without "<flag>: " when `flag` is empty).
 Result<double> ParseDuration(std::string_view flag, std::string_view text,
                              const DurationRange& range, double plain_unit_s = 1);
-
-// The same as a CLI11 transformer for a numeric option: the text the user
-// typed ("2m") becomes the number in the option's unit ("120"), or the
-// option's error names the range.
-CLI::Validator DurationFlag(const DurationRange& range, double plain_unit_s = 1);
+// A number already read (the Python package's keywords, a request's
+// field) checked as ParseDuration checks its text: `value` in
+// `plain_unit_s` seconds; the same error, naming `flag`.
+Result<double> CheckDuration(std::string_view flag, double value, const DurationRange& range,
+                             double plain_unit_s = 1);
 
 // Ok iff `duration_s` at a total rate of `rate_rps` stays within
 // kMaxSimulatedRequests; otherwise InvalidArgument naming `flag`, the count
@@ -104,6 +105,6 @@ Status CheckSimulatedRequests(std::string_view flag, double duration_s, double r
 // The sum of the scenario's rates.
 double TotalRate(const Scenario& scenario);
 
-}  // namespace tessera::cli
+}  // namespace tessera
 
-#endif  // TESSERA_APP_DURATIONS_H_
+#endif  // TESSERA_DURATIONS_H_
