@@ -16,16 +16,16 @@
 #include "tessera/deployment.h"
 #include "tessera/durations.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
 #include "tessera/latency_rule.h"
-#include "tessera/mps_from_profiles.h"
 #include "tessera/plan_request.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/problem_inputs.h"
+#include "tessera/profile/mps_from_profiles.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera::cli {
 

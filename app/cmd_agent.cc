@@ -20,13 +20,13 @@
 #include "commands.h"
 #include "net_command.h"
 #include "output_file.h"
+#include "tessera/agent/node_agent.h"
+#include "tessera/agent/remote_agent.h"
 #include "tessera/durations.h"
-#include "tessera/node_agent.h"
-#include "tessera/node_plan.h"
-#include "tessera/nvml.h"
-#include "tessera/remote_agent.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
+#include "tessera/emit/node_plan.h"
+#include "tessera/nvml/nvml.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

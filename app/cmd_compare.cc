@@ -12,8 +12,8 @@
 #include "commands.h"
 #include "compare_rows.h"
 #include "help_text.h"
-#include "tessera/metrics.h"
-#include "tessera/plan.h"
+#include "tessera/plan/metrics.h"
+#include "tessera/plan/plan.h"
 #include "tessera/validator.h"
 
 namespace tessera::cli {

@@ -17,11 +17,11 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
-#include "tessera/deploy_artifacts.h"
 #include "tessera/deployment_format.h"
-#include "tessera/node_plan.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/emit/node_plan.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

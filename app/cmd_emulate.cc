@@ -13,10 +13,10 @@
 #include "net_command.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/profile_io.h"
+#include "tessera/serving/triton_config.h"
+#include "tessera/serving/triton_emulator.h"
 #include "tessera/simulator.h"
-#include "tessera/text_io.h"
-#include "tessera/triton_config.h"
-#include "tessera/triton_emulator.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -18,9 +18,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
-#include "tessera/profile_synth.h"
-#include "tessera/text_io.h"
-#include "tessera/workload_gen.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/util/text_io.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera::cli {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
 
 namespace tessera::cli {
 namespace {

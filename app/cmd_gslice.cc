@@ -13,11 +13,11 @@
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/durations.h"
-#include "tessera/gslice_report_format.h"
-#include "tessera/gslice_runtime.h"
-#include "tessera/gslice_workload.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
+#include "tessera/simulate/gslice_report_format.h"
+#include "tessera/simulate/gslice_runtime.h"
+#include "tessera/simulate/gslice_workload.h"
 
 namespace tessera::cli {
 namespace {

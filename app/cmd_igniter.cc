@@ -4,7 +4,7 @@
 //    MPS planners (--coeffs) can plan on GPUs the bundled V100 coefficients
 //    do not describe;
 //  * synth: carries coefficients fitted on one GPU to another from the
-//    catalog's figures (tessera/igniter_synth.h), for a GPU not profiled;
+//    catalog's figures (tessera/profile/igniter_synth.h), for a GPU not profiled;
 //  * choose: plans a scenario on every GPU type given (one coefficients file
 //    each) and keeps the cheapest plan that meets every SLO (iGniter 5.3).
 #include <fmt/format.h>
@@ -21,11 +21,11 @@
 #include "output_file.h"
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
-#include "tessera/igniter_fit.h"
-#include "tessera/igniter_model.h"
-#include "tessera/igniter_synth.h"
-#include "tessera/plan.h"
-#include "tessera/text_io.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/igniter_fit.h"
+#include "tessera/profile/igniter_model.h"
+#include "tessera/profile/igniter_synth.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

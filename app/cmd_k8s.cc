@@ -8,8 +8,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
-#include "tessera/kube_manifests.h"
-#include "tessera/text_io.h"
+#include "tessera/k8s/kube_manifests.h"
+#include "tessera/util/text_io.h"
 #include "trace_flags.h"
 
 namespace tessera::cli {

@@ -12,7 +12,7 @@
 #include "shadow_cli.h"
 #include "tessera/deployment_format.h"
 #include "tessera/durations.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/plan_request.h"
 #include "tessera/simulator.h"
 #include "tessera/validator.h"

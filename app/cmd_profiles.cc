@@ -10,10 +10,10 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/profile/triton_import.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
-#include "tessera/text_io.h"
-#include "tessera/triton_import.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -17,9 +17,9 @@
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/durations.h"
-#include "tessera/rehearsal.h"
+#include "tessera/serving/rehearsal.h"
 #include "tessera/simulate_request.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

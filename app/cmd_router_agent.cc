@@ -9,7 +9,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "net_command.h"
-#include "tessera/router_agent.h"
+#include "tessera/serving/router_agent.h"
 
 namespace tessera::cli {
 namespace {

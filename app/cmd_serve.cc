@@ -13,18 +13,18 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "net_command.h"
-#include "tessera/cluster_watch.h"
-#include "tessera/control_assets.h"
-#include "tessera/control_plane.h"
-#include "tessera/control_server.h"
-#include "tessera/control_store.h"
-#include "tessera/deploy_artifacts.h"
+#include "tessera/control/control_assets.h"
+#include "tessera/control/control_plane.h"
+#include "tessera/control/control_server.h"
+#include "tessera/control/control_store.h"
 #include "tessera/durations.h"
-#include "tessera/input_limits.h"
-#include "tessera/kube_client.h"
-#include "tessera/online_placer.h"
-#include "tessera/scheduler_extender.h"
-#include "tessera/text_io.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/k8s/cluster_watch.h"
+#include "tessera/k8s/kube_client.h"
+#include "tessera/k8s/scheduler_extender.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {
@@ -49,30 +49,6 @@ struct ServeFlags {
 };
 
 #ifdef TESSERA_CLI_NET
-// The scenario as the API's JSON (docs/control-plane.md, Scenario).
-std::string ScenarioJson(const Scenario& scenario) {
-  nlohmann::json json = nlohmann::json::object();
-  if (!scenario.name.empty()) json["name"] = scenario.name;
-  if (!scenario.gpu.empty()) json["gpu"] = scenario.gpu;
-  if (!scenario.pool.empty()) {
-    nlohmann::json pool = nlohmann::json::array();
-    for (const PoolEntry& entry : scenario.pool) {
-      nlohmann::json row = {{"gpu", entry.gpu}, {"price_per_hour", entry.price_per_hour}};
-      if (entry.max_count > 0) row["max_count"] = entry.max_count;
-      pool.push_back(row);
-    }
-    json["pool"] = pool;
-  }
-  nlohmann::json services = nlohmann::json::array();
-  for (const Service& service : scenario.services)
-    services.push_back({{"name", service.name},
-                        {"model", service.model},
-                        {"rate_rps", service.rate_rps},
-                        {"slo_ms", service.slo_ms}});
-  json["services"] = services;
-  return json.dump();
-}
-
 // The scenario a new store starts with: the flags' (--scenario, --parva-slo)
 // or the embedded S3.
 Result<Scenario> SeedScenario(const ProblemInputs& input) {
@@ -89,7 +65,7 @@ Status PutScenario(ControlPlane& plane, const Scenario& scenario) {
   ApiRequest request;
   request.method = "PUT";
   request.path = "/v1/scenario";
-  request.body = ScenarioJson(scenario);
+  request.body = FormatScenarioJson(scenario);
   request.content_type = "application/json";
   const ApiResponse response = plane.Handle(request);
   if (response.status / 100 == 2) return Status::Ok();

@@ -21,10 +21,10 @@
 #include "tessera/deployment_format.h"
 #include "tessera/durations.h"
 #include "tessera/profile_io.h"
+#include "tessera/simulate/transition_simulation.h"
 #include "tessera/simulate_request.h"
 #include "tessera/simulator.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_simulation.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/deployment_format.h"
-#include "tessera/text_io.h"
+#include "tessera/emit/transition_svg.h"
 #include "tessera/transition.h"
-#include "tessera/transition_check.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_check.h"
+#include "tessera/transition/transition_format.h"
 #include "tessera/transition_request.h"
-#include "tessera/transition_svg.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "tessera/deployment_format.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 #include "tessera/validator.h"
 
 namespace tessera::cli {

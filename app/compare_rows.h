@@ -9,7 +9,7 @@
 
 #include "cli_common.h"
 #include "tessera/deployment.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 #include "tessera/problem.h"
 #include "tessera/status.h"
 #include "tessera/validator.h"

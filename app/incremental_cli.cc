@@ -1,7 +1,7 @@
 #include "incremental_cli.h"
 
 #include "cli_common.h"
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera::cli {
 

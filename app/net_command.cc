@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 

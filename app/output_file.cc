@@ -12,7 +12,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

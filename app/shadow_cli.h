@@ -1,4 +1,4 @@
-// The shadow guard (tessera/shadow_guard.h) on the command line: the
+// The shadow guard (tessera/planners/shadow_guard.h) on the command line: the
 // --shadow / --no-shadow flag of the MPS planning commands, and the guard's
 // report beside a plan (a table after the plan's, a "shadow_guard" object in
 // its JSON).
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/shadow_guard.h"
+#include "tessera/planners/shadow_guard.h"
 
 namespace tessera::cli {
 

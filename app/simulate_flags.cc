@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "tessera/durations.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::cli {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "k8s/extender_args.h"
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 namespace tessera {
 namespace {

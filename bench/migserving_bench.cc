@@ -5,12 +5,12 @@
 #include <benchmark/benchmark.h>
 
 #include "planners/migserving/migserving_planner.h"
-#include "tessera/clock.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/metrics.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
-#include "tessera/workload_gen.h"
+#include "tessera/plan/metrics.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/util/clock.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "planners/igniter/igniter_planner.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
 

@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "tessera/alibaba_trace.h"
-#include "tessera/online_placer.h"
-#include "tessera/replay.h"
+#include "online/alibaba_trace.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay.h"
 
 namespace tessera {
 namespace {

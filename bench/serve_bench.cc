@@ -8,8 +8,8 @@
 #include <string>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/simulator.h"
 
 namespace tessera {

@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "emit/router_config.h"
+#include "serving/load_generator.h"
 #include "tessera/latency_rule.h"
-#include "tessera/load_generator.h"
-#include "tessera/router_config.h"
-#include "tessera/triton_emulator.h"
+#include "tessera/serving/triton_emulator.h"
 
 extern char** environ;
 

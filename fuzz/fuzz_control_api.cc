@@ -15,7 +15,7 @@
 #include "../tests/api_request_text.h"
 #include "../tests/tiny_problem.h"
 #include "fuzz_input.h"
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 
 namespace {
 

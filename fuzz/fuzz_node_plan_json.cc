@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "fuzz_input.h"
+#include "tessera/emit/node_plan.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/node_plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tessera::Result<tessera::NodePlan> plan =

@@ -11,7 +11,7 @@
 #include "../tests/api_request_text.h"
 #include "control/extender_routes.h"
 #include "fuzz_input.h"
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 
 #include "fuzz_input.h"
 #include "tessera/deployment.h"
-#include "tessera/transition_check.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_check.h"
+#include "tessera/transition/transition_format.h"
 
 namespace {
 

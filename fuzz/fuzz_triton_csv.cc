@@ -2,7 +2,7 @@
 // Model Analyzer's inference table, each under the mean and a percentile,
 // into one importer (so that a second file meets the first one's keys).
 #include "fuzz_input.h"
-#include "tessera/triton_import.h"
+#include "tessera/profile/triton_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [first, second] = tessera::fuzz::TwoParts(tessera::fuzz::Text(data, size));

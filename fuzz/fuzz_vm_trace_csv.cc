@@ -1,7 +1,7 @@
 // Fuzzes the Alibaba VM/pod trace reader: the input, split at its first NUL
 // byte, is the node list and the pod list.
 #include "fuzz_input.h"
-#include "tessera/alibaba_trace.h"
+#include "online/alibaba_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [nodes, pods] = tessera::fuzz::TwoParts(tessera::fuzz::Text(data, size));

@@ -27,7 +27,7 @@
 
 #include "agent/supervisor.h"
 #include "cli_fixture.h"
-#include "tessera/clock.h"
+#include "tessera/util/clock.h"
 
 extern char** environ;
 

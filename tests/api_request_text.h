@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 
 namespace tessera::testing {
 

@@ -1,6 +1,6 @@
 // ControlServer over loopback (port 0) with cpp-httplib's client, and
 // `tessera serve` as a process: started, answering, stopped by SIGTERM.
-#include "tessera/control_server.h"
+#include "tessera/control/control_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "cli_fixture.h"
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 #include "test_paths.h"
 #include "tiny_problem.h"
 

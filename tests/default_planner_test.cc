@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
 #include "test_paths.h"
 

@@ -15,7 +15,7 @@
 #include "cli_fixture.h"
 #include "deployment_builder.h"
 #include "tessera/deployment_format.h"
-#include "tessera/node_plan.h"
+#include "tessera/emit/node_plan.h"
 
 namespace tessera::testing {
 namespace {

@@ -42,7 +42,7 @@
 
 #include "tessera/deployment.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 
 namespace tessera {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/profile_io.h"
 #include "tessera/scenario.h"
 #include "tessera/validator.h"

@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "planners/exact/exact_planner.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
 
 namespace tessera {

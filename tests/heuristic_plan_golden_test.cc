@@ -19,8 +19,8 @@
 #include "tessera/gpu_catalog.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
-#include "tessera/profile_synth.h"
-#include "tessera/workload_gen.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {

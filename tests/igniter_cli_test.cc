@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli_fixture.h"
-#include "tessera/igniter_model.h"
+#include "tessera/profile/igniter_model.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -2,7 +2,7 @@
 // example the issue lists runs the real binary and must exit 2 with a
 // one-line error naming the file, line and field (or the flag), where it
 // crashed, hung, ate memory or answered wrongly before. The limits are
-// include/tessera/input_limits.h and the "Input limits" table of docs/cli.md.
+// include/tessera/util/input_limits.h and the "Input limits" table of docs/cli.md.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/kube_client.h"
+#include "tessera/k8s/kube_client.h"
 #include "tessera/status.h"
 
 namespace tessera::testing {

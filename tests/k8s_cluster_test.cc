@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "tessera/kube_client.h"
+#include "tessera/k8s/kube_client.h"
 #include "test_paths.h"
 
 namespace tessera::testing {

@@ -19,14 +19,14 @@
 
 #include "agent_fixture.h"
 #include "k8s_cluster.h"
-#include "tessera/alibaba_trace.h"
+#include "online/alibaba_trace.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/kube_client.h"
-#include "tessera/kube_manifests.h"
-#include "tessera/mig_layout.h"
-#include "tessera/online_placer.h"
-#include "tessera/replay.h"
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/kube_client.h"
+#include "tessera/k8s/kube_manifests.h"
+#include "tessera/k8s/scheduler_extender.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay.h"
 
 namespace tessera::testing {
 namespace {

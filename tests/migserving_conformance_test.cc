@@ -13,10 +13,10 @@
 
 #include "planners/static/static_planner.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {

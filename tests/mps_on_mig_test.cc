@@ -11,12 +11,12 @@
 
 #include "cli_fixture.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mps_from_profiles.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
+#include "tessera/profile/mps_from_profiles.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
 #include "tessera/scenario.h"
 #include "test_paths.h"
 

@@ -7,11 +7,11 @@
 #include <map>
 #include <string>
 
-#include "tessera/alibaba_trace.h"
-#include "tessera/online_placer.h"
-#include "tessera/replay.h"
-#include "tessera/replay_optimum.h"
-#include "tessera/synthetic_trace.h"
+#include "online/alibaba_trace.h"
+#include "online/synthetic_trace.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay.h"
+#include "tessera/online/replay_optimum.h"
 #include "test_paths.h"
 #include "vm_trace_builder.h"
 

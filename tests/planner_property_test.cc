@@ -14,9 +14,9 @@
 
 #include "tessera/deployment_format.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/gpulet_tables.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/gpulet_tables.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
 #include "test_paths.h"
 

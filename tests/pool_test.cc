@@ -15,8 +15,8 @@
 
 #include "tessera/deployment_format.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
 #include "tessera/validator.h"
 #include "test_paths.h"

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
 #include "tessera/scenario.h"
 #include "tessera/simulator.h"
 #include "tessera/validator.h"
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "tessera/clock.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/util/clock.h"
 #include "tessera/validator.h"
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {

@@ -12,7 +12,7 @@
 #include "cli_fixture.h"
 #include "deployment_builder.h"
 #include "tessera/deployment_format.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
 
 namespace tessera::testing {
 namespace {

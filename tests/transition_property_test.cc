@@ -15,10 +15,10 @@
 #include <string>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/transition.h"
-#include "tessera/transition_check.h"
+#include "tessera/transition/transition_check.h"
 
 namespace tessera {
 namespace {

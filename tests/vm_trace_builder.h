@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/vm_trace.h"
+#include "tessera/online/vm_trace.h"
 
 namespace tessera::testing {
 

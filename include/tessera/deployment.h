@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tessera/latency_rule.h"
-#include "tessera/sharing.h"
+#include "tessera/plan/sharing.h"
 
 namespace tessera {
 

@@ -26,12 +26,12 @@
 #include <string_view>
 
 #include "tessera/deployment.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/planner.h"
+#include "tessera/planners/shadow_guard.h"
 #include "tessera/problem.h"
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
-#include "tessera/shadow_guard.h"
 #include "tessera/status.h"
 
 namespace tessera {

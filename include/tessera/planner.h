@@ -20,10 +20,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tessera/clock.h"
 #include "tessera/problem.h"
 #include "tessera/registry.h"
 #include "tessera/status.h"
+#include "tessera/util/clock.h"
 
 namespace tessera {
 

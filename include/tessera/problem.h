@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/gpulet_tables.h"
-#include "tessera/igniter_model.h"
 #include "tessera/latency_rule.h"
+#include "tessera/plan/sharing.h"
+#include "tessera/profile/gpulet_tables.h"
+#include "tessera/profile/igniter_model.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
-#include "tessera/sharing.h"
 #include "tessera/status.h"
 
 namespace tessera {

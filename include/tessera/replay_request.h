@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "tessera/online_placer.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay.h"
+#include "tessera/online/replay_optimum.h"
+#include "tessera/online/vm_trace.h"
 #include "tessera/problem_inputs.h"
-#include "tessera/replay.h"
-#include "tessera/replay_optimum.h"
 #include "tessera/status.h"
-#include "tessera/vm_trace.h"
 
 namespace tessera {
 

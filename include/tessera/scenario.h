@@ -76,6 +76,11 @@ Result<Scenario> LoadScenarioYaml(const std::string& path);
 // `source` and the lines.
 std::string FormatScenarioYaml(const Scenario& scenario);
 
+// The scenario as one line of JSON with the YAML's keys: the control
+// plane's API body, `tessera serve`'s first PUT and the Python package's
+// Scenario.to_dict(); numbers as the shortest text that reads back the same.
+std::string FormatScenarioJson(const Scenario& scenario);
+
 // Imports row `row` (1-based) of ParvaGPU's SLO directory `dir` (holding
 // SLO_req_rate.csv and SLO_latency.csv, 11 columns in the order of
 // ParvaModelColumns(), no header). Service names are the artifact's model

@@ -22,10 +22,10 @@
 #include "tessera/problem.h"
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
+#include "tessera/simulate/transition_simulation.h"
 #include "tessera/simulator.h"
 #include "tessera/status.h"
 #include "tessera/transition.h"
-#include "tessera/transition_simulation.h"
 
 namespace tessera {
 

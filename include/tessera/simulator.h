@@ -43,12 +43,12 @@
 #include <string>
 #include <vector>
 
-#include "tessera/arrivals.h"
 #include "tessera/deployment.h"
 #include "tessera/latency_rule.h"
 #include "tessera/problem.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
+#include "tessera/simulate/arrivals.h"
 #include "tessera/status.h"
 
 namespace tessera {

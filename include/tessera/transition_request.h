@@ -12,7 +12,7 @@
 #include "tessera/deployment.h"
 #include "tessera/status.h"
 #include "tessera/transition.h"
-#include "tessera/transition_check.h"
+#include "tessera/transition/transition_check.h"
 
 namespace tessera {
 

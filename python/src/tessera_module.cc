@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,20 +27,20 @@
 
 #include "tessera/deployment_format.h"
 #include "tessera/durations.h"
+#include "tessera/emit/transition_svg.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/online_placer.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay_report_format.h"
 #include "tessera/plan_request.h"
 #include "tessera/planner.h"
 #include "tessera/profile_io.h"
-#include "tessera/replay_report_format.h"
 #include "tessera/replay_request.h"
 #include "tessera/simulate_request.h"
 #include "tessera/simulator.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_check.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_check.h"
+#include "tessera/transition/transition_format.h"
 #include "tessera/transition_request.h"
-#include "tessera/transition_svg.h"
+#include "tessera/util/text_io.h"
 #include "tessera/validator.h"
 
 namespace nb = nanobind;
@@ -115,28 +114,6 @@ struct PyTransition {
   TransitionCheck check;
   TransitionSummary naive;
 };
-
-nlohmann::ordered_json ScenarioJson(const Scenario& s) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  if (!s.name.empty()) out["name"] = s.name;
-  if (!s.gpu.empty()) out["gpu"] = s.gpu;
-  if (!s.pool.empty()) {
-    nlohmann::ordered_json pool = nlohmann::ordered_json::array();
-    for (const PoolEntry& e : s.pool) {
-      nlohmann::ordered_json entry = {{"gpu", e.gpu}, {"price_per_hour", e.price_per_hour}};
-      if (e.max_count > 0) entry["max_count"] = e.max_count;
-      pool.push_back(std::move(entry));
-    }
-    out["pool"] = std::move(pool);
-  }
-  nlohmann::ordered_json services = nlohmann::ordered_json::array();
-  for (const Service& v : s.services) {
-    services.push_back(
-        {{"name", v.name}, {"model", v.model}, {"rate_rps", v.rate_rps}, {"slo_ms", v.slo_ms}});
-  }
-  out["services"] = std::move(services);
-  return out;
-}
 
 // The notes of one run, collected from any thread the run uses.
 class Notes {
@@ -356,7 +333,7 @@ NB_MODULE(_core, m) {
           },
           nb::arg("text"), nb::arg("source"))
       .def("to_yaml", [](const PyScenario& s) { return FormatScenarioYaml(s.scenario); })
-      .def("to_json", [](const PyScenario& s) { return ScenarioJson(s.scenario).dump(); })
+      .def("to_json", [](const PyScenario& s) { return FormatScenarioJson(s.scenario); })
       .def(
           "scaled",
           [](const PyScenario& s, double factor) {

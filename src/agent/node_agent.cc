@@ -1,5 +1,5 @@
 // The node agent: see node_agent.h.
-#include "tessera/node_agent.h"
+#include "tessera/agent/node_agent.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,8 +16,8 @@
 
 #include "agent/journal.h"
 #include "agent/supervisor.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 // NodeAgent through the library, on the fake NVML: what the CLI tests do
 // not reach (the lock, half-made instances, reconfiguring in place, MIG and
 // MPS without serving processes).
-#include "tessera/node_agent.h"
+#include "tessera/agent/node_agent.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "agent/supervisor.h"
 #include "deployment_builder.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 #include "test_paths.h"
 
 namespace tessera {

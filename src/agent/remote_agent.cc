@@ -1,5 +1,5 @@
 // The node agent under a control plane: see remote_agent.h.
-#include "tessera/remote_agent.h"
+#include "tessera/agent/remote_agent.h"
 
 #include <fmt/format.h>
 
@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "agent/control_client.h"
-#include "tessera/node_plan.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
+#include "tessera/emit/node_plan.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"
 

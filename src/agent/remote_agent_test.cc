@@ -4,7 +4,7 @@
 // transition's phases and posts their results (ok, and ok=false with NVML's
 // error), posts a plain status only when it changes, retries a 503 with a
 // doubling, capped backoff, and sends the bearer token.
-#include "tessera/remote_agent.h"
+#include "tessera/agent/remote_agent.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -18,7 +18,7 @@
 
 #include "agent/supervisor.h"
 #include "deployment_builder.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
 #include "test_paths.h"
 
 namespace tessera {

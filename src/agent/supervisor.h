@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/clock.h"
 #include "tessera/status.h"
+#include "tessera/util/clock.h"
 
 namespace tessera::agent {
 

@@ -7,11 +7,11 @@
 
 #include "control/rollout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
-#include "tessera/text_io.h"
 #include "tessera/transition.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_numbers.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"
@@ -238,36 +238,6 @@ Result<Scenario> ScenarioFromJson(const Json& j, std::string_view source) {
   Status valid = ValidateScenario(scenario);
   if (!valid.ok()) return r.Error("", valid.message());
   return scenario;
-}
-
-OJson ScenarioToJson(const Scenario& scenario) {
-  OJson j = OJson::object();
-  if (!scenario.name.empty()) j["name"] = scenario.name;
-  if (!scenario.gpu.empty()) j["gpu"] = scenario.gpu;
-  if (!scenario.pool.empty()) {
-    OJson pool = OJson::array();
-    for (const PoolEntry& entry : scenario.pool) {
-      OJson e;
-      e["gpu"] = entry.gpu;
-      e["price_per_hour"] = JsonNumber(entry.price_per_hour);
-      if (entry.max_count > 0) e["max_count"] = entry.max_count;
-      pool.push_back(std::move(e));
-    }
-    j["pool"] = std::move(pool);
-  }
-  OJson services = OJson::array();
-  for (const Service& s : scenario.services) services.push_back(ServiceToJson(s));
-  j["services"] = std::move(services);
-  return j;
-}
-
-OJson ServiceToJson(const Service& service) {
-  OJson e;
-  e["name"] = service.name;
-  e["model"] = service.model;
-  e["rate_rps"] = JsonNumber(service.rate_rps);
-  e["slo_ms"] = JsonNumber(service.slo_ms);
-  return e;
 }
 
 Result<ServicePatch> ServicePatchFromJson(const Json& j) {

@@ -19,10 +19,11 @@
 #include <utility>
 #include <variant>
 
-#include "tessera/control_store.h"
+#include "tessera/control/control_store.h"
 #include "tessera/deployment.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
+#include "workload/scenario_json.h"
 
 namespace tessera {
 
@@ -74,9 +75,6 @@ ApiResult<nlohmann::json> ParseJsonBody(std::string_view text);
 // is (ranges of input_limits.h, catalog GPUs, canonical models, unique
 // names, then ValidateScenario).
 Result<Scenario> ScenarioFromJson(const nlohmann::json& j, std::string_view source);
-nlohmann::ordered_json ScenarioToJson(const Scenario& scenario);
-// One service of a scenario: {"name", "model", "rate_rps", "slo_ms"}.
-nlohmann::ordered_json ServiceToJson(const Service& service);
 
 struct ServicePatch {
   std::optional<double> rate_rps;

@@ -19,7 +19,7 @@
 
 #include "api_request_text.h"
 #include "fuzz_mutator.h"
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 #include "tiny_problem.h"
 
 namespace tessera {

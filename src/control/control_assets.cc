@@ -1,4 +1,4 @@
-#include "tessera/control_assets.h"
+#include "tessera/control/control_assets.h"
 
 #include <array>
 #include <utility>

@@ -1,6 +1,6 @@
 // ControlPlane: routing, the state cached from the store, planning,
 // transitions and the node agents' work (control_plane.h).
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 
 #include <fmt/format.h>
 
@@ -20,19 +20,19 @@
 #include "control/gzip.h"
 #include "control/metrics_text.h"
 #include "control/rollout.h"
-#include "tessera/deploy_artifacts.h"
+#include "emit/router_config.h"
 #include "tessera/deployment_format.h"
+#include "tessera/emit/deploy_artifacts.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/incremental_plan.h"
-#include "tessera/input_limits.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/plan_request.h"
-#include "tessera/router_config.h"
+#include "tessera/simulate/transition_simulation.h"
 #include "tessera/transition.h"
-#include "tessera/transition_check.h"
-#include "tessera/transition_format.h"
-#include "tessera/transition_simulation.h"
+#include "tessera/transition/transition_check.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/input_limits.h"
 #include "tessera/validator.h"
+#include "transition/incremental_plan.h"
 #include "util/json_numbers.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "tessera/control_plane.h"
+#include "tessera/control/control_plane.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "control/api_json.h"
+#include "tessera/emit/node_plan.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/node_plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
 
 namespace tessera {

@@ -1,7 +1,7 @@
 // ControlStore on SQLite: one connection, serialised on a mutex; every
 // statement prepared once and cached, values always bound; multi-row changes
-// in one BEGIN IMMEDIATE ... COMMIT. See include/tessera/control_store.h.
-#include "tessera/control_store.h"
+// in one BEGIN IMMEDIATE ... COMMIT. See include/tessera/control/control_store.h.
+#include "tessera/control/control_store.h"
 
 #include <sqlite3.h>
 

@@ -1,4 +1,4 @@
-#include "tessera/control_store.h"
+#include "tessera/control/control_store.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

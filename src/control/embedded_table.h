@@ -1,6 +1,6 @@
 // The table of files embedded in the binary, generated at build time by
 // cmake/embed_files.cmake (CMakeLists.txt lists the files); read it through
-// FindAsset (include/tessera/control_assets.h).
+// FindAsset (include/tessera/control/control_assets.h).
 //
 // Thread-safety: constant data.
 #ifndef TESSERA_CONTROL_EMBEDDED_TABLE_H_

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "control/api_json.h"
+#include "tessera/emit/node_plan.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
-#include "tessera/node_plan.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/control_plane.h"
-#include "tessera/scheduler_extender.h"
+#include "tessera/control/control_plane.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-// ControlServer (include/tessera/control_server.h) on cpp-httplib.
+// ControlServer (include/tessera/control/control_server.h) on cpp-httplib.
 //
 // Every request passes, on one worker thread: the pre-routing handler (its
 // start time; the token of a mutation, 401; a Content-Length far over the
@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "control/extender_routes.h"
-#include "tessera/control_assets.h"
-#include "tessera/control_server.h"
-#include "tessera/text_io.h"
+#include "tessera/control/control_assets.h"
+#include "tessera/control/control_server.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/control_store.h"
-#include "tessera/node_plan.h"
+#include "tessera/control/control_store.h"
+#include "tessera/emit/node_plan.h"
 #include "tessera/status.h"
 #include "tessera/transition.h"
 

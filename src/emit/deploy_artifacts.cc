@@ -4,7 +4,7 @@
 // as block YAML by YamlText below (every string double-quoted in JSON's
 // escapes, which YAML's double-quoted style reads alike), so output is
 // deterministic and needs no YAML library.
-#include "tessera/deploy_artifacts.h"
+#include "tessera/emit/deploy_artifacts.h"
 
 #include <fmt/format.h>
 
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/router_config.h"
-#include "tessera/text_io.h"
+#include "emit/router_config.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

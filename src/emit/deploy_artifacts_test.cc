@@ -2,7 +2,7 @@
 // Triton's queue delay computed by hand, name collisions and bad options,
 // and golden files of every artifact of a small deployment under
 // tests/golden/deploy_small/ (regenerate with TESSERA_UPDATE_GOLDEN=1).
-#include "tessera/deploy_artifacts.h"
+#include "tessera/emit/deploy_artifacts.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include "emit/gpu_rows_svg.h"
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 #include "util/svg_text.h"
 
 namespace tessera {

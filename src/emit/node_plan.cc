@@ -2,7 +2,7 @@
 // the serving command's placeholders, and the NodePlan JSON with its strict
 // parser. nlohmann::json is used as in deployment_json.cc: no exceptions,
 // every value's type checked before it is read, dumped with "replace".
-#include "tessera/node_plan.h"
+#include "tessera/emit/node_plan.h"
 
 #include <fmt/format.h>
 
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "tessera/deploy_artifacts.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_numbers.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"

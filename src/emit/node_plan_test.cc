@@ -2,7 +2,7 @@
 // percentages, MPS directories, node split and gpu_map, the serving
 // command's placeholders, the JSON round trip, and the strict parser's
 // errors (each naming the source and the JSON path), hostile inputs included.
-#include "tessera/node_plan.h"
+#include "tessera/emit/node_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 
 #include "fmt/format.h"
 #include "tessera/deployment_format.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 
 namespace tessera {
 namespace {

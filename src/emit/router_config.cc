@@ -1,5 +1,5 @@
 // FormatHaproxyConfig (router_config.h): HAProxy 2.6's configuration text.
-#include "tessera/router_config.h"
+#include "emit/router_config.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "tessera/deploy_artifacts.h"
+#include "tessera/emit/deploy_artifacts.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 // FormatTransitionSvg (transition_svg.h): a title, a grid of small capacity
 // charts (one per service), then the GPU rows of A and of B, the latter by
 // the drawing code of the deployment SVG (emit/gpu_rows_svg.h).
-#include "tessera/transition_svg.h"
+#include "tessera/emit/transition_svg.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Structure checks of the transition SVG: one capacity chart per service,
 // the floors, the dips below them, both GPU layouts, escaping, determinism.
-#include "tessera/transition_svg.h"
+#include "tessera/emit/transition_svg.h"
 
 #include <gtest/gtest.h>
 

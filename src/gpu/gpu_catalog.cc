@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

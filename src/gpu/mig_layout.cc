@@ -1,4 +1,4 @@
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
 
 #include <algorithm>
 #include <numeric>

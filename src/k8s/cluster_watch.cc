@@ -1,5 +1,5 @@
 // ClusterWatch and KubeClientApi (cluster_watch.h).
-#include "tessera/cluster_watch.h"
+#include "tessera/k8s/cluster_watch.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,6 +1,6 @@
-// KubeClient on cpp-httplib (include/tessera/kube_client.h): the transport
+// KubeClient on cpp-httplib (include/tessera/k8s/kube_client.h): the transport
 // and the watch; the kubeconfig reader is kubeconfig.cc.
-#include "tessera/kube_client.h"
+#include "tessera/k8s/kube_client.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "k8s/kube_server_url.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

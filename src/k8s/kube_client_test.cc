@@ -6,7 +6,7 @@
 // the caller, by `stop` on a silent server and by a 410 ERROR event, and TLS
 // with a CA and a client certificate made by the openssl CLI. Then
 // LoadKubeconfig: relative paths, `*-data`, tokens, contexts and its errors.
-#include "tessera/kube_client.h"
+#include "tessera/k8s/kube_client.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>

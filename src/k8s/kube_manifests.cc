@@ -1,5 +1,5 @@
 // Scheduler configuration and trace manifests (kube_manifests.h).
-#include "tessera/kube_manifests.h"
+#include "tessera/k8s/kube_manifests.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 namespace tessera {
 namespace {

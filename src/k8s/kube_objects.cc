@@ -9,9 +9,9 @@
 #include <string>
 #include <utility>
 
-#include "tessera/input_limits.h"
-#include "tessera/scheduler_extender.h"
-#include "tessera/text_io.h"
+#include "tessera/k8s/scheduler_extender.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-// The kubeconfig reader of include/tessera/kube_client.h (LoadKubeconfig).
+// The kubeconfig reader of include/tessera/k8s/kube_client.h (LoadKubeconfig).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "k8s/kube_server_url.h"
-#include "tessera/kube_client.h"
-#include "tessera/text_io.h"
+#include "tessera/k8s/kube_client.h"
+#include "tessera/util/text_io.h"
 #include "util/yaml_tree.h"
 
 namespace tessera {

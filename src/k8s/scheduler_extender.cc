@@ -2,7 +2,7 @@
 // over an OnlineCluster whose hosts are the Kubernetes nodes and whose VMs
 // are the pods, placed by an OnlinePlacer from the registry `tessera replay`
 // uses.
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,8 +15,8 @@
 
 #include "k8s/extender_args.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/online_cluster.h"
-#include "tessera/vm_trace.h"
+#include "tessera/online/online_cluster.h"
+#include "tessera/online/vm_trace.h"
 #include "util/json_structure.h"
 
 namespace tessera {

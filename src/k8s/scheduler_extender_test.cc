@@ -3,7 +3,7 @@
 // `tessera replay`'s for every policy, the protocol's answers, reservations,
 // binding, restarts and the watch's updates; the readers of Node and Pod
 // objects; and mutated protocol bodies.
-#include "tessera/scheduler_extender.h"
+#include "tessera/k8s/scheduler_extender.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "fuzz_mutator.h"
-#include "tessera/clock.h"
+#include "online/synthetic_trace.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
-#include "tessera/online_cluster.h"
-#include "tessera/replay.h"
-#include "tessera/synthetic_trace.h"
-#include "tessera/vm_trace.h"
+#include "tessera/online/online_cluster.h"
+#include "tessera/online/replay.h"
+#include "tessera/online/vm_trace.h"
+#include "tessera/util/clock.h"
 
 namespace tessera {
 namespace {

@@ -1,9 +1,9 @@
-// The NVML loader: include/tessera/nvml.h on a library opened with dlopen.
+// The NVML loader: include/tessera/nvml/nvml.h on a library opened with dlopen.
 // Every NVML function is resolved once, in Open; each public call then walks
 // NVML as mig-parted does (profile enums, skipping the ones the GPU lacks)
 // and turns each failure into a Status naming the function, the GPU and the
 // instance, NVML's own error string and the code name.
-#include "tessera/nvml.h"
+#include "tessera/nvml/nvml.h"
 
 #include <dlfcn.h>
 

@@ -1,7 +1,7 @@
-// The NVML loader (include/tessera/nvml.h) on the fake NVML
+// The NVML loader (include/tessera/nvml/nvml.h) on the fake NVML
 // (libtessera-fake-nvml.so): every rule the fake enforces, seen through the
 // real loader, and the loader's own errors.
-#include "tessera/nvml.h"
+#include "tessera/nvml/nvml.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -1,7 +1,7 @@
 // LoadAlibabaTrace (alibaba_trace.h): the "openb" node and pod lists of the
 // Alibaba GPU trace 2023, turned into MIG VM requests as GRMU (section 8.1)
 // describes.
-#include "tessera/alibaba_trace.h"
+#include "online/alibaba_trace.h"
 
 #include <fmt/format.h>
 
@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/alibaba_trace.h"
+#include "online/alibaba_trace.h"
 
 #include <gtest/gtest.h>
 

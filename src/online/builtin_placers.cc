@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "online/placers.h"
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/mig_capability.h"
+#include "tessera/online/mig_capability.h"
 
 #include <bit>
 #include <cassert>

@@ -1,6 +1,6 @@
 // The GRMU paper's worked examples (sections 4-5, Fig. 2-3, Table 3) on the
 // A100-40GB, whose six profiles are exactly the paper's.
-#include "tessera/mig_capability.h"
+#include "tessera/online/mig_capability.h"
 
 #include <gtest/gtest.h>
 

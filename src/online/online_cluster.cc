@@ -1,4 +1,4 @@
-#include "tessera/online_cluster.h"
+#include "tessera/online/online_cluster.h"
 
 #include <algorithm>
 #include <string>

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "tessera/online_placer.h"
+#include "tessera/online/online_placer.h"
 
 namespace tessera {
 

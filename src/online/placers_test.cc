@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "tessera/online_placer.h"
-#include "tessera/replay.h"
+#include "tessera/online/online_placer.h"
+#include "tessera/online/replay.h"
 #include "vm_trace_builder.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "tessera/replay.h"
+#include "tessera/online/replay.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <queue>
 #include <utility>
 
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera {
 namespace {

@@ -3,7 +3,7 @@
 // GRMU's y_ijk with its start z_ijk enumerated: one binary per (VM, event
 // time, GPU, allowed start), the assignment form of Eq. 12-16 (same integer
 // points, no big-M), so non-overlap is one row per memory slice.
-#include "tessera/replay_optimum.h"
+#include "tessera/online/replay_optimum.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // with a fixed key order, CSV in long format) and as a picture (standalone SVG
 // 1.1 like the deployment drawing: no external resources, no timestamps, so
 // equal reports give equal bytes).
-#include "tessera/replay_report_format.h"
+#include "tessera/online/replay_report_format.h"
 
 #include <fmt/format.h>
 
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 #include "util/json_numbers.h"
 #include "util/svg_text.h"
 

@@ -2,7 +2,7 @@
 // FormatReplaySvg (replay_report_format.h) on hand-built reports: the exact
 // table, JSON keys and values, CSV rows, and an SVG without NaN whatever the
 // number of reports and samples.
-#include "tessera/replay_report_format.h"
+#include "tessera/online/replay_report_format.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 // ParseSweep and ApplySweepValue (replay_sweep.h): the knobs reuse the trace
 // shaping of vm_trace.h; arrival-rate is the one knob of their own.
-#include "tessera/replay_sweep.h"
+#include "tessera/online/replay_sweep.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <utility>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/replay_sweep.h"
+#include "tessera/online/replay_sweep.h"
 
 #include <gtest/gtest.h>
 

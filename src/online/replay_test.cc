@@ -1,7 +1,7 @@
 // The replay driver: metrics on hand-made traces, and the safety properties
 // of every policy on random synthetic traces (legal state after every event,
 // no VM lost or placed twice).
-#include "tessera/replay.h"
+#include "tessera/online/replay.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/synthetic_trace.h"
+#include "online/synthetic_trace.h"
 #include "vm_trace_builder.h"
 
 namespace tessera {

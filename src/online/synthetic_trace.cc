@@ -2,7 +2,7 @@
 // here from raw std::mt19937_64 output (whose sequence the standard fixes)
 // rather than through std::*_distribution (whose algorithms it leaves to each
 // library), so a seed gives the same trace with libstdc++, libc++ and MSVC.
-#include "tessera/synthetic_trace.h"
+#include "online/synthetic_trace.h"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 #include "util/random_draws.h"
 
 namespace tessera {

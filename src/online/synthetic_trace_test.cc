@@ -1,4 +1,4 @@
-#include "tessera/synthetic_trace.h"
+#include "online/synthetic_trace.h"
 
 #include <gtest/gtest.h>
 

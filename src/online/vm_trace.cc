@@ -1,5 +1,5 @@
 // VmTrace helpers (vm_trace.h): lifetime modes, stress shaping, counts.
-#include "tessera/vm_trace.h"
+#include "tessera/online/vm_trace.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

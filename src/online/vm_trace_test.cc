@@ -1,4 +1,4 @@
-#include "tessera/vm_trace.h"
+#include "tessera/online/vm_trace.h"
 
 #include <gtest/gtest.h>
 

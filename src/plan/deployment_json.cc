@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "tessera/deployment_format.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_numbers.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"
@@ -35,7 +35,7 @@ constexpr InputRange kPoolCap{0, limits::kMaxCount.max, false, true};
 constexpr std::array<std::string_view, 5> kTopKeys = {"gpu", "planner", "gpus", "services",
                                                       "metrics"};
 // "shadow_guard": the report of iGniter's guard beside an MPS plan
-// (tessera/shadow_guard.h, written by `tessera plan`); read past, not kept.
+// (tessera/planners/shadow_guard.h, written by `tessera plan`); read past, not kept.
 constexpr std::array<std::string_view, 5> kTopOptionalKeys = {"sharing", "latency_rule", "pool",
                                                               "shadow_guard", "profiles"};
 constexpr std::array<std::string_view, 2> kProfilesKeys = {"source", "fnv1a64"};

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 

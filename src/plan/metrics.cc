@@ -1,4 +1,4 @@
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 
 #include <algorithm>
 #include <climits>

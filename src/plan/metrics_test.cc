@@ -1,11 +1,11 @@
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <cmath>
 
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tiny_problem.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

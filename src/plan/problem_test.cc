@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_table.h"
 #include "tessera/scenario.h"
 

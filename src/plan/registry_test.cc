@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/planner.h"
 #include "tiny_problem.h"
 

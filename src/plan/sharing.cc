@@ -1,8 +1,8 @@
-#include "tessera/sharing.h"
+#include "tessera/plan/sharing.h"
 
 #include <string>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "tessera/time_limit.h"
+#include "plan/time_limit.h"
 
 #include <fmt/format.h>
 

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "plan/mps_deployment.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/metrics.h"
-#include "tessera/mig_layout.h"
+#include "tessera/plan/metrics.h"
 
 namespace tessera {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tiny_problem.h"
 
 namespace tessera {

@@ -1,6 +1,6 @@
 // GSLICE's self-tuning of gslice_tuning.h: Algorithm 1 and the max-min fair
 // allocation.
-#include "tessera/gslice_tuning.h"
+#include "tessera/planners/gslice_tuning.h"
 
 #include <algorithm>
 #include <cmath>

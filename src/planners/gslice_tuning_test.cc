@@ -1,4 +1,4 @@
-#include "tessera/gslice_tuning.h"
+#include "tessera/planners/gslice_tuning.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tessera/gpulet_tables.h"
+#include "tessera/profile/gpulet_tables.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_structure.h"
 #include "util/least_squares.h"
 

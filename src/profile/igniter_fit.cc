@@ -1,4 +1,4 @@
-#include "tessera/igniter_fit.h"
+#include "tessera/profile/igniter_fit.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <span>
 
 #include "tessera/profile_table.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 #include "util/least_squares.h"
 
 namespace tessera {

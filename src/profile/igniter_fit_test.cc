@@ -1,7 +1,7 @@
 // Fitting iGniter coefficients from samples: noise-free samples synthesized
 // from the V100 coefficients give them back, noisy ones predict within 2%,
 // and bad CSVs are rejected naming line and field.
-#include "tessera/igniter_fit.h"
+#include "tessera/profile/igniter_fit.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "tessera/igniter_model.h"
+#include "tessera/profile/igniter_model.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_structure.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "tessera/igniter_synth.h"
+#include "tessera/profile/igniter_synth.h"
 
 #include <fmt/format.h>
 

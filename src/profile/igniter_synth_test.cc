@@ -1,6 +1,6 @@
 // Synthesized iGniter coefficients (igniter_synth.h): the method's ratios on
 // the V100 -> T4 pair of iGniter's 5.3, and its errors.
-#include "tessera/igniter_synth.h"
+#include "tessera/profile/igniter_synth.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/profile_synth.h"
-#include "tessera/text_io.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

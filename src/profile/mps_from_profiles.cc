@@ -1,4 +1,4 @@
-#include "tessera/mps_from_profiles.h"
+#include "tessera/profile/mps_from_profiles.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <optional>
 
-#include "tessera/igniter_fit.h"
-#include "tessera/input_limits.h"
+#include "tessera/profile/igniter_fit.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera {
 namespace {

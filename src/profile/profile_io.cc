@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 // The analytic performance model behind SynthesizeProfiles. The formulas are
 // derived in docs/profile-synthesizer.md; tools/fit_synth.py mirrors them to
 // fit SynthParams, so keep the two in sync.
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 
 #include <algorithm>
 #include <cassert>
@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 
 #include <gtest/gtest.h>
 

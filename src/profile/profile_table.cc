@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <set>
 
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/triton_import.h"
+#include "tessera/profile/triton_import.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

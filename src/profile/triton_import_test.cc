@@ -1,4 +1,4 @@
-#include "tessera/triton_import.h"
+#include "tessera/profile/triton_import.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 
 #include "fuzz_mutator.h"
 #include "tessera/profile_io.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 #include "test_paths.h"
 #include "triton_csv_writer.h"
 

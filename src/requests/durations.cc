@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -9,10 +9,10 @@
 
 #include "tessera/deployment_format.h"
 #include "tessera/durations.h"
-#include "tessera/incremental_plan.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "tessera/validator.h"
+#include "transition/incremental_plan.h"
 
 namespace tessera {
 namespace {

@@ -9,12 +9,12 @@
 #include <utility>
 
 #include "tessera/deployment_format.h"
-#include "tessera/gpulet_tables.h"
-#include "tessera/igniter_model.h"
-#include "tessera/input_limits.h"
+#include "tessera/profile/gpulet_tables.h"
+#include "tessera/profile/igniter_model.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_io.h"
-#include "tessera/profile_synth.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "tessera/validator.h"
 
 namespace tessera {

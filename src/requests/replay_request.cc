@@ -6,11 +6,11 @@
 #include <memory>
 #include <utility>
 
-#include "tessera/alibaba_trace.h"
+#include "online/alibaba_trace.h"
 #include "tessera/durations.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

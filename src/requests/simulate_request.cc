@@ -11,8 +11,8 @@
 #include "tessera/durations.h"
 #include "tessera/gpu_catalog.h"
 #include "tessera/profile_io.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

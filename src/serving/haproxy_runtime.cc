@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera::serving {
 namespace {

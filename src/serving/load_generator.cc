@@ -1,7 +1,7 @@
 // RunOpenLoopLoad (load_generator.h): one epoll loop, non-blocking sockets,
 // a hand-written HTTP/1.1 client of just what the emulator and HAProxy
 // answer (a status line, headers with Content-Length, a body).
-#include "tessera/load_generator.h"
+#include "serving/load_generator.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // RunRehearsal (rehearsal.h): node plans, agents on the fake NVML, the
 // emulators they start, HAProxy, the open-loop load, and the simulator's
 // prediction beside what was measured.
-#include "tessera/rehearsal.h"
+#include "tessera/serving/rehearsal.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -17,17 +17,17 @@
 #include <thread>
 #include <tuple>
 
+#include "emit/router_config.h"
 #include "serving/children.h"
 #include "serving/haproxy_runtime.h"
+#include "serving/load_generator.h"
 #include "serving/rehearsal_parts.h"
-#include "tessera/deploy_artifacts.h"
-#include "tessera/load_generator.h"
-#include "tessera/node_plan.h"
-#include "tessera/router_config.h"
-#include "tessera/router_observer.h"
-#include "tessera/text_io.h"
-#include "tessera/transition_format.h"
-#include "tessera/transition_simulation.h"
+#include "serving/router_observer.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/emit/node_plan.h"
+#include "tessera/simulate/transition_simulation.h"
+#include "tessera/transition/transition_format.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "agent/supervisor.h"
-#include "tessera/clock.h"
+#include "tessera/util/clock.h"
 
 namespace tessera::serving {
 

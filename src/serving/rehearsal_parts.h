@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/load_generator.h"
-#include "tessera/rehearsal.h"
+#include "serving/load_generator.h"
+#include "tessera/serving/rehearsal.h"
 #include "tessera/simulator.h"
 #include "tessera/status.h"
 

@@ -1,6 +1,6 @@
 // RouterAgent (router_agent.h): HAProxy kept in step with the control
 // plane's router work, and what its request log counts posted back.
-#include "tessera/router_agent.h"
+#include "tessera/serving/router_agent.h"
 
 #include <fmt/format.h>
 #include <stdlib.h>
@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "agent/control_client.h"
+#include "emit/router_config.h"
 #include "serving/children.h"
 #include "serving/haproxy_runtime.h"
+#include "serving/router_observer.h"
 #include "serving/router_work.h"
-#include "tessera/deploy_artifacts.h"
+#include "tessera/emit/deploy_artifacts.h"
 #include "tessera/latency_rule.h"
-#include "tessera/router_config.h"
-#include "tessera/router_observer.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -3,7 +3,7 @@
 // its field) and never crashing on a mutant. A real HAProxy takes the
 // dynamic servers the agent adds with FormatServerArgs, and deletes them
 // once in maintenance. (RehearseCliTest runs the whole agent under serve.)
-#include "tessera/router_agent.h"
+#include "tessera/serving/router_agent.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -15,11 +15,11 @@
 #include <random>
 #include <string>
 
+#include "emit/router_config.h"
 #include "fuzz_mutator.h"
 #include "serving/children.h"
 #include "serving/haproxy_runtime.h"
 #include "serving/router_work.h"
-#include "tessera/router_config.h"
 
 namespace tessera {
 namespace {

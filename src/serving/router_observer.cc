@@ -1,6 +1,6 @@
 // RouterObserver (router_observer.h): HAProxy's request log over UDP,
 // counted per backend.
-#include "tessera/router_observer.h"
+#include "serving/router_observer.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

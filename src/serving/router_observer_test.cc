@@ -3,7 +3,7 @@
 // fatal; the configuration that sends them passes `haproxy -c` where
 // HAProxy is installed. (The rehearsal test checks that the router logs
 // exactly the requests the generator sent.)
-#include "tessera/router_observer.h"
+#include "serving/router_observer.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -19,8 +19,8 @@
 #include <string>
 #include <thread>
 
+#include "emit/router_config.h"
 #include "fuzz_mutator.h"
-#include "tessera/router_config.h"
 
 namespace tessera {
 namespace {

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "tessera/deploy_artifacts.h"
-#include "tessera/input_limits.h"
-#include "tessera/text_io.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"
 

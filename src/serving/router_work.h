@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "emit/router_config.h"
 #include "tessera/latency_rule.h"
-#include "tessera/router_config.h"
 #include "tessera/status.h"
 
 namespace tessera::serving {

@@ -20,13 +20,13 @@
 #include "agent/control_client.h"
 #include "serving/children.h"
 #include "serving/haproxy_runtime.h"
+#include "serving/load_generator.h"
 #include "serving/rehearsal_parts.h"
-#include "tessera/deploy_artifacts.h"
 #include "tessera/deployment_format.h"
-#include "tessera/load_generator.h"
-#include "tessera/node_plan.h"
-#include "tessera/rehearsal.h"
-#include "tessera/text_io.h"
+#include "tessera/emit/deploy_artifacts.h"
+#include "tessera/emit/node_plan.h"
+#include "tessera/serving/rehearsal.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

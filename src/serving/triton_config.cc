@@ -1,6 +1,6 @@
 // ParseTritonConfig (triton_config.h): a small reader of protobuf text
 // format that keeps the dynamic batcher's fields.
-#include "tessera/triton_config.h"
+#include "tessera/serving/triton_config.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <charconv>
 #include <string>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

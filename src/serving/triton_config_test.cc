@@ -1,13 +1,13 @@
 // ParseTritonConfig: what deploy writes reads back; Triton's other fields
 // are read and ignored; errors name the file, the line and the field.
-#include "tessera/triton_config.h"
+#include "tessera/serving/triton_config.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "fuzz_mutator.h"
-#include "tessera/deploy_artifacts.h"
+#include "tessera/emit/deploy_artifacts.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 // TritonEmulator (triton_emulator.h) on cpp-httplib: request threads queue
 // their request and wait; one batcher thread forms batches and sleeps for
 // their (dilated) latency.
-#include "tessera/triton_emulator.h"
+#include "tessera/serving/triton_emulator.h"
 
 #include <fmt/format.h>
 
@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -2,7 +2,7 @@
 // batcher (a preferred batch starts at once, a partial one waits for its
 // queue delay), Triton's metrics, bad requests and a stop with requests
 // queued. No test reads a time: batches are counted, not timed.
-#include "tessera/triton_emulator.h"
+#include "tessera/serving/triton_emulator.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

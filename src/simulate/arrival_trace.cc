@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tessera/arrivals.h"
-#include "tessera/text_io.h"
+#include "tessera/simulate/arrivals.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz_mutator.h"
-#include "tessera/arrivals.h"
+#include "tessera/simulate/arrivals.h"
 #include "test_paths.h"
 
 namespace tessera {

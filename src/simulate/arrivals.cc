@@ -1,4 +1,4 @@
-#include "tessera/arrivals.h"
+#include "tessera/simulate/arrivals.h"
 
 #include <fmt/format.h>
 

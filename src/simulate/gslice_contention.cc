@@ -1,6 +1,6 @@
 // GsliceContention of gslice_contention.h: SM oversubscription and iGniter's
 // L2 interference between co-located MPS processes.
-#include "tessera/gslice_contention.h"
+#include "simulate/gslice_contention.h"
 
 #include <algorithm>
 

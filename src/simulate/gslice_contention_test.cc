@@ -1,10 +1,10 @@
-#include "tessera/gslice_contention.h"
+#include "simulate/gslice_contention.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "tessera/igniter_model.h"
+#include "tessera/profile/igniter_model.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -1,6 +1,6 @@
 // The GSLICE runtime's reports of gslice_report_format.h: a table for people
 // and JSON for programs.
-#include "tessera/gslice_report_format.h"
+#include "tessera/simulate/gslice_report_format.h"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 // overs and their resumes, and tuning ticks, in a binary heap ordered by
 // (time, kind, sequence) so runs are deterministic. Time is the simulated
 // clock in seconds.
-#include "tessera/gslice_runtime.h"
+#include "tessera/simulate/gslice_runtime.h"
 
 #include <fmt/format.h>
 
@@ -15,10 +15,10 @@
 #include <limits>
 #include <queue>
 
+#include "simulate/gslice_contention.h"
 #include "simulate/sampling.h"
-#include "tessera/gslice_contention.h"
-#include "tessera/quantile_histogram.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
+#include "util/quantile_histogram.h"
 
 namespace tessera {
 namespace {

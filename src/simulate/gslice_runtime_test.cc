@@ -1,4 +1,4 @@
-#include "tessera/gslice_runtime.h"
+#include "tessera/simulate/gslice_runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tessera/gslice_report_format.h"
-#include "tessera/gslice_workload.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
+#include "tessera/simulate/gslice_report_format.h"
+#include "tessera/simulate/gslice_workload.h"
 #include "test_paths.h"
 
 namespace tessera {

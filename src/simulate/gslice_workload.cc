@@ -1,6 +1,6 @@
 // BuildGsliceWorkload of gslice_workload.h: a scenario's services with their
 // performance at a GPU%.
-#include "tessera/gslice_workload.h"
+#include "tessera/simulate/gslice_workload.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tessera/gslice_workload.h"
+#include "tessera/simulate/gslice_workload.h"
 
 #include <gtest/gtest.h>
 

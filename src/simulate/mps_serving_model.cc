@@ -5,7 +5,7 @@
 #include <map>
 
 #include "simulate/serving_models.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "simulate/serving_models.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/metrics.h"
+#include "tessera/plan/metrics.h"
 #include "tessera/simulator.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

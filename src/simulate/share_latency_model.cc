@@ -1,6 +1,6 @@
 // ShareLatencyModel of share_latency_model.h: batch latency at a GPU%,
 // interpolated from the MIG profiles of one model on one GPU.
-#include "tessera/share_latency_model.h"
+#include "tessera/simulate/share_latency_model.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

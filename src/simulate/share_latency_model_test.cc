@@ -1,4 +1,4 @@
-#include "tessera/share_latency_model.h"
+#include "tessera/simulate/share_latency_model.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/igniter_model.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/igniter_model.h"
+#include "tessera/profile/profile_synth.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/simulate/transition_simulation.h"
 #include "tessera/simulator.h"
-#include "tessera/transition_simulation.h"
 #include "util/json_numbers.h"
 
 namespace tessera {

@@ -17,8 +17,8 @@
 
 #include "simulate/sampling.h"
 #include "simulate/windowed_simulation.h"
-#include "tessera/input_limits.h"
-#include "tessera/quantile_histogram.h"
+#include "tessera/util/input_limits.h"
+#include "util/quantile_histogram.h"
 
 namespace tessera {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "simulate/windowed_simulation.h"
-#include "tessera/quantile_histogram.h"
 #include "tessera/simulator.h"
+#include "util/quantile_histogram.h"
 
 namespace tessera {
 namespace {

@@ -2,7 +2,7 @@
 // deployment holding every instance that lives during the transition, each
 // taking requests only while it is up (ServingInstance's acceptance window),
 // reported over the whole run and window by window.
-#include "tessera/transition_simulation.h"
+#include "tessera/simulate/transition_simulation.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "simulate/windowed_simulation.h"
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "tessera/transition_simulation.h"
+#include "tessera/simulate/transition_simulation.h"
 
 #include <gtest/gtest.h>
 

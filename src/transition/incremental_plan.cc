@@ -1,4 +1,4 @@
-#include "tessera/incremental_plan.h"
+#include "transition/incremental_plan.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/metrics.h"
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
+#include "tessera/plan/metrics.h"
 #include "tessera/validator.h"
 
 namespace tessera {

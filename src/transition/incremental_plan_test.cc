@@ -1,4 +1,4 @@
-#include "tessera/incremental_plan.h"
+#include "transition/incremental_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "deployment_builder.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
 #include "test_paths.h"
 #include "tiny_problem.h"

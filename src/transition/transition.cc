@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 #include "transition/transition_internal.h"
 
 namespace tessera {

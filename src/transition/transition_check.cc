@@ -9,7 +9,7 @@
 // state and GPU count) and then applied; each pass touches only the GPUs and
 // services the phase names, so a check costs O(steps + GPUs + services)
 // plus a sort of B's and the final state's instances.
-#include "tessera/transition_check.h"
+#include "tessera/transition/transition_check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
-#include "tessera/sharing.h"
+#include "tessera/plan/sharing.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of CheckTransition (transition_check.h) on hand-made transitions: a
 // legal one passes with its measured summary; each broken rule is reported
 // once, naming the phase, the step and the rule.
-#include "tessera/transition_check.h"
+#include "tessera/transition/transition_check.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "deployment_builder.h"
 #include "fuzz_mutator.h"
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
 
 namespace tessera {
 namespace {

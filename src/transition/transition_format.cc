@@ -2,7 +2,7 @@
 // FormatTransitionSummary (transition_format.h): the fixed JSON of issue 18
 // and docs/transitions.md. Parsing follows the deployment JSON's strict style
 // (util/json_reader.h): structure first, then every key and type.
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 #include "util/json_numbers.h"
 #include "util/json_reader.h"
 #include "util/json_structure.h"

@@ -1,6 +1,6 @@
 // Tests of FormatTransitionJson, ParseTransitionJson, FormatTransitionText
 // and FormatTransitionSummary (transition_format.h).
-#include "tessera/transition_format.h"
+#include "tessera/transition/transition_format.h"
 
 #include <gtest/gtest.h>
 

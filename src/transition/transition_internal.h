@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "tessera/deployment.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/mig_layout.h"
 #include "tessera/transition.h"
 
 namespace tessera::transition_internal {

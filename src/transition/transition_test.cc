@@ -10,7 +10,7 @@
 
 #include "deployment_builder.h"
 #include "tessera/gpu_catalog.h"
-#include "tessera/transition_check.h"
+#include "tessera/transition/transition_check.h"
 #include "transition/transition_internal.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "tessera/clock.h"
+#include "tessera/util/clock.h"
 
 #include <chrono>
 

@@ -1,5 +1,5 @@
 // InputRange (input_limits.h): the predicate and the words of a range.
-#include "tessera/input_limits.h"
+#include "tessera/util/input_limits.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 

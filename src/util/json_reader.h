@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/input_limits.h"
 #include "tessera/status.h"
+#include "tessera/util/input_limits.h"
 
 namespace tessera {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,5 @@
 // QuantileHistogram (quantile_histogram.h): bucket growth and the quantile walk.
-#include "tessera/quantile_histogram.h"
+#include "util/quantile_histogram.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tessera/quantile_histogram.h"
+#include "util/quantile_histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 #include <fmt/format.h>
 

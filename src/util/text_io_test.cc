@@ -1,4 +1,4 @@
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

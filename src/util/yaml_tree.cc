@@ -10,7 +10,7 @@
 #include <optional>
 #include <sstream>
 
-#include "tessera/text_io.h"
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 

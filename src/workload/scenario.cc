@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
 #include "tessera/profile_table.h"
-#include "tessera/text_io.h"
+#include "tessera/util/input_limits.h"
+#include "tessera/util/text_io.h"
 #include "util/utf8.h"
 #include "util/yaml_tree.h"
 

@@ -1,7 +1,7 @@
 // GenerateWorkload (workload_gen.h). Every random draw is computed here from
 // raw std::mt19937_64 output (whose sequence the standard fixes) rather than
 // through std::*_distribution (whose algorithms it leaves to each library).
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 
 #include <fmt/format.h>
 
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "tessera/gpu_catalog.h"
-#include "tessera/input_limits.h"
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/profile_table.h"
+#include "tessera/util/input_limits.h"
 #include "util/random_draws.h"
 #include "util/utf8.h"
 

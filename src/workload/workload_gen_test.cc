@@ -1,4 +1,4 @@
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/profile_synth.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
 #include "test_paths.h"
 

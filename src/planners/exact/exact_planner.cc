@@ -12,8 +12,8 @@
 
 #include "planners/exact/milp.h"
 #include "planners/exact/service_covers.h"
-#include "tessera/metrics.h"
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
+#include "tessera/plan/metrics.h"
 
 namespace tessera {
 namespace {

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "planners/exact/service_covers.h"
-#include "tessera/mig_layout.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/gpu/mig_layout.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 #include "tiny_problem.h"
 
 namespace tessera {

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/clock.h"
 #include "tessera/status.h"
+#include "tessera/util/clock.h"
 
 class OsiClpSolverInterface;  // COIN-OR, kept out of this header
 

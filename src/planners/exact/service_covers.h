@@ -26,8 +26,8 @@
 #include <optional>
 #include <vector>
 
-#include "tessera/clock.h"
 #include "tessera/problem.h"
+#include "tessera/util/clock.h"
 
 namespace tessera {
 

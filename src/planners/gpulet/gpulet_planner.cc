@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "tessera/gpulet_tables.h"
-#include "tessera/igniter_model.h"
-#include "tessera/time_limit.h"
+#include "plan/time_limit.h"
+#include "tessera/profile/gpulet_tables.h"
+#include "tessera/profile/igniter_model.h"
 
 namespace tessera {
 namespace {

@@ -17,11 +17,11 @@
 
 #include "fuzz_mutator.h"
 #include "planners/gpulet/gpulet_planner.h"
-#include "tessera/gpulet_tables.h"
-#include "tessera/igniter_model.h"
-#include "tessera/metrics.h"
-#include "tessera/plan.h"
+#include "tessera/plan/metrics.h"
+#include "tessera/plan/plan.h"
 #include "tessera/planner.h"
+#include "tessera/profile/gpulet_tables.h"
+#include "tessera/profile/igniter_model.h"
 #include "test_paths.h"
 
 namespace tessera {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "tessera/gslice_tuning.h"
-#include "tessera/time_limit.h"
+#include "plan/time_limit.h"
+#include "tessera/planners/gslice_tuning.h"
 
 namespace tessera {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "planners/igniter/igniter_planner.h"
 #include "tessera/deployment_format.h"
-#include "tessera/igniter_model.h"
-#include "tessera/plan.h"
-#include "tessera/text_io.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/igniter_model.h"
+#include "tessera/util/text_io.h"
 #include "tessera/validator.h"
 #include "test_paths.h"
 

@@ -1,10 +1,10 @@
-#include "tessera/shadow_guard.h"
+#include "tessera/planners/shadow_guard.h"
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "tessera/metrics.h"
-#include "tessera/plan.h"
+#include "tessera/plan/metrics.h"
+#include "tessera/plan/plan.h"
 
 namespace tessera {
 

@@ -1,12 +1,12 @@
 // The shadow guard (iGniter, TPDS 2023, 4.2): a shadow adds min(10%, what is
 // left on its GPU), on a hand-made plan and on FFD+'s plan of the twelve
 // workloads, whose misses the iGniter model predicts.
-#include "tessera/shadow_guard.h"
+#include "tessera/planners/shadow_guard.h"
 
 #include <gtest/gtest.h>
 
 #include "planners/igniter/igniter_planner.h"
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/validator.h"
 #include "test_paths.h"
 

@@ -39,7 +39,7 @@
 #include <span>
 #include <vector>
 
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/planner.h"
 
 namespace tessera::migserving {

@@ -25,7 +25,7 @@
 
 #include "planners/migserving/config_space.h"
 #include "planners/migserving/tree_search.h"
-#include "tessera/clock.h"
+#include "tessera/util/clock.h"
 
 namespace tessera::migserving {
 

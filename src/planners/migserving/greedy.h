@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "planners/migserving/config_space.h"
-#include "tessera/clock.h"
 #include "tessera/status.h"
+#include "tessera/util/clock.h"
 
 namespace tessera::migserving {
 

@@ -6,10 +6,10 @@
 #include "planners/migserving/greedy.h"
 #include "planners/migserving/migserving_planner.h"
 #include "planners/migserving/tree_search.h"
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
-#include "tessera/workload_gen.h"
+#include "tessera/workload/workload_gen.h"
 #include "tiny_problem.h"
 
 namespace tessera {

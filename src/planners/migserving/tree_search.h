@@ -33,7 +33,7 @@
 #include <unordered_map>
 
 #include "planners/migserving/config_space.h"
-#include "tessera/clock.h"
+#include "tessera/util/clock.h"
 
 namespace tessera::migserving {
 

@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "tessera/mig_layout.h"
-#include "tessera/time_limit.h"
+#include "plan/time_limit.h"
+#include "tessera/gpu/mig_layout.h"
 
 namespace tessera {
 namespace {

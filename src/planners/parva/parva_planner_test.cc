@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/plan.h"
+#include "tessera/plan/plan.h"
 #include "tessera/validator.h"
 #include "tiny_problem.h"
 

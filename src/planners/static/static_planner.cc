@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "tessera/time_limit.h"
+#include "plan/time_limit.h"
 
 namespace tessera {
 namespace {

@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/mig_layout.h"
+#include "tessera/gpu/mig_layout.h"
 #include "tessera/planner.h"
 
 namespace tessera {

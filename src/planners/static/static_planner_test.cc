@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/plan.h"
-#include "tessera/profile_synth.h"
+#include "tessera/plan/plan.h"
+#include "tessera/profile/profile_synth.h"
 #include "tessera/validator.h"
 #include "tiny_problem.h"
 

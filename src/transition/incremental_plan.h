@@ -1,0 +1,63 @@
+// Incremental re-planning (ParvaGPU section III-F): plans a changed scenario
+// while keeping as many of the current deployment's instances in place as it
+// can. A service whose model, SLO and rate are unchanged keeps its instances;
+// one whose rate fell keeps the instances it still needs; one whose rate rose
+// keeps its instances and gets new segments for the rest; a new service, or
+// one whose SLO or model changed, is planned afresh; the instances of a
+// removed service go. New segments fill free places on the current GPUs
+// before new GPUs are opened. The result may use at most `max_extra_gpus`
+// more GPUs than the best plan from scratch (RunDefaultPlanner); when the
+// incremental plan needs more, the plan from scratch is used, its GPUs
+// mapped onto the current ones to keep what can be kept, and `note` says so.
+//
+// Thread-safety: pure function (the clock is only read).
+#ifndef TESSERA_INCREMENTAL_PLAN_H_
+#define TESSERA_INCREMENTAL_PLAN_H_
+
+#include <optional>
+#include <string>
+
+#include "tessera/deployment.h"
+#include "tessera/plan/plan.h"
+#include "tessera/planner.h"
+#include "tessera/problem.h"
+#include "tessera/status.h"
+#include "tessera/util/clock.h"
+
+namespace tessera {
+
+struct IncrementalOptions {
+  // Unset: 0 when the plan from scratch is proven optimal, else 1.
+  std::optional<int> max_extra_gpus;
+  // The MIG planner of `planners` that plans the new segments (the demand
+  // the kept instances leave uncovered). Default: parva.
+  std::string planner = "parva";
+};
+
+struct IncrementalPlan {
+  PlanReport report;  // the new deployment, validated against `problem`
+  // Instances of `current` left exactly as they are (GPU, place, service,
+  // model, profile, batch, procs).
+  int kept = 0;
+  int moved = 0;         // instances of a kept service's segment that changed GPU or place
+  int added = 0;         // new instances
+  int removed = 0;       // instances of `current` gone
+  int scratch_gpus = 0;  // the plan from scratch
+  bool scratch_proven = false;
+  int allowed_gpus = 0;  // scratch_gpus + max_extra_gpus
+  std::string note;      // why the plan from scratch was used, or empty
+};
+
+// InvalidArgument when `current` is not a MIG plan on the problem's GPU
+// model, or its layout is illegal (messages name the JSON path of the field
+// at fault, e.g. "gpus[2]: ..."), or `options.planner` is no MIG planner of
+// `planners`.
+Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const Problem& problem,
+                                        const Deployment& current,
+                                        const IncrementalOptions& options,
+                                        const PlanContext& context,
+                                        const Clock& clock = SystemClock());
+
+}  // namespace tessera
+
+#endif  // TESSERA_INCREMENTAL_PLAN_H_
