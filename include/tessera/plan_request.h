@@ -33,6 +33,7 @@
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
+#include "tessera/transition.h"
 
 namespace tessera {
 
@@ -60,14 +61,6 @@ struct PlanRequest {
   std::optional<bool> shadow;
   NoteSink notes;                                  // notes of the run; empty: dropped
   std::function<void(std::string_view)> progress;  // the planner's progress lines
-};
-
-// What an incremental plan kept of the current deployment.
-struct IncrementStats {
-  int kept = 0;
-  int moved = 0;
-  int added = 0;
-  int removed = 0;
 };
 
 struct PlanRun {

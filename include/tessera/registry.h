@@ -52,14 +52,18 @@ class NamedRegistry {
     }
   }
 
+  // Ok when `name` is registered; else NotFound listing the registered
+  // names (what Create answers for it), without making anything.
+  Status Check(std::string_view name) const {
+    if (entries_.find(name) != entries_.end()) return Status::Ok();
+    return Status::NotFound("unknown " + kind_ + " '" + std::string(name) +
+                            "' (known: " + JoinedNames() + ")");
+  }
+
   // NotFound listing the registered names when `name` is unknown.
   Result<std::unique_ptr<Interface>> Create(std::string_view name, Args... args) const {
-    auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      return Status::NotFound("unknown " + kind_ + " '" + std::string(name) +
-                              "' (known: " + JoinedNames() + ")");
-    }
-    return it->second.factory(std::forward<Args>(args)...);
+    TESSERA_RETURN_IF_ERROR(Check(name));
+    return entries_.find(name)->second.factory(std::forward<Args>(args)...);
   }
 
   // Registered names, sorted.

@@ -40,6 +40,16 @@
 
 namespace tessera {
 
+// What an incremental plan (a re-plan from a running deployment) did to the
+// running instances: kept exactly, moved (a kept service's segment on another
+// GPU or place), added and removed.
+struct IncrementStats {
+  int kept = 0;
+  int moved = 0;
+  int added = 0;
+  int removed = 0;
+};
+
 enum class StepAction { kCreate, kDestroy, kReconfigure };
 
 // "create", "destroy", "reconfigure".

@@ -607,10 +607,8 @@ ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
   }
   // The planner's name is the request's; every other input is the daemon's,
   // so any other error is a conflict with the state, not a bad request.
-  if (Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(PlannerFor(request));
-      !planner.ok()) {
-    return ApiError{400, "invalid_argument", "planner: " + planner.status().message(),
-                    std::string("planner")};
+  if (Status known = BuiltinPlanners().Check(PlannerFor(request)); !known.ok()) {
+    return ApiError{400, "invalid_argument", "planner: " + known.message(), std::string("planner")};
   }
   Result<PlanRun> run = Plan(request);
   if (!run.ok()) {
@@ -1431,8 +1429,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<Control
                                                          ControlOptions options) {
   if (store == nullptr) return Status::InvalidArgument("ControlPlane::Open: no store");
   if (!options.default_planner.empty()) {
-    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(options.default_planner);
-    if (!planner.ok()) return planner.status().WithContext("default planner");
+    TESSERA_RETURN_IF_ERROR(
+        BuiltinPlanners().Check(options.default_planner).WithContext("default planner"));
   }
   TESSERA_RETURN_IF_ERROR(CheckInputsApply(options.inputs, /*mps=*/false, "the control plane"));
   if (!limits::kGpusPerNode.Contains(options.deploy.gpus_per_node)) {

@@ -56,11 +56,11 @@ Result<PlanReport> PlanFrom(const PlanRequest& request, const Deployment& curren
   Note(request.notes,
        fmt::format("incremental: kept {}, moved {}, new {}, removed {} instances; {} GPUs (from "
                    "scratch: {}, {}; allowed {})",
-                   plan.kept, plan.moved, plan.added, plan.removed,
+                   plan.counts.kept, plan.counts.moved, plan.counts.added, plan.counts.removed,
                    plan.report.deployment.metrics.gpus, plan.scratch_gpus,
                    plan.scratch_proven ? "proven" : "not proven", plan.allowed_gpus));
   if (!plan.note.empty()) Note(request.notes, plan.note);
-  increment = IncrementStats{plan.kept, plan.moved, plan.added, plan.removed};
+  increment = plan.counts;
   return std::move(plan.report);
 }
 

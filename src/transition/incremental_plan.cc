@@ -453,7 +453,7 @@ void CountChanges(const Deployment& current, const Deployment& next, Incremental
         continue;
       }
       before.erase(it);
-      ++plan.kept;
+      ++plan.counts.kept;
     }
   }
   std::multiset<SegmentKey> left;
@@ -461,13 +461,13 @@ void CountChanges(const Deployment& current, const Deployment& next, Incremental
   for (const SegmentKey& key : placed_elsewhere) {
     auto it = left.find(key);
     if (it == left.end()) {
-      ++plan.added;
+      ++plan.counts.added;
       continue;
     }
     left.erase(it);
-    ++plan.moved;
+    ++plan.counts.moved;
   }
-  plan.removed = static_cast<int>(left.size());
+  plan.counts.removed = static_cast<int>(left.size());
 }
 
 }  // namespace

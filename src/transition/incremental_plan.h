@@ -22,6 +22,7 @@
 #include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/status.h"
+#include "tessera/transition.h"
 #include "tessera/util/clock.h"
 
 namespace tessera {
@@ -38,11 +39,8 @@ struct IncrementalPlan {
   PlanReport report;  // the new deployment, validated against `problem`
   // Instances of `current` left exactly as they are (GPU, place, service,
   // model, profile, batch, procs).
-  int kept = 0;
-  int moved = 0;         // instances of a kept service's segment that changed GPU or place
-  int added = 0;         // new instances
-  int removed = 0;       // instances of `current` gone
-  int scratch_gpus = 0;  // the plan from scratch
+  IncrementStats counts;  // instances kept, moved, added and removed
+  int scratch_gpus = 0;   // the plan from scratch
   bool scratch_proven = false;
   int allowed_gpus = 0;  // scratch_gpus + max_extra_gpus
   std::string note;      // why the plan from scratch was used, or empty

@@ -70,8 +70,8 @@ TEST(IncrementalPlan, UnchangedScenarioKeepsEveryInstance) {
   const Deployment current = PlanFromScratch(p);
   Result<IncrementalPlan> r = Replan(p, current);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->kept, InstancesOf(current));
-  EXPECT_EQ(r->moved + r->added + r->removed, 0);
+  EXPECT_EQ(r->counts.kept, InstancesOf(current));
+  EXPECT_EQ(r->counts.moved + r->counts.added + r->counts.removed, 0);
   EXPECT_EQ(r->report.deployment.metrics.gpus, current.metrics.gpus);
   EXPECT_EQ(r->note, "");
 }
@@ -92,9 +92,9 @@ TEST(IncrementalPlan, FallenRateDropsTheInstanceOnTheEmptiestGpu) {
 
   Result<IncrementalPlan> r = Replan(TinyProblem({300, 440}), current);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->kept, 3);
-  EXPECT_EQ(r->removed, 1);
-  EXPECT_EQ(r->added + r->moved, 0);
+  EXPECT_EQ(r->counts.kept, 3);
+  EXPECT_EQ(r->counts.removed, 1);
+  EXPECT_EQ(r->counts.added + r->counts.moved, 0);
   EXPECT_EQ(PlacesOf(r->report.deployment, "s0"), (std::multiset<Place>{{0, 4, "3g.40gb", 1, 1}}));
   EXPECT_EQ(r->report.deployment.metrics.gpus, 1);
 }
@@ -107,9 +107,9 @@ TEST(IncrementalPlan, RisenRateFillsAHoleOfACurrentGpu) {
   b.Service("s0", 300, 1000, "m");
   Result<IncrementalPlan> r = Replan(TinyProblem({500}), b.Build());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->kept, 1);
-  EXPECT_EQ(r->added, 1);
-  EXPECT_EQ(r->moved + r->removed, 0);
+  EXPECT_EQ(r->counts.kept, 1);
+  EXPECT_EQ(r->counts.added, 1);
+  EXPECT_EQ(r->counts.moved + r->counts.removed, 0);
   EXPECT_EQ(r->report.deployment.metrics.gpus, 1);
   EXPECT_EQ(r->report.deployment.gpus[0].index, 0);
 }
@@ -130,7 +130,7 @@ TEST(IncrementalPlan, NewRemovedAndChangedServices) {
   const Problem p = *Problem::Build(next, A100(), testing::TinyTable(), BareRule());
   Result<IncrementalPlan> r = Replan(p, current);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->kept + r->removed + r->moved, 2);
+  EXPECT_EQ(r->counts.kept + r->counts.removed + r->counts.moved, 2);
   EXPECT_EQ(PlacesOf(r->report.deployment, "s1").size(), 0u);
   EXPECT_EQ(r->report.deployment.metrics.gpus, 1);
   EXPECT_TRUE(ValidateDeployment(r->report.deployment, p).empty());
@@ -150,8 +150,8 @@ TEST(IncrementalPlan, CompactsWhenKeepingEverythingNeedsTooManyGpus) {
   EXPECT_TRUE(r->scratch_proven);
   EXPECT_EQ(r->allowed_gpus, 1);
   EXPECT_EQ(r->report.deployment.metrics.gpus, 1);
-  EXPECT_EQ(r->kept, 1);
-  EXPECT_EQ(r->moved, 1);
+  EXPECT_EQ(r->counts.kept, 1);
+  EXPECT_EQ(r->counts.moved, 1);
   EXPECT_EQ(r->note, "");
 }
 
@@ -170,8 +170,8 @@ TEST(IncrementalPlan, UsesThePlanFromScratchWhenTheIncrementalOneExceedsTheAllow
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->report.deployment.metrics.gpus, 1);
   EXPECT_NE(r->note.find("plan from scratch is used"), std::string::npos) << r->note;
-  EXPECT_EQ(r->removed, 3);
-  EXPECT_EQ(r->added, 1);
+  EXPECT_EQ(r->counts.removed, 3);
+  EXPECT_EQ(r->counts.added, 1);
 
   // One extra GPU allowed: the incremental plan stands.
   IncrementalOptions one_more;
@@ -179,7 +179,7 @@ TEST(IncrementalPlan, UsesThePlanFromScratchWhenTheIncrementalOneExceedsTheAllow
   r = Replan(TinyProblem({800}), current, one_more);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->allowed_gpus, 2);
-  EXPECT_EQ(r->kept, 3);
+  EXPECT_EQ(r->counts.kept, 3);
   EXPECT_EQ(r->note, "");
 }
 
@@ -269,7 +269,7 @@ class IncrementalS6 : public ::testing::Test {
     EXPECT_EQ(k1->note, "");
     EXPECT_LE(k1->report.deployment.metrics.gpus, k1->allowed_gpus);
     EXPECT_EQ(k1->allowed_gpus, k1->scratch_gpus + 1);
-    EXPECT_EQ(k1->moved, 0);
+    EXPECT_EQ(k1->counts.moved, 0);
     ExpectOnlyChanged(current_, k1->report.deployment, changed);
     return *k1;
   }
@@ -280,8 +280,8 @@ class IncrementalS6 : public ::testing::Test {
 TEST_F(IncrementalS6, Unchanged) {
   Result<IncrementalPlan> r = Replan(ProblemOf(S6()), current_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->kept, InstancesOf(current_));
-  EXPECT_EQ(r->moved + r->added + r->removed, 0);
+  EXPECT_EQ(r->counts.kept, InstancesOf(current_));
+  EXPECT_EQ(r->counts.moved + r->counts.added + r->counts.removed, 0);
   EXPECT_EQ(r->report.deployment.metrics.gpus, current_.metrics.gpus);
 }
 
@@ -289,9 +289,9 @@ TEST_F(IncrementalS6, OneRateDoubledAddsOnlyThatServicesInstances) {
   Scenario next = S6();
   Named(next, "bert").rate_rps *= 2;
   const IncrementalPlan r = BothWays(next, {"bert"});
-  EXPECT_EQ(r.kept, InstancesOf(current_));
-  EXPECT_EQ(r.removed, 0);
-  EXPECT_GT(r.added, 0);
+  EXPECT_EQ(r.counts.kept, InstancesOf(current_));
+  EXPECT_EQ(r.counts.removed, 0);
+  EXPECT_GT(r.counts.added, 0);
 }
 
 TEST_F(IncrementalS6, ServiceRemovedAndRateReduced) {
@@ -299,8 +299,8 @@ TEST_F(IncrementalS6, ServiceRemovedAndRateReduced) {
   next.services.erase(next.services.begin() + 10);  // vgg19
   Named(next, "resnet50").rate_rps *= 0.4;
   const IncrementalPlan r = BothWays(next, {"vgg19", "resnet50"});
-  EXPECT_EQ(r.added, 0);
-  EXPECT_GE(r.removed, static_cast<int>(PlacesOf(current_, "vgg19").size()) + 1);
+  EXPECT_EQ(r.counts.added, 0);
+  EXPECT_GE(r.counts.removed, static_cast<int>(PlacesOf(current_, "vgg19").size()) + 1);
   EXPECT_LT(r.report.deployment.metrics.gpus, current_.metrics.gpus);
 }
 
@@ -308,8 +308,8 @@ TEST_F(IncrementalS6, TightenedSloReplansOnlyThatService) {
   Scenario next = S6();
   Named(next, "densenet121").slo_ms = 120;
   const IncrementalPlan r = BothWays(next, {"densenet121"});
-  EXPECT_EQ(r.removed, static_cast<int>(PlacesOf(current_, "densenet121").size()));
-  EXPECT_EQ(r.kept + r.removed, InstancesOf(current_));
+  EXPECT_EQ(r.counts.removed, static_cast<int>(PlacesOf(current_, "densenet121").size()));
+  EXPECT_EQ(r.counts.kept + r.counts.removed, InstancesOf(current_));
 }
 
 }  // namespace
