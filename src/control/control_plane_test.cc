@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -15,11 +16,36 @@
 #include "tessera/gpu_catalog.h"
 #include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
+#include "test_paths.h"
 
 namespace tessera {
 namespace {
 
 using Json = nlohmann::json;
+
+// The route table is docs/openapi.json's paths and methods, every one and
+// nothing else, but /v1/openapi.json itself, which the HTTP layer serves.
+TEST(ControlPlaneRoutes, AreTheOpenApiDocumentsPaths) {
+  std::ifstream in(testing::SourcePath("docs/openapi.json"));
+  ASSERT_TRUE(in) << "docs/openapi.json";
+  const Json doc = Json::parse(in);
+  std::set<std::pair<std::string, std::string>> documented;
+  for (const auto& [path, item] : doc.at("paths").items()) {
+    for (const auto& [method, operation] : item.items()) {
+      std::string upper = method;
+      std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+      if (upper == "GET" || upper == "PUT" || upper == "POST" || upper == "PATCH" ||
+          upper == "DELETE") {
+        documented.emplace(upper, path);
+      }
+    }
+  }
+  documented.erase({"GET", "/v1/openapi.json"});
+  const auto table = ControlPlane::RouteTable();
+  const std::set<std::pair<std::string, std::string>> routed(table.begin(), table.end());
+  EXPECT_EQ(routed.size(), table.size()) << "a route is in the table twice";
+  EXPECT_EQ(routed, documented);
+}
 
 Scenario LoadExample(const std::string& name) {
   Result<Scenario> s =

@@ -133,6 +133,11 @@ class ControlPlane {
   // that should not happen is a 4xx, a store failure a 503, a bug a 500.
   ApiResponse Handle(const ApiRequest& request);
 
+  // Every route Handle answers, as (method, path pattern with "{x}" for a
+  // segment), in the order they are matched: docs/openapi.json's paths but
+  // /v1/openapi.json, which the HTTP layer serves (a test holds them equal).
+  static std::vector<std::pair<std::string, std::string>> RouteTable();
+
   // The store's version now.
   int64_t Version() const;
   // Blocks until the version differs from `seen` or `timeout` passes (or
