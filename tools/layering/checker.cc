@@ -73,8 +73,6 @@ const std::map<std::string, std::string>& HeaderOnlyFloors() {
       {"deployment_format.h", "plan"},
       // Planner, PlanContext, PlanResult and the planners' registry.
       {"planner.h", "plan"},
-      // NamedRegistry: a template over Status alone.
-      {"registry.h", "util"},
   };
   return floors;
 }
