@@ -27,66 +27,6 @@ struct CompareFlags {
   bool list = false;
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// A run that took this share of its time limit or more used it up (the
-// fast algorithm stops at 90% of it, exact at 95%): running it again would
-// time the limit.
-constexpr double kUsedLimitShare = 0.8;
-
-// One planner's row; nullopt when the problem lacks what it needs, or the
-// planner cannot plan it as asked (say, within the pool's max_count): then
-// `skipped` maps the reason to the planners it keeps out. Runs `repeat`
-// times, or once when that run used its context's time limit (then added to
-// `ran_once`).
-Result<std::optional<Row>> RunOne(const Planner& planner, const Result<Problem>& problem,
-                                  int repeat, const PlanContext& context,
-                                  std::map<std::string, std::vector<std::string>>& skipped,
-                                  std::vector<std::string>& ran_once) {
-  Status fits = problem.ok() ? CheckPlannerFits(planner, *problem) : problem.status();
-  if (!fits.ok()) {
-    skipped[fits.message()].push_back(std::string(planner.Name()));
-    return std::optional<Row>();
-  }
-  Row row{std::string(planner.Name()), Sharing::kMigMps, {}, 0, 0};
-  std::vector<double> times;
-  for (int k = 0; k < repeat; ++k) {
-    Result<PlanReport> run = RunPlanner(planner, *problem, context);
-    if (k == 0 && run.status().code() == StatusCode::kInvalidArgument) {
-      skipped[run.status().message()].push_back(std::string(planner.Name()));
-      return std::optional<Row>();
-    }
-    TESSERA_ASSIGN_OR_RETURN(PlanReport report, std::move(run));
-    const Deployment& d = report.deployment;
-    times.push_back(d.metrics.plan_ms);
-    if (k == 0 && repeat > 1 && context.time_limit_s > 0 &&
-        d.metrics.plan_ms >= kUsedLimitShare * 1000 * context.time_limit_s) {
-      ran_once.push_back(std::string(planner.Name()));
-      repeat = 1;
-    }
-    if (k > 0) continue;
-    row.sharing = d.sharing;
-    row.metrics = d.metrics;
-    const std::vector<Violation> violations = ValidateDeployment(d, *problem);
-    row.violations = violations.size();
-    row.infeasible = std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
-      return s.status == ServiceStatus::kInfeasible;
-    });
-    row.services = d.services.size();
-    row.slo_met = ServicesMeetingSlo(d, violations);
-    if (!(row.metrics.cost_per_hour > 0)) {
-      row.metrics.cost_per_hour = CatalogCostPerHour(d);
-      row.catalog_price = true;
-    }
-  }
-  row.metrics.plan_ms = Median(times);
-  return std::optional<Row>(std::move(row));
-}
-
 int RunCompare(const CompareFlags& flags) {
   if (flags.list) {
     for (const std::string& name : BuiltinPlanners().Names()) {
@@ -132,7 +72,7 @@ int RunCompare(const CompareFlags& flags) {
     const bool defaulted = !(context.time_limit_s > 0) && (*planner)->CompareTimeLimitS() > 0;
     if (defaulted) context.time_limit_s = (*planner)->CompareTimeLimitS();
     Result<std::optional<Row>> row =
-        RunOne(**planner, is_mps ? mps : mig, flags.repeat, context, skipped, ran_once);
+        MeasurePlanner(**planner, is_mps ? mps : mig, flags.repeat, context, skipped, ran_once);
     if (!row.ok()) return ReportError(row.status());
     if (!*row) continue;
     paper_score_ran |= flags.search.score == "paper" && (*planner)->UsesMigServingScore();

@@ -4,9 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "tessera/gpu_catalog.h"
+#include "tessera/plan/plan.h"
 
 namespace tessera::cli {
 namespace {
@@ -16,6 +19,17 @@ bool IsMps(const Row& r) { return r.sharing == Sharing::kMps; }
 std::string Percent(const Row& r, double share) {
   return IsMps(r) ? "-" : fmt::format("{:.1f}%", 100 * share);
 }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A run that took this share of its time limit or more used it up (the
+// fast algorithm stops at 90% of it, exact at 95%): running it again would
+// time the limit.
+constexpr double kUsedLimitShare = 0.8;
 
 }  // namespace
 
@@ -163,6 +177,50 @@ std::string FormatCompareJson(const std::vector<Row>& rows) {
                    {"infeasible_services", r.infeasible}});
   }
   return out.dump(2) + "\n";
+}
+
+Result<std::optional<Row>> MeasurePlanner(const Planner& planner, const Result<Problem>& problem,
+                                          int repeat, const PlanContext& context,
+                                          std::map<std::string, std::vector<std::string>>& skipped,
+                                          std::vector<std::string>& ran_once) {
+  Status fits = problem.ok() ? CheckPlannerFits(planner, *problem) : problem.status();
+  if (!fits.ok()) {
+    skipped[fits.message()].push_back(std::string(planner.Name()));
+    return std::optional<Row>();
+  }
+  Row row{std::string(planner.Name()), Sharing::kMigMps, {}, 0, 0};
+  std::vector<double> times;
+  for (int k = 0; k < repeat; ++k) {
+    Result<PlanReport> run = RunPlanner(planner, *problem, context);
+    if (k == 0 && run.status().code() == StatusCode::kInvalidArgument) {
+      skipped[run.status().message()].push_back(std::string(planner.Name()));
+      return std::optional<Row>();
+    }
+    TESSERA_ASSIGN_OR_RETURN(PlanReport report, std::move(run));
+    const Deployment& d = report.deployment;
+    times.push_back(d.metrics.plan_ms);
+    if (k == 0 && repeat > 1 && context.time_limit_s > 0 &&
+        d.metrics.plan_ms >= kUsedLimitShare * 1000 * context.time_limit_s) {
+      ran_once.push_back(std::string(planner.Name()));
+      repeat = 1;
+    }
+    if (k > 0) continue;
+    row.sharing = d.sharing;
+    row.metrics = d.metrics;
+    const std::vector<Violation> violations = ValidateDeployment(d, *problem);
+    row.violations = violations.size();
+    row.infeasible = std::count_if(d.services.begin(), d.services.end(), [](const auto& s) {
+      return s.status == ServiceStatus::kInfeasible;
+    });
+    row.services = d.services.size();
+    row.slo_met = ServicesMeetingSlo(d, violations);
+    if (!(row.metrics.cost_per_hour > 0)) {
+      row.metrics.cost_per_hour = CatalogCostPerHour(d);
+      row.catalog_price = true;
+    }
+  }
+  row.metrics.plan_ms = Median(times);
+  return std::optional<Row>(std::move(row));
 }
 
 }  // namespace tessera::cli

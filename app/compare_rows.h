@@ -4,12 +4,15 @@
 #ifndef TESSERA_APP_COMPARE_ROWS_H_
 #define TESSERA_APP_COMPARE_ROWS_H_
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
 #include "tessera/deployment.h"
 #include "tessera/plan/metrics.h"
+#include "tessera/planner.h"
 #include "tessera/problem.h"
 #include "tessera/status.h"
 #include "tessera/validator.h"
@@ -40,6 +43,16 @@ size_t ServicesMeetingSlo(const Deployment& d, const std::vector<Violation>& vio
 // The hourly price of `d`'s GPUs at the catalog's one-GPU cloud price of
 // each model (gpu_catalog.h), for plans of scenarios that give no prices.
 double CatalogCostPerHour(const Deployment& d);
+
+// One planner's row; nullopt when the problem lacks what it needs, or the
+// planner cannot plan it as asked (say, within the pool's max_count): then
+// `skipped` maps the reason to the planners it keeps out. Runs `repeat`
+// times, or once when that run used its context's time limit (then added to
+// `ran_once`).
+Result<std::optional<Row>> MeasurePlanner(const Planner& planner, const Result<Problem>& problem,
+                                          int repeat, const PlanContext& context,
+                                          std::map<std::string, std::vector<std::string>>& skipped,
+                                          std::vector<std::string>& ran_once);
 
 // Every row's gap against the strongest bound a planner of its kind (MIG or
 // MPS) found (the exact planner's proven bound when it ran), so gaps compare.
