@@ -156,7 +156,7 @@ std::string Summary(const std::string& dir, const std::vector<NodePlan>& plans,
     int node_instances = 0, node_processes = 0;
     for (const NodeGpu& gpu : plan.gpus) {
       node_instances += static_cast<int>(gpu.instances.size());
-      for (const NodeInstance& in : gpu.instances) node_processes += in.procs;
+      for (const NodeInstance& in : gpu.instances) node_processes += in.instance.procs;
     }
     out += fmt::format("{:<24} {:>5} {:>10} {:>10}\n", plan.node, plan.gpus.size(), node_instances,
                        node_processes);

@@ -65,7 +65,7 @@ void BM_HeuristicPlan(benchmark::State& state, const char* planner_name) {
     return;
   }
   int gpus = 0;
-  for (const auto& gpu : result->gpus) gpus += gpu.empty() ? 0 : 1;
+  for (const auto& gpu : result->mig()) gpus += gpu.empty() ? 0 : 1;
   state.counters["gpus"] = gpus;
 }
 BENCHMARK_CAPTURE(BM_HeuristicPlan, migserving_greedy, "migserving-greedy")

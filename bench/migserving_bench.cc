@@ -42,7 +42,7 @@ void BM_MigServingGreedy(benchmark::State& state) {
     return;
   }
   const LowerBound bound = StrongestBound(*problem);
-  const double gpus = static_cast<double>(result->gpus.size());
+  const double gpus = static_cast<double>(result->mig().size());
   state.counters["gpus"] = gpus;
   state.counters["bound"] = bound.gpus;
   state.counters["gap"] = bound.gpus > 0 ? gpus / bound.gpus - 1 : 0;

@@ -51,7 +51,7 @@ void RunMps(benchmark::State& state, std::unique_ptr<Planner> (*make)()) {
   for (auto _ : state) {
     Result<PlanResult> r = planner->Plan(*problem, {});
     benchmark::DoNotOptimize(r);
-    gpus = static_cast<int>(r->mps_gpus.size());
+    gpus = static_cast<int>(std::get<MpsGpus>(r->gpus).size());
   }
   state.counters["gpus"] = gpus;
   state.counters["bound"] = StrongestBound(*problem).gpus;

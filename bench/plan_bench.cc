@@ -150,7 +150,7 @@ bool ReportProof(benchmark::State& state, const Result<PlanResult>& result) {
     state.SkipWithError(result.ok() ? "no proof" : result.status().message().c_str());
     return false;
   }
-  const auto gpus = std::count_if(result->gpus.begin(), result->gpus.end(),
+  const auto gpus = std::count_if(result->mig().begin(), result->mig().end(),
                                   [](const auto& segments) { return !segments.empty(); });
   state.counters["gpus"] = static_cast<double>(gpus);
   state.counters["bound"] = result->proof->bound;

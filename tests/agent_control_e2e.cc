@@ -204,7 +204,7 @@ class ControlE2eTest : public AgentTest {
     std::multiset<std::vector<Seen>> out;
     for (const GpuAssignment& g : d.gpus) {
       std::vector<Seen> here;
-      for (const Instance& i : g.instances) here.emplace_back(i.profile, i.start, i.service);
+      for (const Instance& i : g.instances()) here.emplace_back(i.profile, i.start, i.service);
       std::sort(here.begin(), here.end());
       if (!here.empty()) out.insert(here);
     }
@@ -270,7 +270,7 @@ TEST_F(ControlE2eTest, RollsS3OutThenMovesItToNightWithinTheFloors) {
   std::map<Seen, std::vector<const Instance*>> known;
   for (const Deployment* d : {&a, &b}) {
     for (const GpuAssignment& g : d->gpus) {
-      for (const Instance& i : g.instances) known[{i.profile, i.start, i.service}].push_back(&i);
+      for (const Instance& i : g.instances()) known[{i.profile, i.start, i.service}].push_back(&i);
     }
   }
   int states = 0;

@@ -95,7 +95,7 @@ TEST_F(DeployCliTest, DeploysS3WithTheGeometryOfThePlan) {
   // (cluster GPU, start) -> (profile, service, batch, procs) of the plan.
   std::map<std::pair<int, int>, std::tuple<std::string, std::string, int, int>> planned;
   for (const GpuAssignment& g : d->gpus) {
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       planned[{g.index, in.start}] = {in.profile, in.service, in.batch, in.procs};
       services.insert(in.service);
       processes += in.procs;
@@ -117,7 +117,8 @@ TEST_F(DeployCliTest, DeploysS3WithTheGeometryOfThePlan) {
     for (const NodeGpu& g : plan->gpus) {
       EXPECT_EQ(g.cluster_index, plan->node_index * 8 + g.index);
       for (const NodeInstance& in : g.instances) {
-        deployed[{g.cluster_index, in.start}] = {in.profile, in.service, in.batch, in.procs};
+        deployed[{g.cluster_index, in.instance.start}] = {in.instance.profile, in.instance.service,
+                                                          in.instance.batch, in.instance.procs};
       }
     }
   }
@@ -205,7 +206,7 @@ TEST_F(DeployCliTest, MpsPlanIsAnError) {
   mps.planner = "igniter";
   mps.sharing = Sharing::kMps;
   GpuAssignment gpu;
-  gpu.processes.push_back({"s", "m", 4, 50, 10, 20, 5, true});
+  gpu.holds = MpsProcesses{{"s", "m", 4, 50, 10, 20, 5, true}};
   mps.gpus.push_back(gpu);
   mps.services.push_back({"s", "m", 10, 100, 20, ServiceStatus::kOk, ""});
   Write("mps.json", FormatDeploymentJson(mps));

@@ -86,7 +86,7 @@ class DeploymentBuilder {
     instance.procs = procs;
     instance.throughput_rps = throughput_rps;
     instance.latency_ms = latency_ms;
-    deployment_.gpus.back().instances.push_back(std::move(instance));
+    deployment_.gpus.back().mig().push_back(std::move(instance));
     return *this;
   }
 
@@ -134,7 +134,7 @@ class DeploymentBuilder {
     Deployment d = deployment_;
     const GpuModel* gpu = GpuOrDie(d.gpu);
     for (GpuAssignment& g : d.gpus) {
-      std::stable_sort(g.instances.begin(), g.instances.end(),
+      std::stable_sort(g.instances().begin(), g.instances().end(),
                        [](const auto& a, const auto& b) { return a.start < b.start; });
     }
     FillModelsAndCapacity(d);
@@ -156,7 +156,7 @@ class DeploymentBuilder {
       by_name.emplace(s.name, &s);
     }
     for (GpuAssignment& g : d.gpus) {
-      for (tessera::Instance& i : g.instances) {
+      for (tessera::Instance& i : g.instances()) {
         auto it = by_name.find(i.service);
         if (it == by_name.end()) {
           if (i.model.empty()) i.model = i.service;

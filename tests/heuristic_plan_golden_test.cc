@@ -44,7 +44,7 @@ class Fingerprint {
 std::string FingerprintOf(const PlanResult& plan) {
   Fingerprint f;
   int used = 0, segments = 0;
-  for (const std::vector<PlacedSegment>& gpu : plan.gpus) {
+  for (const std::vector<PlacedSegment>& gpu : plan.mig()) {
     f.Add(-1);
     used += gpu.empty() ? 0 : 1;
     for (const PlacedSegment& s : gpu) {

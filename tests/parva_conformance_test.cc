@@ -103,7 +103,7 @@ TEST(ParvaConformance, SegmentsMatchTheArtifactMaps) {
     PlannedRow run = PlanRow("parva", row);
     SegmentCounts ours;
     for (const GpuAssignment& g : run.deployment.gpus) {
-      for (const Instance& i : g.instances) {
+      for (const Instance& i : g.instances()) {
         const std::string model = i.model == "bert-large" ? "bert" : i.model;
         ++ours[{model, gpu.FindProfile(i.profile)->compute_slices, i.batch, i.procs}];
       }

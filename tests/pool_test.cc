@@ -146,7 +146,7 @@ TEST_F(PoolTest, EveryInstanceIsProfiledOnItsOwnGpuModel) {
   for (const GpuAssignment& g : d.gpus) {
     Result<const GpuModel*> model = FindGpu(GpuModelName(d, g));
     ASSERT_TRUE(model.ok()) << model.status().ToString();
-    for (const Instance& i : g.instances) {
+    for (const Instance& i : g.instances()) {
       const std::string where = "gpu " + std::to_string(g.index) + " " + i.profile;
       EXPECT_GE((*model)->ProfileIndex(i.profile), 0) << where;
       const ProfileEntry* e =

@@ -11,7 +11,10 @@
 #define TESSERA_DEPLOYMENT_H_
 
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "tessera/latency_rule.h"
@@ -45,14 +48,43 @@ struct MpsProcess {
   bool meets_slo = true;      // predicted latency within budget and throughput >= rate
 };
 
+// What one GPU holds: MIG instances sorted by start, or MPS processes
+// sharing it whole (Sharing::kMps). One or the other: a plan's GPUs all hold
+// the kind its sharing says.
+using MigInstances = std::vector<Instance>;
+using MpsProcesses = std::vector<MpsProcess>;
+
+namespace deployment_internal {
+// The elements of `holds`'s list of T; none when it holds the other kind.
+template <typename T, typename Holds>
+std::span<std::conditional_t<std::is_const_v<Holds>, const T, T>> View(Holds& holds) {
+  auto* list = std::get_if<std::vector<T>>(&holds);
+  if (list == nullptr) return {};
+  return *list;
+}
+}  // namespace deployment_internal
+
 struct GpuAssignment {
-  int index = 0;                    // global GPU index, 0-based
-  int node = 0;                     // index / gpus_per_node
-  std::vector<Instance> instances;  // sorted by start (MIG)
+  int index = 0;  // global GPU index, 0-based
+  int node = 0;   // index / gpus_per_node
   // The catalog model when it differs from Deployment::gpu (a mixed pool);
   // empty = Deployment::gpu.
   std::string gpu;
-  std::vector<MpsProcess> processes;  // a GPU shared whole (MPS); no instances then
+  std::variant<MigInstances, MpsProcesses> holds;
+
+  bool shared_whole() const { return std::holds_alternative<MpsProcesses>(holds); }
+  // A MIG GPU's instances; none for a GPU shared whole. The non-const views
+  // change elements; mig() and mps() change the lists.
+  std::span<const Instance> instances() const { return deployment_internal::View<Instance>(holds); }
+  std::span<Instance> instances() { return deployment_internal::View<Instance>(holds); }
+  // A GPU shared whole's processes; none for a MIG GPU.
+  std::span<const MpsProcess> processes() const {
+    return deployment_internal::View<MpsProcess>(holds);
+  }
+  std::span<MpsProcess> processes() { return deployment_internal::View<MpsProcess>(holds); }
+  // The lists. REQUIRES: that kind of GPU (MIG is the default).
+  MigInstances& mig() { return std::get<MigInstances>(holds); }
+  MpsProcesses& mps() { return std::get<MpsProcesses>(holds); }
 };
 
 enum class ServiceStatus { kOk, kInfeasible };

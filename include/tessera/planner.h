@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "tessera/problem.h"
@@ -82,15 +83,22 @@ struct MpsShare {
   double rate_rps = 0;      // the part of the service's rate it serves
 };
 
+// A plan as a planner returns it: per GPU, in index order, the MIG segments
+// it holds or (Sharing::kMps planners) the MPS shares of a GPU shared whole
+// (a service may have several). A planner may leave some GPUs empty; they
+// are dropped. A MIG GPU's model is the pool entry of its segments'
+// triplets.
+using MigGpus = std::vector<std::vector<PlacedSegment>>;
+using MpsGpus = std::vector<std::vector<MpsShare>>;
+
 struct PlanResult {
-  // MIG plans: GPUs in index order; a planner may leave some empty (they are
-  // dropped). A GPU's model is the pool entry of its segments' triplets.
-  std::vector<std::vector<PlacedSegment>> gpus;
-  // MPS plans (Sharing::kMps): each GPU's processes, in order; empty GPUs are
-  // dropped. A service may have several shares.
-  std::vector<std::vector<MpsShare>> mps_gpus;
+  std::variant<MigGpus, MpsGpus> gpus;  // MIG unless a planner sets MpsGpus
   // Set by planners that prove bounds (e.g. "exact").
   std::optional<SolverProof> proof;
+
+  // The MIG GPUs. REQUIRES: a MIG plan (the default alternative).
+  MigGpus& mig() { return std::get<MigGpus>(gpus); }
+  const MigGpus& mig() const { return std::get<MigGpus>(gpus); }
 };
 
 class Planner {

@@ -242,8 +242,8 @@ Result<std::vector<AgentInstance>> NodeAgent::Impl::Observe() {
       }
       if (!options_.serving) {
         for (const NodeInstance* instance : Desired(index)) {
-          if (instance->profile_id == gi.profile_id && instance->start == gi.start)
-            seen.service = instance->service;
+          if (instance->profile_id == gi.profile_id && instance->instance.start == gi.start)
+            seen.service = instance->instance.service;
         }
       }
       seen.ready = gi.compute_instances.size() == 1 && daemon && (serving || !options_.serving);
@@ -278,9 +278,10 @@ Status NodeAgent::Impl::ApplyCommandOverrides() {
     TESSERA_ASSIGN_OR_RETURN(const GpuModel* model, FindMigGpu(plan_.gpu));
     for (NodeGpu& gpu : plan_.gpus) {
       for (NodeInstance& instance : gpu.instances) {
-        const Instance planned{instance.profile,        instance.start,     instance.service,
-                               instance.model,          instance.batch,     instance.procs,
-                               instance.throughput_rps, instance.latency_ms};
+        const Instance planned{instance.instance.profile,        instance.instance.start,
+                               instance.instance.service,        instance.instance.model,
+                               instance.instance.batch,          instance.instance.procs,
+                               instance.instance.throughput_rps, instance.instance.latency_ms};
         TESSERA_ASSIGN_OR_RETURN(instance,
                                  BuildNodeInstance(plan_.serving, *model, gpu.index, planned));
       }
@@ -329,11 +330,12 @@ Status NodeAgent::Impl::CheckMachine() {
       const auto profile =
           std::find_if(gpu.profiles.begin(), gpu.profiles.end(),
                        [&](const NvmlProfile& p) { return p.id == instance.profile_id; });
-      if (profile == gpu.profiles.end() || std::find(profile->starts.begin(), profile->starts.end(),
-                                                     instance.start) == profile->starts.end()) {
+      if (profile == gpu.profiles.end() ||
+          std::find(profile->starts.begin(), profile->starts.end(), instance.instance.start) ==
+              profile->starts.end()) {
         return Status::InvalidArgument(fmt::format(
             "{} offers no profile {} ({}) at start {}; the plan is for {} GPUs", GpuLabel(gpu),
-            instance.profile_id, instance.profile, instance.start, plan_.gpu));
+            instance.profile_id, instance.instance.profile, instance.instance.start, plan_.gpu));
       }
     }
   }
@@ -384,8 +386,8 @@ std::vector<UnitSpec> NodeAgent::Impl::UnitsOf(int gpu, const NodeInstance& inst
                                                const std::string& uuid) const {
   std::vector<UnitSpec> units;
   UnitSpec mps;
-  mps.name = MpsUnit(gpu, instance.start);
-  mps.place = PlaceName(gpu, instance.start);
+  mps.name = MpsUnit(gpu, instance.instance.start);
+  mps.place = PlaceName(gpu, instance.instance.start);
   Result<std::vector<std::string>> argv =
       ExpandCommand(plan_.serving.mps_command, plan_.serving, instance, NodeProcess{}, gpu);
   mps.argv = argv.ok() ? *argv : plan_.serving.mps_command;
@@ -502,15 +504,16 @@ Status NodeAgent::Impl::WaitForDaemon(const NodeInstance& instance) {
 
 Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance& target) {
   TESSERA_ASSIGN_OR_RETURN(NvmlGpu observed, ReadGpu(gpu));
-  std::optional<NvmlGpuInstance> gi = FindInstance(observed, target.profile_id, target.start);
+  std::optional<NvmlGpuInstance> gi =
+      FindInstance(observed, target.profile_id, target.instance.start);
   if (!gi) {
-    TESSERA_RETURN_IF_ERROR(
-        Step(report, {"create-gpu-instance", gpu, target.profile, target.start, ""},
-             [&]() -> Result<std::string> {
-               TESSERA_ASSIGN_OR_RETURN(
-                   gi, nvml_->CreateGpuInstance(gpu, target.profile_id, target.start));
-               return fmt::format("GI {}", gi->id);
-             }));
+    TESSERA_RETURN_IF_ERROR(Step(
+        report, {"create-gpu-instance", gpu, target.instance.profile, target.instance.start, ""},
+        [&]() -> Result<std::string> {
+          TESSERA_ASSIGN_OR_RETURN(
+              gi, nvml_->CreateGpuInstance(gpu, target.profile_id, target.instance.start));
+          return fmt::format("GI {}", gi->id);
+        }));
   }
   // Exactly one compute instance, the full-size one the agent makes: any
   // other (made by hand, or half of an interrupted step) is replaced.
@@ -519,23 +522,24 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
     if (gi->compute_instances.size() == 1 && ci.slice_count == slices) break;
     std::vector<std::string> names;
     for (const auto& [name, unit] : supervisor_.Scan()) {
-      if (unit.place == PlaceName(gpu, target.start)) names.push_back(name);
+      if (unit.place == PlaceName(gpu, target.instance.start)) names.push_back(name);
     }
-    TESSERA_RETURN_IF_ERROR(StopUnits(report, gpu, target.start, target.profile, names));
-    TESSERA_RETURN_IF_ERROR(Step(report,
-                                 {"destroy-compute-instance", gpu, target.profile, target.start,
-                                  fmt::format("GI {} CI {} (not the plan's)", gi->id, ci.id)},
-                                 [&]() -> Result<std::string> {
-                                   TESSERA_RETURN_IF_ERROR(
-                                       nvml_->DestroyComputeInstance(gpu, gi->id, ci.id));
-                                   return std::string();
-                                 }));
+    TESSERA_RETURN_IF_ERROR(
+        StopUnits(report, gpu, target.instance.start, target.instance.profile, names));
+    TESSERA_RETURN_IF_ERROR(
+        Step(report,
+             {"destroy-compute-instance", gpu, target.instance.profile, target.instance.start,
+              fmt::format("GI {} CI {} (not the plan's)", gi->id, ci.id)},
+             [&]() -> Result<std::string> {
+               TESSERA_RETURN_IF_ERROR(nvml_->DestroyComputeInstance(gpu, gi->id, ci.id));
+               return std::string();
+             }));
   }
   if (gi->compute_instances.size() != 1 || gi->compute_instances.front().slice_count != slices) {
     NvmlComputeInstance made;
     TESSERA_RETURN_IF_ERROR(Step(report,
-                                 {"create-compute-instance", gpu, target.profile, target.start,
-                                  fmt::format("GI {}", gi->id)},
+                                 {"create-compute-instance", gpu, target.instance.profile,
+                                  target.instance.start, fmt::format("GI {}", gi->id)},
                                  [&]() -> Result<std::string> {
                                    TESSERA_ASSIGN_OR_RETURN(
                                        made, nvml_->CreateComputeInstance(gpu, gi->id));
@@ -550,22 +554,23 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
   std::map<std::string, RunningUnit> running = supervisor_.Scan();
   std::vector<std::string> stale;
   for (const auto& [name, unit] : running) {
-    if (unit.place != PlaceName(gpu, target.start)) continue;
+    if (unit.place != PlaceName(gpu, target.instance.start)) continue;
     const auto spec =
         std::find_if(want.begin(), want.end(), [&](const UnitSpec& u) { return u.name == name; });
     if (spec == want.end() || spec->Fingerprint() != unit.spec) stale.push_back(name);
   }
   // A changed MPS daemon takes its clients with it.
-  if (std::find(stale.begin(), stale.end(), MpsUnit(gpu, target.start)) != stale.end()) {
+  if (std::find(stale.begin(), stale.end(), MpsUnit(gpu, target.instance.start)) != stale.end()) {
     for (const auto& [name, unit] : running) {
-      if (unit.place == PlaceName(gpu, target.start) &&
+      if (unit.place == PlaceName(gpu, target.instance.start) &&
           std::find(stale.begin(), stale.end(), name) == stale.end()) {
         stale.push_back(name);
       }
     }
   }
   if (!stale.empty()) {
-    TESSERA_RETURN_IF_ERROR(StopUnits(report, gpu, target.start, target.profile, stale));
+    TESSERA_RETURN_IF_ERROR(
+        StopUnits(report, gpu, target.instance.start, target.instance.profile, stale));
     running = supervisor_.Scan();
   }
   TESSERA_RETURN_IF_ERROR(MakeDirectories(target.pipe_directory));
@@ -575,22 +580,24 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
   for (const UnitSpec& unit : want) {
     if (running.count(unit.name) > 0) continue;
     const bool mps = unit.name.rfind("mps:", 0) == 0;
-    TESSERA_RETURN_IF_ERROR(Step(
-        report, {mps ? "start-mps" : "start-process", gpu, target.profile, target.start, unit.name},
-        [&]() -> Result<std::string> {
-          // The first client also waits for a daemon that an earlier (killed)
-          // agent started and this run found running.
-          if (!mps && !daemon_answers) TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
-          TESSERA_RETURN_IF_ERROR(supervisor_.Start(unit));
-          if (mps) TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
-          daemon_answers = true;
-          return std::string();
-        }));
+    TESSERA_RETURN_IF_ERROR(Step(report,
+                                 {mps ? "start-mps" : "start-process", gpu, target.instance.profile,
+                                  target.instance.start, unit.name},
+                                 [&]() -> Result<std::string> {
+                                   // The first client also waits for a daemon that an earlier
+                                   // (killed) agent started and this run found running.
+                                   if (!mps && !daemon_answers)
+                                     TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
+                                   TESSERA_RETURN_IF_ERROR(supervisor_.Start(unit));
+                                   if (mps) TESSERA_RETURN_IF_ERROR(WaitForDaemon(target));
+                                   daemon_answers = true;
+                                   return std::string();
+                                 }));
     if (!mps) started.push_back(&unit);
   }
   // The MIG UUID of the place, for serving pods (docs/deployment.md, "The
   // MIG UUID file contract"): written once its MPS daemon runs.
-  TESSERA_RETURN_IF_ERROR(WriteUuidFile(gpu, target.start, uuid));
+  TESSERA_RETURN_IF_ERROR(WriteUuidFile(gpu, target.instance.start, uuid));
   // What this run started is waited for here; a process an earlier agent
   // started is waited for by Reconcile's final check.
   for (const NodeProcess& process : target.processes) {
@@ -599,12 +606,13 @@ Status NodeAgent::Impl::Ensure(AgentReport& report, int gpu, const NodeInstance&
                      [&](const UnitSpec* u) { return u->name == name; })) {
       continue;
     }
-    TESSERA_RETURN_IF_ERROR(Step(report, {"wait-ready", gpu, target.profile, target.start, name},
-                                 [&]() -> Result<std::string> {
-                                   TESSERA_RETURN_IF_ERROR(supervisor_.WaitReady(
-                                       name, process.http_port, options_.ready_timeout_s));
-                                   return fmt::format("port {}", process.http_port);
-                                 }));
+    TESSERA_RETURN_IF_ERROR(
+        Step(report, {"wait-ready", gpu, target.instance.profile, target.instance.start, name},
+             [&]() -> Result<std::string> {
+               TESSERA_RETURN_IF_ERROR(
+                   supervisor_.WaitReady(name, process.http_port, options_.ready_timeout_s));
+               return fmt::format("port {}", process.http_port);
+             }));
   }
   return Status::Ok();
 }
@@ -631,11 +639,11 @@ bool NodeAgent::Impl::Matches(int gpu_index, const NvmlGpu& gpu,
   }
   for (const NodeInstance* instance : want) {
     const std::optional<NvmlGpuInstance> gi =
-        FindInstance(gpu, instance->profile_id, instance->start);
+        FindInstance(gpu, instance->profile_id, instance->instance.start);
     if (!gi || gi->compute_instances.size() != 1 ||
         gi->compute_instances.front().slice_count != instance->compute_slices) {
       *why = fmt::format("GPU {} {}@{} is missing or lacks its one compute instance", gpu_index,
-                         instance->profile, instance->start);
+                         instance->instance.profile, instance->instance.start);
       return false;
     }
     for (const UnitSpec& spec : UnitsOf(gpu_index, *instance, gi->compute_instances.front().uuid)) {
@@ -671,10 +679,11 @@ Result<AgentReport> NodeAgent::Impl::Reconcile(AgentReport report) {
       continue;
     }
     managed.push_back(index);
-    for (const NodeInstance* instance : want) places.insert(PlaceName(index, instance->start));
+    for (const NodeInstance* instance : want)
+      places.insert(PlaceName(index, instance->instance.start));
     for (const NvmlGpuInstance& gi : gpu.instances) {
       const bool kept = std::any_of(want.begin(), want.end(), [&](const NodeInstance* i) {
-        return i->profile_id == gi.profile_id && i->start == gi.start;
+        return i->profile_id == gi.profile_id && i->instance.start == gi.start;
       });
       if (!kept) remember(TearDown(report, index, gi));
     }
@@ -794,7 +803,8 @@ Result<AgentReport> NodeAgent::Impl::RunTransition(const Transition& t, const st
   for (const auto& [place, step] : last) {
     const std::vector<const NodeInstance*> want = Desired(place.first);
     const bool listed = std::any_of(want.begin(), want.end(), [&](const NodeInstance* i) {
-      return i->start == place.second && i->profile == step->profile && i->service == step->service;
+      return i->instance.start == place.second && i->instance.profile == step->profile &&
+             i->instance.service == step->service;
     });
     if (listed == (step->action == StepAction::kDestroy)) {
       return Status::InvalidArgument(fmt::format(

@@ -350,7 +350,7 @@ std::map<std::string, double> ServiceCapacities(const Deployment& deployment) {
   const TransitionCapacity counted(deployment, deployment);
   for (const ServiceOutcome& s : deployment.services) capacity[s.name] = 0;
   for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& instance : gpu.instances)
+    for (const Instance& instance : gpu.instances())
       capacity[instance.service] += counted.Of(instance);
   }
   return capacity;
@@ -361,9 +361,9 @@ OJson MetricsJson(const Deployment& deployment) {
   std::map<std::string, int> instances;
   int total = 0;
   for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& instance : gpu.instances) ++instances[instance.service];
-    for (const MpsProcess& process : gpu.processes) ++instances[process.service];
-    total += static_cast<int>(gpu.instances.size() + gpu.processes.size());
+    for (const Instance& instance : gpu.instances()) ++instances[instance.service];
+    for (const MpsProcess& process : gpu.processes()) ++instances[process.service];
+    total += static_cast<int>(gpu.instances().size() + gpu.processes().size());
   }
   OJson j;
   j["gpus"] = deployment.metrics.gpus;

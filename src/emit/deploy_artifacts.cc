@@ -412,7 +412,7 @@ OrderedJson ProcessLabels(const NodePlan& plan, const NodeGpu& gpu, const NodeIn
           {"tessera.io/service", label},
           {"tessera.io/node", plan.node},
           {"tessera.io/gpu", std::to_string(gpu.index)},
-          {"tessera.io/start", std::to_string(in.start)},
+          {"tessera.io/start", std::to_string(in.instance.start)},
           {"tessera.io/process", std::to_string(proc.index)}};
 }
 
@@ -428,7 +428,7 @@ Result<std::string> ServingYaml(const NodePlan& plan, const NodeGpu& gpu, const 
   TESSERA_ASSIGN_OR_RETURN(
       const std::vector<std::string> argv,
       ExpandCommand(plan.serving.command, plan.serving, in, in_pod, gpu.index));
-  const std::string uuid_file = MigUuidPath(o.state_dir, gpu.index, in.start);
+  const std::string uuid_file = MigUuidPath(o.state_dir, gpu.index, in.instance.start);
   std::string script = fmt::format(
       "uuid_file={}\n"
       "until [ -s \"$uuid_file\" ]; do echo \"waiting for $uuid_file (tessera agent)\"; sleep 2; "
@@ -440,8 +440,8 @@ Result<std::string> ServingYaml(const NodePlan& plan, const NodeGpu& gpu, const 
   script += "\n";
   const OrderedJson labels = ProcessLabels(plan, gpu, in, proc, label);
   const OrderedJson annotations = {
-      {"tessera.io/profile", in.profile},
-      {"tessera.io/start", std::to_string(in.start)},
+      {"tessera.io/profile", in.instance.profile},
+      {"tessera.io/start", std::to_string(in.instance.start)},
       {"tessera.io/cluster-gpu", std::to_string(gpu.cluster_index)},
       {"tessera.io/process-name", proc.name},
       {"tessera.io/node-ports",
@@ -575,7 +575,7 @@ std::string FormatMigPartedYaml(const std::vector<NodePlan>& plans) {
     out += fmt::format("  {}:\n", Quoted("tessera-" + plan.node));
     for (const NodeGpu& gpu : plan.gpus) {
       std::map<std::string, int> counts;
-      for (const NodeInstance& in : gpu.instances) ++counts[in.profile];
+      for (const NodeInstance& in : gpu.instances) ++counts[in.instance.profile];
       out += fmt::format("    - devices: [{}]\n      mig-enabled: true\n", gpu.index);
       if (counts.empty()) {
         out += "      mig-devices: {}\n";
@@ -594,7 +594,7 @@ Result<std::vector<DeployFile>> BuildTritonConfigs(const Deployment& deployment)
   // Each service's batches and their queue delays.
   std::map<std::string, std::map<int, int64_t>> delays;  // service -> batch -> D
   for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& in : gpu.instances) {
+    for (const Instance& in : gpu.instances()) {
       TESSERA_ASSIGN_OR_RETURN(const int64_t d, QueueDelayMicros(deployment, in));
       auto [it, fresh] = delays[in.service].try_emplace(in.batch, d);
       if (!fresh) it->second = std::min(it->second, d);
@@ -632,7 +632,7 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
   TESSERA_ASSIGN_OR_RETURN(std::vector<DeployFile> triton, BuildTritonConfigs(deployment));
   std::set<std::string> served;
   for (const GpuAssignment& gpu : deployment.gpus) {
-    for (const Instance& in : gpu.instances) served.insert(in.service);
+    for (const Instance& in : gpu.instances()) served.insert(in.service);
   }
   std::map<std::string, std::string> label_of;
   std::map<std::string, std::string> service_of_label;
@@ -688,10 +688,10 @@ Result<std::vector<DeployFile>> BuildDeployArtifacts(const Deployment& deploymen
   for (const NodePlan& plan : plans) {
     for (const NodeGpu& gpu : plan.gpus) {
       for (const NodeInstance& in : gpu.instances) {
-        const std::string& label = label_of[in.service];
+        const std::string& label = label_of[in.instance.service];
         for (const NodeProcess& proc : in.processes) {
           const std::string name =
-              ProcessObjectName(label, plan.node, gpu.index, in.start, proc.index);
+              ProcessObjectName(label, plan.node, gpu.index, in.instance.start, proc.index);
           if (!names.insert(name).second) {
             return Status::InvalidArgument(fmt::format(
                 "two serving processes map to one Kubernetes name {}", QuoteForMessage(name)));

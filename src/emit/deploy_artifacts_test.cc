@@ -27,7 +27,7 @@ Deployment Small() { return SmallNodeDeployment(); }
 
 const Instance& Find(const Deployment& d, const std::string& profile) {
   for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       if (in.profile == profile) return in;
     }
   }
@@ -120,7 +120,7 @@ TEST(DeployArtifactsTest, RejectsCollidingNamesAndBadOptions) {
   ASSERT_FALSE(files.ok());
   EXPECT_NE(files.status().message().find("'BERT_large' and 'bert-large'"), std::string::npos)
       << files.status().message();
-  for (Instance& in : d.gpus[0].instances) {
+  for (Instance& in : d.gpus[0].instances()) {
     if (in.service == "bert-large") in.service = "../x";
   }
   d.services[1].name = "../x";

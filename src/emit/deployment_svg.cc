@@ -125,10 +125,10 @@ void AddColourIndices(const Deployment& d, std::map<std::string, int>& colours) 
     if (colours.emplace(s.name, next).second) ++next;
   }
   for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& i : g.instances) {
+    for (const Instance& i : g.instances()) {
       if (colours.emplace(i.service, next).second) ++next;
     }
-    for (const MpsProcess& p : g.processes) {
+    for (const MpsProcess& p : g.processes()) {
       if (colours.emplace(p.service, next).second) ++next;
     }
   }
@@ -268,7 +268,7 @@ int MemorySlices(const GpuModel& gpu, const std::string& profile) {
 
 void AppendRowLabel(const GpuAssignment& g, const GpuModel& gpu, int y, std::string& out) {
   double shares = 0;
-  for (const MpsProcess& p : g.processes) shares += p.resource_pct;
+  for (const MpsProcess& p : g.processes()) shares += p.resource_pct;
   const std::string usage =
       gpu.HasMig() ? fmt::format("{}/{} GPCs", UsedSlices(g, gpu).compute, gpu.compute_slices)
                    : fmt::format("{:g}% of SMs (MPS)", shares);
@@ -347,11 +347,11 @@ void AppendGpuRow(const GpuAssignment& g, const GpuModel& gpu, std::string_view 
   fmt::format_to(Out(out), "<g class=\"gpu\" id=\"{}gpu-{}\">\n", id_prefix, g.index);
   AppendRowLabel(g, gpu, y, out);
   AppendTrack(gpu, y, out);
-  for (const Instance& i : g.instances) {
+  for (const Instance& i : g.instances()) {
     AppendBox(InstanceBox(i, gpu), Colour(colours, i.service), y, out);
   }
   double left_pct = 0;
-  for (const MpsProcess& p : g.processes) {
+  for (const MpsProcess& p : g.processes()) {
     AppendBox(ProcessBox(p, left_pct), Colour(colours, p.service), y, out);
     left_pct += p.resource_pct;
   }

@@ -52,7 +52,7 @@ void AppendWrapped(std::string_view lead, std::string_view text, std::string& ou
 
 int CountInstances(const Deployment& d) {
   int n = 0;
-  for (const GpuAssignment& g : d.gpus) n += static_cast<int>(g.instances.size());
+  for (const GpuAssignment& g : d.gpus) n += static_cast<int>(g.instances().size());
   return n;
 }
 
@@ -77,7 +77,7 @@ std::vector<std::string> ModelsUsed(const Deployment& d) {
 void AppendHeader(const Deployment& d, std::string& out) {
   if (d.sharing == Sharing::kMps) {
     size_t processes = 0;
-    for (const GpuAssignment& g : d.gpus) processes += g.processes.size();
+    for (const GpuAssignment& g : d.gpus) processes += g.processes().size();
     fmt::format_to(Out(out),
                    "Deployment: {} on {} | {} GPUs shared whole through MPS, {} processes, {} "
                    "services ({} infeasible)\n",
@@ -97,11 +97,11 @@ void AppendHeader(const Deployment& d, std::string& out) {
 void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
   fmt::format_to(Out(out), "\nGPU {} (node {}{})", g.index, g.node,
                  mixed && model != nullptr ? ", " + model->name : "");
-  if (!g.processes.empty()) {
+  if (g.shared_whole()) {
     double shares = 0;
-    for (const MpsProcess& p : g.processes) shares += p.resource_pct;
+    for (const MpsProcess& p : g.processes()) shares += p.resource_pct;
     fmt::format_to(Out(out), ": {:g}% of its SMs shared by {} MPS processes", shares,
-                   g.processes.size());
+                   g.processes().size());
   } else if (model != nullptr) {
     const SliceUsage used = UsedSlices(g, *model);
     fmt::format_to(Out(out), ": {}/{} compute slices, {}/{} memory slices", used.compute,
@@ -112,23 +112,23 @@ void AppendGpuTitle(const GpuAssignment& g, const GpuModel* model, bool mixed, s
 
 void AppendGpuBlock(const GpuAssignment& g, const GpuModel* model, bool mixed, std::string& out) {
   AppendGpuTitle(g, model, mixed, out);
-  if (!g.processes.empty()) {
+  if (g.shared_whole()) {
     fmt::format_to(Out(out), "  {:<24}  {:>5}  {:>8}  {:>10}  {:>14}  {:>10}  {}\n", "service",
                    "batch", "SMs %", "rate rps", "throughput rps", "latency ms", "predicted");
-    for (const MpsProcess& p : g.processes) {
+    for (const MpsProcess& p : g.processes()) {
       fmt::format_to(Out(out), "  {:<24}  {:>5}  {:>8.1f}  {:>10.1f}  {:>14.1f}  {:>10.3f}  {}\n",
                      Fit(p.service, 24), p.batch, p.resource_pct, p.rate_rps, p.throughput_rps,
                      p.latency_ms, p.meets_slo ? "ok" : "MISS");
     }
     return;
   }
-  if (g.instances.empty()) {
+  if (g.instances().empty()) {
     out += "  (no instances)\n";
     return;
   }
   fmt::format_to(Out(out), "  {:<14}  {:<24}  {:>13}  {:>14}  {:>10}\n", "instance", "service",
                  "batch x procs", "throughput rps", "latency ms");
-  for (const Instance& i : g.instances) {
+  for (const Instance& i : g.instances()) {
     fmt::format_to(Out(out), "  {:<14}  {:<24}  {:>13}  {:>14.1f}  {:>10.2f}\n",
                    Fit(fmt::format("{}@{}", i.profile, i.start), 14), Fit(i.service, 24),
                    fmt::format("{} x {}", i.batch, i.procs), i.throughput_rps, i.latency_ms);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/instance_json.h"
 #include "tessera/emit/deploy_artifacts.h"
 #include "tessera/util/input_limits.h"
 #include "tessera/util/text_io.h"
@@ -35,9 +36,15 @@ constexpr std::array<std::string_view, 8> kTopKeys = {
 constexpr std::array<std::string_view, 5> kServingKeys = {"model_repository", "base_port",
                                                           "mps_root", "command", "mps_command"};
 constexpr std::array<std::string_view, 3> kGpuKeys = {"index", "cluster_index", "instances"};
-constexpr std::array<std::string_view, 13> kInstanceKeys = {
-    "profile", "profile_id", "start", "memory_slices",  "compute_slices", "service",  "model",
-    "batch",   "procs",      "mps",   "throughput_rps", "latency_ms",     "processes"};
+// An instance's keys: the plan's (plan/instance_json.h), then the node's.
+constexpr std::array<std::string_view, 5> kNodeInstanceKeys = {
+    "profile_id", "memory_slices", "compute_slices", "mps", "processes"};
+constexpr std::array<std::string_view, 13> kInstanceKeys = [] {
+  std::array<std::string_view, 13> keys;
+  auto end = std::copy(kInstanceJsonKeys.begin(), kInstanceJsonKeys.end(), keys.begin());
+  std::copy(kNodeInstanceKeys.begin(), kNodeInstanceKeys.end(), end);
+  return keys;
+}();
 constexpr std::array<std::string_view, 2> kMpsKeys = {"pipe_directory", "log_directory"};
 constexpr std::array<std::string_view, 9> kProcessKeys = {
     "index",        "name",         "batch",  "active_thread_percentage", "http_port", "grpc_port",
@@ -49,7 +56,7 @@ int64_t PortSlot(int local_gpu, int start, int process) {
 }
 
 std::string ProcessName(const NodeInstance& in, int local_gpu, int p) {
-  return fmt::format("{}-gpu{}-start{}-p{}", in.service, local_gpu, in.start, p);
+  return fmt::format("{}-gpu{}-start{}-p{}", in.instance.service, local_gpu, in.instance.start, p);
 }
 
 // ---- Format -----------------------------------------------------------------
@@ -76,17 +83,10 @@ OrderedJson ProcessJson(const NodeProcess& p) {
 
 OrderedJson InstanceJson(const NodeInstance& in) {
   OrderedJson j;
-  j["profile"] = in.profile;
+  AddInstanceJson(in.instance, j);
   j["profile_id"] = in.profile_id;
-  j["start"] = in.start;
   j["memory_slices"] = in.memory_slices;
   j["compute_slices"] = in.compute_slices;
-  j["service"] = in.service;
-  j["model"] = in.model;
-  j["batch"] = in.batch;
-  j["procs"] = in.procs;
-  j["throughput_rps"] = JsonMeasurement(in.throughput_rps);
-  j["latency_ms"] = JsonMeasurement(in.latency_ms);
   j["mps"] = {{"pipe_directory", in.pipe_directory}, {"log_directory", in.log_directory}};
   j["processes"] = OrderedJson::array();
   for (const NodeProcess& p : in.processes) j["processes"].push_back(ProcessJson(p));
@@ -161,8 +161,8 @@ Result<NodeInstance> NodePlanReader::ParseInstance(const Json& j, const std::str
                                                    const GpuModel& model) const {
   TESSERA_RETURN_IF_ERROR(Keys(j, path, kInstanceKeys));
   NodeInstance in;
-  TESSERA_ASSIGN_OR_RETURN(in.profile, String(j, path, "profile", true));
-  const MigProfile* profile = model.FindProfile(in.profile);
+  TESSERA_ASSIGN_OR_RETURN(in.instance, ReadInstanceJson(*this, j, path));
+  const MigProfile* profile = model.FindProfile(in.instance.profile);
   if (profile == nullptr) {
     return Error(
         JoinJsonPath(path, "profile"),
@@ -174,12 +174,11 @@ Result<NodeInstance> NodePlanReader::ParseInstance(const Json& j, const std::str
                  fmt::format("{} has ID {} on {}, got {}", profile->name, profile->id, model.name,
                              in.profile_id));
   }
-  TESSERA_ASSIGN_OR_RETURN(in.start, Int(j, path, "start", 0));
-  if (std::find(profile->starts.begin(), profile->starts.end(), in.start) ==
+  if (std::find(profile->starts.begin(), profile->starts.end(), in.instance.start) ==
       profile->starts.end()) {
     return Error(JoinJsonPath(path, "start"),
-                 fmt::format("{} may not start at memory slice {} on {}", profile->name, in.start,
-                             model.name));
+                 fmt::format("{} may not start at memory slice {} on {}", profile->name,
+                             in.instance.start, model.name));
   }
   TESSERA_ASSIGN_OR_RETURN(in.memory_slices, Int(j, path, "memory_slices", 0));
   if (in.memory_slices != profile->memory_slices) {
@@ -193,22 +192,15 @@ Result<NodeInstance> NodePlanReader::ParseInstance(const Json& j, const std::str
                  fmt::format("{} has {} compute slices, got {}", profile->name,
                              profile->compute_slices, in.compute_slices));
   }
-  TESSERA_ASSIGN_OR_RETURN(in.service, String(j, path, "service", true));
-  TESSERA_ASSIGN_OR_RETURN(in.model, String(j, path, "model", true));
-  TESSERA_ASSIGN_OR_RETURN(in.batch, IntIn(j, path, "batch", limits::kBatch));
-  TESSERA_ASSIGN_OR_RETURN(in.procs, IntIn(j, path, "procs", limits::kProcs));
-  TESSERA_ASSIGN_OR_RETURN(in.throughput_rps,
-                           In(j, path, "throughput_rps", limits::kThroughputRps));
-  TESSERA_ASSIGN_OR_RETURN(in.latency_ms, In(j, path, "latency_ms", limits::kLatencyMs));
   const std::string mps = JoinJsonPath(path, "mps");
   TESSERA_RETURN_IF_ERROR(Keys(j["mps"], mps, kMpsKeys));
   TESSERA_ASSIGN_OR_RETURN(in.pipe_directory, String(j["mps"], mps, "pipe_directory", true));
   TESSERA_ASSIGN_OR_RETURN(in.log_directory, String(j["mps"], mps, "log_directory", true));
   TESSERA_RETURN_IF_ERROR(Array(j, path, "processes"));
   const Json& processes = j["processes"];
-  if (processes.size() != static_cast<size_t>(in.procs)) {
-    return Error(JoinJsonPath(path, "processes"),
-                 fmt::format("lists {} process(es), procs is {}", processes.size(), in.procs));
+  if (processes.size() != static_cast<size_t>(in.instance.procs)) {
+    return Error(JoinJsonPath(path, "processes"), fmt::format("lists {} process(es), procs is {}",
+                                                              processes.size(), in.instance.procs));
   }
   for (size_t i = 0; i < processes.size(); ++i) {
     const std::string at = fmt::format("{}.processes[{}]", path, i);
@@ -235,16 +227,16 @@ Result<NodeGpu> NodePlanReader::ParseGpu(const Json& j, const std::string& path,
   for (size_t i = 0; i < instances.size(); ++i) {
     const std::string at = fmt::format("{}.instances[{}]", path, i);
     TESSERA_ASSIGN_OR_RETURN(NodeInstance in, ParseInstance(instances[i], at, model));
-    for (int s = in.start; s < in.start + in.memory_slices; ++s) {
+    for (int s = in.instance.start; s < in.instance.start + in.memory_slices; ++s) {
       if (s >= model.memory_slices) {
         return Error(JoinJsonPath(at, "start"),
-                     fmt::format("{} at {} runs past memory slice {} of {}", in.profile, in.start,
-                                 model.memory_slices - 1, model.name));
+                     fmt::format("{} at {} runs past memory slice {} of {}", in.instance.profile,
+                                 in.instance.start, model.memory_slices - 1, model.name));
       }
       if (owner[s] >= 0) {
         return Error(JoinJsonPath(at, "start"),
-                     fmt::format("{} at {} overlaps instances[{}] on memory slice {}", in.profile,
-                                 in.start, owner[s], s));
+                     fmt::format("{} at {} overlaps instances[{}] on memory slice {}",
+                                 in.instance.profile, in.instance.start, owner[s], s));
       }
       owner[s] = static_cast<int>(i);
     }
@@ -350,20 +342,20 @@ Result<std::vector<std::string>> ExpandCommand(const std::vector<std::string>& c
                                                const NodeProcess& process, int local_gpu) {
   const std::map<std::string, std::string, std::less<>> values = {
       {"model_repository", serving.model_repository},
-      {"model", instance.service},
+      {"model", instance.instance.service},
       {"model_config", process.model_config},
       {"batch", std::to_string(process.batch)},
       {"http_port", std::to_string(process.http_port)},
       {"grpc_port", std::to_string(process.grpc_port)},
       {"metrics_port", std::to_string(process.metrics_port)},
-      {"service", instance.service},
+      {"service", instance.instance.service},
       {"gpu", std::to_string(local_gpu)},
-      {"start", std::to_string(instance.start)},
+      {"start", std::to_string(instance.instance.start)},
       {"process", std::to_string(process.index)},
       {"pipe_directory", instance.pipe_directory},
       {"log_directory", instance.log_directory},
-      {"profile", instance.profile},
-      {"procs", std::to_string(instance.procs)},
+      {"profile", instance.instance.profile},
+      {"procs", std::to_string(instance.instance.procs)},
   };
   std::vector<std::string> out;
   out.reserve(command.size());
@@ -413,37 +405,32 @@ Result<NodeInstance> BuildNodeInstance(const ServingSettings& serving, const Gpu
         instance.start, instance.batch, instance.procs, kMaxProcessesPerInstance));
   }
   NodeInstance in;
-  in.profile = profile->name;
+  in.instance = instance;
+  in.instance.profile = profile->name;  // the catalog's spelling
   in.profile_id = profile->id;
-  in.start = instance.start;
   in.memory_slices = profile->memory_slices;
   in.compute_slices = profile->compute_slices;
-  in.service = instance.service;
-  in.model = instance.model;
-  in.batch = instance.batch;
-  in.procs = instance.procs;
-  in.throughput_rps = instance.throughput_rps;
-  in.latency_ms = instance.latency_ms;
-  const std::string dir = fmt::format("{}/gpu{}-start{}", serving.mps_root, local_gpu, in.start);
+  const std::string dir =
+      fmt::format("{}/gpu{}-start{}", serving.mps_root, local_gpu, in.instance.start);
   in.pipe_directory = dir + "/pipe";
   in.log_directory = dir + "/log";
-  for (int p = 0; p < in.procs; ++p) {
+  for (int p = 0; p < in.instance.procs; ++p) {
     NodeProcess proc;
     proc.index = p;
     proc.name = ProcessName(in, local_gpu, p);
-    proc.batch = in.batch;
-    proc.active_thread_percentage = (100 + in.procs - 1) / in.procs;
-    const int64_t http = serving.base_port + 3 * PortSlot(local_gpu, in.start, p);
+    proc.batch = in.instance.batch;
+    proc.active_thread_percentage = (100 + in.instance.procs - 1) / in.instance.procs;
+    const int64_t http = serving.base_port + 3 * PortSlot(local_gpu, in.instance.start, p);
     if (http + 2 > 65535) {
       return Status::InvalidArgument(fmt::format(
           "base port {}: process {} of {} at {} on local GPU {} would get port {} > 65535; "
           "lower the base port or the GPUs per node",
-          serving.base_port, p, in.profile, in.start, local_gpu, http + 2));
+          serving.base_port, p, in.instance.profile, in.instance.start, local_gpu, http + 2));
     }
     proc.http_port = static_cast<int>(http);
     proc.grpc_port = proc.http_port + 1;
     proc.metrics_port = proc.http_port + 2;
-    proc.model_config = fmt::format("b{}", in.batch);
+    proc.model_config = fmt::format("b{}", in.instance.batch);
     TESSERA_ASSIGN_OR_RETURN(proc.command,
                              ExpandCommand(serving.command, serving, in, proc, local_gpu));
     in.processes.push_back(std::move(proc));
@@ -474,7 +461,7 @@ Result<std::vector<NodePlan>> BuildNodePlans(const Deployment& deployment,
   std::map<int, NodePlan> nodes;
   std::map<int, int> cluster_of;  // cluster index -> deployment GPU index
   for (const GpuAssignment& assignment : deployment.gpus) {
-    if (assignment.instances.empty()) continue;
+    if (assignment.instances().empty()) continue;
     int cluster = assignment.index;
     if (!options.gpu_map.empty()) {
       const auto it = options.gpu_map.find(assignment.index);
@@ -519,7 +506,7 @@ Result<std::vector<NodePlan>> BuildNodePlans(const Deployment& deployment,
     NodeGpu gpu;
     gpu.index = local;
     gpu.cluster_index = cluster;
-    std::vector<Instance> instances = assignment.instances;
+    std::vector<Instance> instances(assignment.instances().begin(), assignment.instances().end());
     std::sort(instances.begin(), instances.end(),
               [](const Instance& a, const Instance& b) { return a.start < b.start; });
     for (const Instance& instance : instances) {

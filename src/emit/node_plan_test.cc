@@ -39,7 +39,7 @@ TEST(NodePlanTest, PortsNamesAndThreadPercentageFollowTheRule) {
   ASSERT_EQ(g0.instances.size(), 2u);
   // Sorted by start.
   const NodeInstance& resnet = g0.instances[0];
-  EXPECT_EQ(resnet.profile, "4g.40gb");
+  EXPECT_EQ(resnet.instance.profile, "4g.40gb");
   EXPECT_EQ(resnet.profile_id, A100().FindProfile("4g.40gb")->id);
   EXPECT_EQ(resnet.memory_slices, 4);
   EXPECT_EQ(resnet.compute_slices, 4);
@@ -58,7 +58,7 @@ TEST(NodePlanTest, PortsNamesAndThreadPercentageFollowTheRule) {
   EXPECT_EQ(bert.processes[2].model_config, "b16");
   EXPECT_EQ(bert.pipe_directory, "/run/tessera/mps/gpu0-start4/pipe");
   EXPECT_EQ(bert.log_directory, "/run/tessera/mps/gpu0-start4/log");
-  EXPECT_EQ(bert.model, "bert");
+  EXPECT_EQ(bert.instance.model, "bert");
   const std::vector<std::string> expected = {"tritonserver",
                                              "--model-repository=/models",
                                              "--model-control-mode=explicit",
@@ -124,7 +124,7 @@ TEST(NodePlanTest, GpuMapIsAppliedFirst) {
   ASSERT_EQ(plans->size(), 2u);
   EXPECT_EQ((*plans)[0].node, "node-0");
   EXPECT_EQ((*plans)[0].gpus[0].index, 2);
-  EXPECT_EQ((*plans)[0].gpus[0].instances[0].profile, "1g.10gb");
+  EXPECT_EQ((*plans)[0].gpus[0].instances[0].instance.profile, "1g.10gb");
   EXPECT_EQ((*plans)[0].gpus[0].instances[0].processes[0].http_port, 20000 + 3 * (2 * 8 * 48));
   EXPECT_EQ((*plans)[1].node, "node-1");
   EXPECT_EQ((*plans)[1].gpus[0].index, 1);

@@ -51,7 +51,7 @@ std::vector<const GpuAssignment*> GpusByIndex(const Deployment& deployment) {
 // One GPU's rows: instance size descending, ties kept in start order (stable).
 void AppendGpuRows(const GpuAssignment& g, int position, const GpuModel& gpu, std::string& out) {
   std::vector<std::pair<int, const Instance*>> rows;
-  for (const Instance& i : g.instances) rows.emplace_back(ComputeSlices(gpu, i.profile), &i);
+  for (const Instance& i : g.instances()) rows.emplace_back(ComputeSlices(gpu, i.profile), &i);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [size, i] : rows) {

@@ -52,7 +52,7 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
   std::vector<RouterBackend> backends;
   std::map<std::string, size_t> backend_of;
   for (const GpuAssignment& g : deployment.gpus) {
-    for (const Instance& in : g.instances) backend_of.emplace(in.service, 0);
+    for (const Instance& in : g.instances()) backend_of.emplace(in.service, 0);
   }
   for (const ServiceOutcome& s : deployment.services) {
     if (!backend_of.count(s.name)) continue;
@@ -70,7 +70,7 @@ Result<std::vector<RouterBackend>> BuildRouterBackends(const Deployment& deploym
   for (const GpuAssignment& g : deployment.gpus) {
     const auto mapped = gpu_map.find(g.index);
     const int cluster = mapped == gpu_map.end() ? g.index : mapped->second;
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       TESSERA_ASSIGN_OR_RETURN(const ServiceOutcome* service, ServiceOfInstance(deployment, in));
       const auto plan = node_plan.find(cluster / per_node);
       if (plan == node_plan.end()) {
@@ -120,7 +120,7 @@ Result<std::vector<RouterBackend>> BuildTransitionRouterBackends(
   std::vector<std::vector<size_t>> life_of(backends.size());
   size_t i = 0;
   for (const GpuAssignment& g : every.gpus) {
-    for (const Instance& instance : g.instances) {
+    for (const Instance& instance : g.instances()) {
       for (int p = 0; p < instance.procs; ++p)
         life_of[backend_of.at(instance.service)].push_back(i);
       ++i;

@@ -70,7 +70,7 @@ std::vector<Curve> Curves(const Deployment& from, const Deployment& to, const Tr
   const TransitionCapacity shares(from, to);
   std::map<std::pair<int, int>, std::pair<std::string, double>> up;
   for (const GpuAssignment& g : from.gpus) {
-    for (const Instance& i : g.instances) up[{g.index, i.start}] = {i.service, shares.Of(i)};
+    for (const Instance& i : g.instances()) up[{g.index, i.start}] = {i.service, shares.Of(i)};
   }
   auto record = [&] {
     std::map<std::string, double> total;

@@ -1,5 +1,6 @@
-// KubeClient on cpp-httplib (include/tessera/k8s/kube_client.h): the transport
-// and the watch; the kubeconfig reader is kubeconfig.cc.
+// KubeClient on cpp-httplib (include/tessera/k8s/kube_client.h): the
+// transport. A watch's body is decoded by WatchStream (watch_stream.h), the
+// kubeconfig read by kubeconfig.cc.
 #include "tessera/k8s/kube_client.h"
 
 #include <fcntl.h>
@@ -9,7 +10,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -24,7 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/kube_errors.h"
 #include "k8s/kube_server_url.h"
+#include "k8s/watch_stream.h"
 #include "tessera/util/text_io.h"
 
 namespace tessera {
@@ -32,41 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-// How much of an error reply's body, or of a server's message, goes into a
-// Status message.
-constexpr size_t kMaxMessageBytes = 2000;
-// A watch event (one line) larger than this is refused: a list of 100,000
-// pods is one watch event per pod, never one line.
-constexpr size_t kMaxWatchLineBytes = size_t{64} << 20;
-
-// The API server's message from an error reply's body (its Status object's
-// `message`), else the body itself, shortened; "no message" when empty.
-std::string ServerMessage(const std::string& body) {
-  std::string message;
-  const Json json = Json::parse(body, nullptr, false);
-  if (json.is_object() && json.contains("message") && json["message"].is_string()) {
-    message = json["message"].get<std::string>();
-  } else {
-    std::string_view text = body;
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-      text.remove_suffix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-      text.remove_prefix(1);
-    message = std::string(text);
-  }
-  if (message.empty()) return "no message";
-  if (message.size() > kMaxMessageBytes) message = message.substr(0, kMaxMessageBytes) + "...";
-  return EscapeMessage(message);
-}
-
-// "<what>: HTTP <code>: <message>", coded by the HTTP code's class.
-Status HttpError(std::string_view what, int code, std::string_view message) {
-  std::string text = fmt::format("{}: HTTP {}: {}", what, code, message);
-  if (code == 404) return Status::NotFound(std::move(text));
-  if (code >= 400 && code < 500) return Status::InvalidArgument(std::move(text));
-  return Status::IoError(std::move(text));
-}
 
 // Why a verification by OpenSSL failed, for the codes a misconfigured CA or
 // certificate gives (X509_V_ERR_*; the names are macros of the headers, so
@@ -393,54 +360,7 @@ class KubeClient::Impl {
 
     int http_status = 0;
     std::string error_body;  // of a non-2xx reply
-    std::string buffer;      // the start of an event whose line has not ended
-    std::string last_version = resource_version;
-    std::optional<Status> event_error;
-    bool ended_by_caller = false;
-
-    // One line of the stream: an event. False ends the watch.
-    const auto handle_line = [&](std::string_view line) -> bool {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-      if (IsBlank(line)) return true;
-      Json json = Json::parse(line, nullptr, false);
-      if (!json.is_object() || !json.contains("type") || !json["type"].is_string()) {
-        event_error =
-            Status::IoError(fmt::format("{}: a watch event is not a JSON object with a 'type': {}",
-                                        what, QuoteForMessage(line)));
-        return false;
-      }
-      WatchEvent event{json["type"].get<std::string>(),
-                       json.contains("object") ? std::move(json["object"]) : Json()};
-      if (event.type == "ERROR") {
-        int code = 0;
-        if (event.object.is_object() && event.object.contains("code") &&
-            event.object["code"].is_number_integer()) {
-          code = event.object["code"].get<int>();
-        }
-        const std::string message = ServerMessage(event.object.dump());
-        event_error = code >= 100 && code <= 999
-                          ? HttpError(what, code, message + " (an ERROR event)")
-                          : Status::IoError(fmt::format("{}: an ERROR event without a code: {}",
-                                                        what, message));
-        return false;
-      }
-      if (event.object.is_object()) {
-        const auto metadata = event.object.find("metadata");
-        if (metadata != event.object.end() && metadata->is_object()) {
-          const auto version = metadata->find("resourceVersion");
-          if (version != metadata->end() && version->is_string() &&
-              !version->get_ref<const std::string&>().empty()) {
-            last_version = version->get<std::string>();
-          }
-        }
-      }
-      if (!on_event(event)) {
-        ended_by_caller = true;
-        return false;
-      }
-      return true;
-    };
-
+    WatchStream stream(what, resource_version, on_event);
     const auto on_response = [&](const httplib::Response& response) {
       http_status = response.status;
       return !stopped();
@@ -451,29 +371,7 @@ class KubeClient::Impl {
         if (error_body.size() < kMaxMessageBytes * 4) error_body.append(data, size);
         return true;
       }
-      std::string_view chunk(data, size);
-      // Lines completed by this chunk: the first one joins the buffer.
-      for (size_t newline = chunk.find('\n'); newline != std::string_view::npos;
-           newline = chunk.find('\n')) {
-        bool go_on;
-        if (buffer.empty()) {
-          go_on = handle_line(chunk.substr(0, newline));
-        } else {
-          buffer.append(chunk.substr(0, newline));
-          std::string line = std::move(buffer);
-          buffer.clear();
-          go_on = handle_line(line);
-        }
-        chunk.remove_prefix(newline + 1);
-        if (!go_on) return false;
-      }
-      buffer.append(chunk);
-      if (buffer.size() > kMaxWatchLineBytes) {
-        event_error = Status::IoError(
-            fmt::format("{}: a watch event is longer than {} bytes", what, kMaxWatchLineBytes));
-        return false;
-      }
-      return true;
+      return stream.Feed(std::string_view(data, size));
     };
 
     // The watchdog: once `stop` is true, shut the connection down, waking a
@@ -503,19 +401,15 @@ class KubeClient::Impl {
       watchdog.join();
     }
 
-    if (event_error) return *event_error;
-    if (ended_by_caller || stopped()) return last_version;
+    if (stream.error()) return *stream.error();
+    if (stream.ended_by_caller() || stopped()) return stream.last_version();
     if (http_status != 0 && (http_status < 200 || http_status > 299)) {
       return HttpError(what, http_status, ServerMessage(error_body));
     }
     if (!res) return ConnectionError(what, res.error(), c);
-    if (!buffer.empty()) {  // a last event without its newline
-      const std::string line = std::move(buffer);
-      buffer.clear();
-      handle_line(line);
-      if (event_error) return *event_error;
-    }
-    return last_version;
+    stream.Finish();
+    if (stream.error()) return *stream.error();
+    return stream.last_version();
   }
 
  private:

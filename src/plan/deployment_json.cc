@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/instance_json.h"
 #include "tessera/deployment_format.h"
 #include "tessera/util/input_limits.h"
 #include "tessera/util/text_io.h"
@@ -50,8 +51,6 @@ constexpr std::array<std::string_view, 4> kGpuOptionalKeys = {"gpu", "instances"
 constexpr std::array<std::string_view, 8> kProcessKeys = {
     "service",  "model",      "batch",          "resource_pct",
     "rate_rps", "latency_ms", "throughput_rps", "meets_slo"};
-constexpr std::array<std::string_view, 8> kInstanceKeys = {
-    "profile", "start", "service", "model", "batch", "procs", "throughput_rps", "latency_ms"};
 constexpr std::array<std::string_view, 6> kServiceKeys = {"name",   "model",        "rate_rps",
                                                           "slo_ms", "capacity_rps", "status"};
 constexpr std::array<std::string_view, 3> kServiceOptionalKeys = {"reason", "worst_latency_ms",
@@ -70,14 +69,7 @@ OrderedJson Measurement(double v) { return JsonMeasurement(v); }
 
 OrderedJson InstanceJson(const Instance& in) {
   OrderedJson j;
-  j["profile"] = in.profile;
-  j["start"] = in.start;
-  j["service"] = in.service;
-  j["model"] = in.model;
-  j["batch"] = in.batch;
-  j["procs"] = in.procs;
-  j["throughput_rps"] = Measurement(in.throughput_rps);
-  j["latency_ms"] = Measurement(in.latency_ms);
+  AddInstanceJson(in, j);
   return j;
 }
 
@@ -102,14 +94,14 @@ OrderedJson GpuJson(const GpuAssignment& gpu, Sharing sharing) {
   j["node"] = gpu.node;
   if (UsesMig(sharing)) {
     j["instances"] = OrderedJson::array();
-    for (const Instance& in : gpu.instances) j["instances"].push_back(InstanceJson(in));
+    for (const Instance& in : gpu.instances()) j["instances"].push_back(InstanceJson(in));
     return j;
   }
   double used = 0;
-  for (const MpsProcess& p : gpu.processes) used += p.resource_pct;
+  for (const MpsProcess& p : gpu.processes()) used += p.resource_pct;
   j["resource_pct"] = Measurement(used);
   j["processes"] = OrderedJson::array();
-  for (const MpsProcess& p : gpu.processes) j["processes"].push_back(ProcessJson(p));
+  for (const MpsProcess& p : gpu.processes()) j["processes"].push_back(ProcessJson(p));
   return j;
 }
 
@@ -184,18 +176,8 @@ class DeploymentReader : public JsonReader {
 };
 
 Result<Instance> DeploymentReader::ParseInstance(const Json& j, const std::string& path) const {
-  TESSERA_RETURN_IF_ERROR(Keys(j, path, kInstanceKeys));
-  Instance in;
-  TESSERA_ASSIGN_OR_RETURN(in.profile, String(j, path, "profile", true));
-  TESSERA_ASSIGN_OR_RETURN(in.start, Int(j, path, "start", 0));
-  TESSERA_ASSIGN_OR_RETURN(in.service, String(j, path, "service", true));
-  TESSERA_ASSIGN_OR_RETURN(in.model, String(j, path, "model", true));
-  TESSERA_ASSIGN_OR_RETURN(in.batch, IntIn(j, path, "batch", limits::kBatch));
-  TESSERA_ASSIGN_OR_RETURN(in.procs, IntIn(j, path, "procs", limits::kProcs));
-  TESSERA_ASSIGN_OR_RETURN(in.throughput_rps,
-                           In(j, path, "throughput_rps", limits::kThroughputRps));
-  TESSERA_ASSIGN_OR_RETURN(in.latency_ms, In(j, path, "latency_ms", limits::kLatencyMs));
-  return in;
+  TESSERA_RETURN_IF_ERROR(Keys(j, path, kInstanceJsonKeys));
+  return ReadInstanceJson(*this, j, path);
 }
 
 Result<MpsProcess> DeploymentReader::ParseProcess(const Json& j, const std::string& path) const {
@@ -230,10 +212,11 @@ Result<GpuAssignment> DeploymentReader::ParseGpu(const Json& j, const std::strin
     if (j.contains("resource_pct"))
       TESSERA_RETURN_IF_ERROR(Number(j, path, "resource_pct").status());
     const Json& processes = j["processes"];
+    MpsProcesses& list = gpu.holds.emplace<MpsProcesses>();
     for (size_t i = 0; i < processes.size(); ++i) {
       TESSERA_ASSIGN_OR_RETURN(
           MpsProcess p, ParseProcess(processes[i], fmt::format("{}.processes[{}]", path, i)));
-      gpu.processes.push_back(std::move(p));
+      list.push_back(std::move(p));
     }
     return gpu;
   }
@@ -245,7 +228,7 @@ Result<GpuAssignment> DeploymentReader::ParseGpu(const Json& j, const std::strin
   for (size_t i = 0; i < instances.size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(Instance in,
                              ParseInstance(instances[i], fmt::format("{}.instances[{}]", path, i)));
-    gpu.instances.push_back(std::move(in));
+    gpu.mig().push_back(std::move(in));
   }
   return gpu;
 }
@@ -362,19 +345,19 @@ Status DeploymentReader::CheckReferences(const Json& root, const Deployment& d) 
     }
   }
   for (size_t g = 0; g < d.gpus.size(); ++g) {
-    for (size_t i = 0; i < d.gpus[g].instances.size(); ++i) {
-      if (service_at.count(d.gpus[g].instances[i].service)) continue;
+    for (size_t i = 0; i < d.gpus[g].instances().size(); ++i) {
+      if (service_at.count(d.gpus[g].instances()[i].service)) continue;
       return Error(fmt::format("gpus[{}].instances[{}].service", g, i),
                    fmt::format("{} is not in services",
                                DescribeJson(root["gpus"][g]["instances"][i]["service"])));
     }
-    for (size_t i = 0; i < d.gpus[g].processes.size(); ++i) {
-      if (service_at.count(d.gpus[g].processes[i].service)) continue;
+    for (size_t i = 0; i < d.gpus[g].processes().size(); ++i) {
+      if (service_at.count(d.gpus[g].processes()[i].service)) continue;
       return Error(fmt::format("gpus[{}].processes[{}].service", g, i),
                    fmt::format("{} is not in services",
                                DescribeJson(root["gpus"][g]["processes"][i]["service"])));
     }
-    if (d.gpus[g].processes.empty() != (d.sharing != Sharing::kMps)) {
+    if (d.gpus[g].shared_whole() != (d.sharing == Sharing::kMps)) {
       return Error(fmt::format("gpus[{}]", g),
                    fmt::format("a plan with sharing {} lists {}", SharingName(d.sharing),
                                d.sharing == Sharing::kMps ? "processes" : "instances"));

@@ -30,13 +30,10 @@ Deployment SmallDeployment() {
   d.gpu = "a100-80gb";
   d.planner = "parva";
   d.gpus = {
-      {0,
-       0,
-       {{"4g.40gb", 0, "resnet50", "resnet50", 32, 2, 1004.56789, 61.3},
-        {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}},
-       "",
-       {}},
-      {1, 0, {{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}, "", {}},
+      {0, 0, "",
+       MigInstances{{"4g.40gb", 0, "resnet50", "resnet50", 32, 2, 1004.56789, 61.3},
+                    {"3g.40gb", 4, "densenet121", "densenet121", 16, 2, 412.3, 72.15}}},
+      {1, 0, "", MigInstances{{"1g.10gb", 0, "resnet50", "resnet50", 8, 1, 130.25, 58.1}}},
   };
   d.services = {
       {"resnet50", "resnet50", 829, 204.5, 1134.81789, ServiceStatus::kOk, ""},
@@ -131,14 +128,14 @@ TEST(DeploymentJson, ParseReadsBackEveryField) {
   EXPECT_EQ(d->gpu, "a100-80gb");
   EXPECT_EQ(d->planner, "parva");
   ASSERT_EQ(d->gpus.size(), 2u);
-  const Instance& in = d->gpus[0].instances[1];
+  const Instance& in = d->gpus[0].instances()[1];
   EXPECT_EQ(in.profile, "3g.40gb");
   EXPECT_EQ(in.start, 4);
   EXPECT_EQ(in.service, "densenet121");
   EXPECT_EQ(in.batch, 16);
   EXPECT_EQ(in.procs, 2);
   EXPECT_DOUBLE_EQ(in.latency_ms, 72.15);
-  EXPECT_DOUBLE_EQ(d->gpus[0].instances[0].throughput_rps, 1004.5679);  // as rounded
+  EXPECT_DOUBLE_EQ(d->gpus[0].instances()[0].throughput_rps, 1004.5679);  // as rounded
   EXPECT_EQ(d->gpus[1].index, 1);
   ASSERT_EQ(d->services.size(), 3u);
   EXPECT_EQ(d->services[2].status, ServiceStatus::kInfeasible);

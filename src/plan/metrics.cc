@@ -124,7 +124,7 @@ const GpuModel& ModelOf(const Deployment& deployment, const GpuAssignment& assig
 
 SliceUsage UsedSlices(const GpuAssignment& assignment, const GpuModel& gpu) {
   SliceUsage used;
-  for (const Instance& inst : assignment.instances) {
+  for (const Instance& inst : assignment.instances()) {
     if (const MigProfile* p = gpu.FindProfile(inst.profile)) {
       used.compute += p->compute_slices;
       used.memory += p->memory_slices;
@@ -159,14 +159,14 @@ Metrics ComputeMetrics(const Deployment& deployment, const GpuModel& gpu, const 
   std::map<std::string, int> gpcs_by_service;
   long capacity = 0;  // compute slices of the GPUs used
   for (const GpuAssignment& g : deployment.gpus) {
-    if (g.instances.empty()) {
-      m.gpus += g.processes.empty() ? 0 : 1;
+    if (g.instances().empty()) {
+      m.gpus += g.processes().empty() ? 0 : 1;
       continue;
     }
     ++m.gpus;
     const GpuModel& model = ModelOf(deployment, g, gpu);
     capacity += model.compute_slices;
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       const MigProfile* p = model.FindProfile(inst.profile);
       const int slices = p ? p->compute_slices : 0;
       m.gpcs += slices;

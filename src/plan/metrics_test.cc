@@ -23,14 +23,14 @@ TEST(Metrics, SlackAndFragmentationFollowTheirDefinitions) {
   const auto& s0 = p.services()[0].feasible;
   const auto& s1 = p.services()[1].feasible;
   PlanResult r;
-  r.gpus = {{{0, s0[2], 4}, {0, s0[1], 0}}, {{1, s1[0], 0}}};
+  r.gpus = MigGpus{{{0, s0[2], 4}, {0, s0[1], 0}}, {{1, s1[0], 0}}};
   Deployment d = BuildDeployment(p, r, "hand", {1, "fractional"}, 0.5);
   EXPECT_EQ(d.metrics.gpus, 2);
   EXPECT_EQ(d.metrics.gpcs, 6);
   EXPECT_NEAR(d.metrics.internal_slack, 1 - (400.0 / 520 * 5 + 0.5) / 6, 1e-12);
   EXPECT_NEAR(d.metrics.external_fragmentation, 1 - 6.0 / 14, 1e-12);
-  EXPECT_DOUBLE_EQ(d.metrics.gap, 1.0);        // 2 GPUs against a bound of 1
-  EXPECT_EQ(d.gpus[0].instances[0].start, 0);  // sorted by start
+  EXPECT_DOUBLE_EQ(d.metrics.gap, 1.0);          // 2 GPUs against a bound of 1
+  EXPECT_EQ(d.gpus[0].instances()[0].start, 0);  // sorted by start
 }
 
 TEST(LowerBounds, IntegerCoverBeatsFractionalWhenSegmentsAreCoarse) {

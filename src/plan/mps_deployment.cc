@@ -26,7 +26,7 @@ double WholeGpusNeeded(const Problem& problem, int service) {
 }
 
 // The model's predictions for `processes` sharing one GPU.
-std::vector<Prediction> Predict(const Problem& problem, const std::vector<MpsProcess>& processes,
+std::vector<Prediction> Predict(const Problem& problem, std::span<const MpsProcess> processes,
                                 const std::vector<int>& service_of) {
   std::vector<Colocated> colocated;
   for (size_t k = 0; k < processes.size(); ++k) {
@@ -40,16 +40,17 @@ GpuAssignment DescribeGpu(const Problem& problem, const std::vector<MpsShare>& s
   GpuAssignment gpu;
   gpu.index = index;
   gpu.node = index / problem.gpus_per_node();
+  MpsProcesses& processes = gpu.holds.emplace<MpsProcesses>();
   std::vector<int> service_of;
   for (const MpsShare& s : shares) {
     const Service& service = problem.scenario().services[s.service];
-    gpu.processes.push_back(
+    processes.push_back(
         {service.name, service.model, s.batch, s.resource_pct, s.rate_rps, 0, 0, true});
     service_of.push_back(s.service);
   }
-  const std::vector<Prediction> predicted = Predict(problem, gpu.processes, service_of);
+  const std::vector<Prediction> predicted = Predict(problem, processes, service_of);
   for (size_t k = 0; k < shares.size(); ++k) {
-    MpsProcess& p = gpu.processes[k];
+    MpsProcess& p = processes[k];
     p.throughput_rps = predicted[k].throughput_rps;
     p.latency_ms = predicted[k].latency_ms;
     p.meets_slo = p.latency_ms <= problem.BudgetMs(shares[k].service) &&
@@ -83,9 +84,9 @@ int MpsLowerBound(const Problem& problem) {
   return static_cast<int>(std::ceil(total / 100 - 1e-9));
 }
 
-void DescribeMpsPlan(const Problem& problem, const PlanResult& result, Deployment& d) {
+void DescribeMpsPlan(const Problem& problem, const MpsGpus& gpus, Deployment& d) {
   const std::vector<Service>& services = problem.scenario().services;
-  for (const std::vector<MpsShare>& shares : result.mps_gpus) {
+  for (const std::vector<MpsShare>& shares : gpus) {
     if (shares.empty()) continue;
     d.gpus.push_back(DescribeGpu(problem, shares, static_cast<int>(d.gpus.size())));
   }
@@ -98,7 +99,7 @@ void DescribeMpsPlan(const Problem& problem, const PlanResult& result, Deploymen
         {s.name, s.model, s.rate_rps, s.slo_ms, 0, ServiceStatus::kOk, "", 0, false});
   }
   for (const GpuAssignment& gpu : d.gpus) {
-    for (const MpsProcess& p : gpu.processes) {
+    for (const MpsProcess& p : gpu.processes()) {
       const int i = index_of.at(p.service);
       ServiceOutcome& o = d.services[i];
       o.capacity_rps += p.throughput_rps;
@@ -141,9 +142,9 @@ void CheckProcess(const GpuAssignment& gpu, const MpsProcess& p, std::vector<Vio
 // came from another model is caught.
 void CheckPredictions(const Problem& problem, const GpuAssignment& gpu,
                       const std::vector<int>& service_of, std::vector<Violation>& out) {
-  const std::vector<Prediction> expected = Predict(problem, gpu.processes, service_of);
+  const std::vector<Prediction> expected = Predict(problem, gpu.processes(), service_of);
   for (size_t k = 0; k < expected.size(); ++k) {
-    const MpsProcess& got = gpu.processes[k];
+    const MpsProcess& got = gpu.processes()[k];
     const bool same =
         std::fabs(got.latency_ms - expected[k].latency_ms) <= kPredictionTolerance &&
         std::fabs(got.throughput_rps - expected[k].throughput_rps) <= kPredictionTolerance;
@@ -164,13 +165,13 @@ void CheckMpsDeployment(const Deployment& d, const Problem& problem, std::vector
   for (size_t i = 0; i < services.size(); ++i) index_of[services[i].name] = static_cast<int>(i);
   std::vector<double> carried(services.size(), 0);
   for (const GpuAssignment& gpu : d.gpus) {
-    if (!gpu.instances.empty()) {
+    if (!gpu.shared_whole()) {
       Add(out, "consistency", fmt::format("gpu {}", gpu.index),
           "an MPS plan shares GPUs whole: MIG instances are not part of it");
     }
     double used = 0;
     std::vector<int> service_of;
-    for (const MpsProcess& p : gpu.processes) {
+    for (const MpsProcess& p : gpu.processes()) {
       auto it = index_of.find(p.service);
       if (it == index_of.end()) {
         Add(out, "consistency", fmt::format("gpu {}", gpu.index),
@@ -193,7 +194,7 @@ void CheckMpsDeployment(const Deployment& d, const Problem& problem, std::vector
       Add(out, "geometry", fmt::format("gpu {}", gpu.index),
           fmt::format("resources sum to {}% > 100%", used));
     }
-    if (service_of.size() == gpu.processes.size()) {
+    if (service_of.size() == gpu.processes().size()) {
       CheckPredictions(problem, gpu, service_of, out);
     }
   }

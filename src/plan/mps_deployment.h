@@ -23,8 +23,8 @@ int MpsLowerBound(const Problem& problem);
 
 // Fills `d`'s GPUs (processes with predictions), services (capacity, worst
 // latency, predicted violations, infeasible reasons) and the MPS metrics
-// from `result.mps_gpus`. REQUIRES: problem.mps().
-void DescribeMpsPlan(const Problem& problem, const PlanResult& result, Deployment& d);
+// from an MPS planner's GPUs. REQUIRES: problem.mps().
+void DescribeMpsPlan(const Problem& problem, const MpsGpus& gpus, Deployment& d);
 
 // The validator's MPS checks: every share in (0, 100], each GPU's shares
 // summing to at most 100%, batches >= 1, rates > 0, every feasible service's

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "plan/mps_deployment.h"
+#include "tessera/util/overloaded.h"
 
 namespace tessera {
 namespace {
@@ -56,7 +57,7 @@ std::vector<PoolUse> PoolUses(const Problem& problem, const Deployment& d) {
 // How `d`'s GPUs are shared: kMig when every instance runs one process.
 Sharing MigSharingOf(const Deployment& d) {
   for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       if (inst.procs > 1) return Sharing::kMigMps;
     }
   }
@@ -64,9 +65,9 @@ Sharing MigSharingOf(const Deployment& d) {
 }
 
 // The MIG half of BuildDeployment: segments to instances, service outcomes.
-void DescribeMigPlan(const Problem& problem, const PlanResult& result, Deployment& d) {
+void DescribeMigPlan(const Problem& problem, const MigGpus& gpus, Deployment& d) {
   std::vector<double> capacity(problem.services().size(), 0.0);
-  for (const std::vector<PlacedSegment>& segments : result.gpus) {
+  for (const std::vector<PlacedSegment>& segments : gpus) {
     if (segments.empty()) continue;
     GpuAssignment g;
     g.index = static_cast<int>(d.gpus.size());
@@ -74,10 +75,10 @@ void DescribeMigPlan(const Problem& problem, const PlanResult& result, Deploymen
     const GpuModel* model = problem.pool()[segments.front().triplet.pool].gpu;
     if (model != &problem.gpu()) g.gpu = model->name;
     for (const PlacedSegment& seg : segments) {
-      g.instances.push_back(ToInstance(problem, seg));
+      g.mig().push_back(ToInstance(problem, seg));
       capacity[seg.service] += seg.triplet.capacity_rps;
     }
-    std::stable_sort(g.instances.begin(), g.instances.end(),
+    std::stable_sort(g.instances().begin(), g.instances().end(),
                      [](const Instance& a, const Instance& b) { return a.start < b.start; });
     d.gpus.push_back(std::move(g));
   }
@@ -142,12 +143,14 @@ Deployment BuildDeployment(const Problem& problem, const PlanResult& result,
   d.gpu = problem.gpu().name;
   d.planner = std::string(planner_name);
   d.rule = problem.rule();
-  if (problem.mps()) {
-    d.sharing = Sharing::kMps;
-    DescribeMpsPlan(problem, result, d);
-  } else {
-    DescribeMigPlan(problem, result, d);
-  }
+  // What the planner returned decides the half (RunPlanner checks that it
+  // is the problem's).
+  std::visit(Overloaded{[&](const MigGpus& gpus) { DescribeMigPlan(problem, gpus, d); },
+                        [&](const MpsGpus& gpus) {
+                          d.sharing = Sharing::kMps;
+                          DescribeMpsPlan(problem, gpus, d);
+                        }},
+             result.gpus);
   const Metrics mps = d.metrics;  // the MPS half's sums
   d.metrics = ComputeMetrics(d, problem.gpu(), bound, plan_ms);
   d.metrics.resource_pct = mps.resource_pct;
@@ -198,6 +201,11 @@ Result<PlanReport> RunPlanner(const Planner& planner, const Problem& problem,
         planner.Name(), plan_ms / 1000, context.time_limit_s));
   }
   if (!result.ok()) return result.status().WithContext(std::string(planner.Name()));
+  if (std::holds_alternative<MpsGpus>(result->gpus) != (problem.mps() != nullptr)) {
+    return Status::Internal(fmt::format("planner {} returned {} GPUs for a {} problem",
+                                        planner.Name(), problem.mps() ? "MIG" : "MPS",
+                                        problem.mps() ? "MPS" : "MIG"));
+  }
   PlanReport report;
   report.deployment = BuildDeployment(problem, *result, planner.Name(),
                                       BoundWithProof(problem, result->proof), plan_ms);

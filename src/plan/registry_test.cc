@@ -127,7 +127,7 @@ TEST(PlannerRegistry, BuiltinAliasesAreTheirSpecs) {
     Result<PlanResult> pa = (*a)->Plan(problem, PlanContext{});
     Result<PlanResult> ps = (*s)->Plan(problem, PlanContext{});
     ASSERT_TRUE(pa.ok() && ps.ok()) << alias;
-    EXPECT_EQ(pa->gpus.size(), ps->gpus.size()) << alias;
+    EXPECT_EQ(pa->mig().size(), ps->mig().size()) << alias;
   }
   // static needs its partition; Names() lists what a name alone makes.
   EXPECT_FALSE(BuiltinPlanners().Create("static").ok());

@@ -52,7 +52,7 @@ class Checker {
     }
     const GpuModel& gpu = **found;
     std::vector<Placement> placements;
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       const std::string where = fmt::format("gpu {} {}@{}", g.index, inst.profile, inst.start);
       const int profile = gpu.ProfileIndex(inst.profile);
       if (profile < 0) {
@@ -144,7 +144,7 @@ class Checker {
   void CheckCounts() {
     int gpus = 0, gpcs = 0;
     for (const GpuAssignment& g : d_.gpus) {
-      if (!g.instances.empty()) ++gpus;
+      if (!g.instances().empty()) ++gpus;
       gpcs += UsedSlices(g, ModelOf(d_, g, *gpu_)).compute;
     }
     if (gpus != d_.metrics.gpus || gpcs != d_.metrics.gpcs) {

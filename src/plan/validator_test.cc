@@ -20,7 +20,7 @@ Deployment ValidDeployment() {
   const auto& s0 = p.services()[0].feasible;
   const auto& s1 = p.services()[1].feasible;
   PlanResult r;
-  r.gpus = {{{0, s0[2], 4}, {0, s0[1], 0}}, {{1, s1[0], 0}}};
+  r.gpus = MigGpus{{{0, s0[2], 4}, {0, s0[1], 0}}, {{1, s1[0], 0}}};
   return BuildDeployment(p, r, "hand", {1, "fractional"}, 0);
 }
 
@@ -42,24 +42,24 @@ TEST(Validator, FindsEachKindOfViolation) {
   const std::vector<Case> cases = {
       {"overlap: a 1g at slice 5 inside the 3g at 4",
        [](Deployment& d) {
-         Instance i = d.gpus[1].instances[0];
+         Instance i = d.gpus[1].instances()[0];
          i.start = 5;
-         d.gpus[0].instances.push_back(i);
+         d.gpus[0].mig().push_back(i);
        },
        "geometry"},
-      {"a 3g may not start at 2", [](Deployment& d) { d.gpus[0].instances[1].start = 2; },
+      {"a 3g may not start at 2", [](Deployment& d) { d.gpus[0].instances()[1].start = 2; },
        "geometry"},
-      {"unknown profile", [](Deployment& d) { d.gpus[1].instances[0].profile = "5g.50gb"; },
+      {"unknown profile", [](Deployment& d) { d.gpus[1].instances()[0].profile = "5g.50gb"; },
        "geometry"},
-      {"batch not profiled", [](Deployment& d) { d.gpus[1].instances[0].batch = 64; }, "latency"},
+      {"batch not profiled", [](Deployment& d) { d.gpus[1].instances()[0].batch = 64; }, "latency"},
       {"throughput claimed above the profile",
-       [](Deployment& d) { d.gpus[1].instances[0].throughput_rps = 150; }, "latency"},
+       [](Deployment& d) { d.gpus[1].instances()[0].throughput_rps = 150; }, "latency"},
       {"capacity: drop s0's 2g (300 < 400)",
-       [](Deployment& d) { d.gpus[0].instances.erase(d.gpus[0].instances.begin()); }, "capacity"},
+       [](Deployment& d) { d.gpus[0].mig().erase(d.gpus[0].mig().begin()); }, "capacity"},
       {"instance of an unknown service",
-       [](Deployment& d) { d.gpus[1].instances[0].service = "x"; }, "consistency"},
+       [](Deployment& d) { d.gpus[1].instances()[0].service = "x"; }, "consistency"},
       {"model differs from the service's",
-       [](Deployment& d) { d.gpus[1].instances[0].model = "y"; }, "consistency"},
+       [](Deployment& d) { d.gpus[1].instances()[0].model = "y"; }, "consistency"},
       {"service missing", [](Deployment& d) { d.services.pop_back(); }, "consistency"},
       {"infeasible service with instances",
        [](Deployment& d) {
@@ -132,7 +132,8 @@ Deployment MixedDeployment() {
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   if (!p.ok()) return {};
   PlanResult r;
-  r.gpus = {{{0, TripletOn(*p, 0, 1, "3g.40gb"), 4}}, {{1, TripletOn(*p, 1, 0, "1g.10gb"), 0}}};
+  r.gpus =
+      MigGpus{{{0, TripletOn(*p, 0, 1, "3g.40gb"), 4}}, {{1, TripletOn(*p, 1, 0, "1g.10gb"), 0}}};
   return BuildDeployment(*p, r, "hand", {1, "fractional"}, 0);
 }
 
@@ -158,7 +159,7 @@ TEST(Validator, ChecksEachGpuAgainstItsOwnModel) {
   ASSERT_EQ(d.gpu, "a100-80gb");
   ASSERT_EQ(d.gpus[0].gpu, "h100-80gb");
   ASSERT_EQ(d.gpus[1].gpu, "");
-  ASSERT_DOUBLE_EQ(d.gpus[0].instances[0].throughput_rps, 450);  // H100's entry
+  ASSERT_DOUBLE_EQ(d.gpus[0].instances()[0].throughput_rps, 450);  // H100's entry
   const std::vector<Violation> v = CheckMixed(d);
   EXPECT_TRUE(v.empty()) << FormatViolations(v);
 }
@@ -172,11 +173,11 @@ TEST(Validator, FindsPerGpuModelViolations) {
   };
   const std::vector<Case> cases = {
       {"a profile H100-80GB does not have (H100-94GB's 3g.47gb)",
-       [](Deployment& d) { d.gpus[0].instances[0].profile = "3g.47gb"; }, "geometry", "gpu 0"},
+       [](Deployment& d) { d.gpus[0].instances()[0].profile = "3g.47gb"; }, "geometry", "gpu 0"},
       {"2g.20gb is profiled on A100 only: moved onto the H100",
        [](Deployment& d) {
-         d.gpus[0].instances.insert(d.gpus[0].instances.begin(),
-                                    Instance{"2g.20gb", 0, "s0", "m", 1, 1, 220, 9});
+         d.gpus[0].mig().insert(d.gpus[0].mig().begin(),
+                                Instance{"2g.20gb", 0, "s0", "m", 1, 1, 220, 9});
        },
        "latency", "gpu 0 2g.20gb@0"},
       {"the H100 relabelled as the deployment's A100: H100 numbers do not match A100's entry",

@@ -233,7 +233,7 @@ States RehearsalStates(const RehearsalRequest& r, const TransitionLives* lives) 
   if (lives == nullptr) {
     out.final = out.every = r.deployment;
     for (const GpuAssignment& g : r.deployment.gpus) {
-      for (size_t i = 0; i < g.instances.size(); ++i) out.phases.emplace_back(0, 0);
+      for (size_t i = 0; i < g.instances().size(); ++i) out.phases.emplace_back(0, 0);
     }
     return out;
   }
@@ -243,10 +243,10 @@ States RehearsalStates(const RehearsalRequest& r, const TransitionLives* lives) 
   size_t i = 0;
   for (GpuAssignment& g : out.final.gpus) {
     std::vector<Instance> alive;
-    for (Instance& instance : g.instances) {
+    for (Instance& instance : g.instances()) {
       if (out.phases[i++].second == 0) alive.push_back(std::move(instance));
     }
-    g.instances = std::move(alive);
+    g.mig() = std::move(alive);
   }
   return out;
 }

@@ -19,12 +19,12 @@ namespace {
 std::vector<double> BatchLatencies(const Problem& problem, const std::vector<int>& service_of,
                                    const GpuAssignment& gpu, size_t k) {
   std::vector<Colocated> colocated;
-  for (size_t j = 0; j < gpu.processes.size(); ++j) {
-    const MpsProcess& p = gpu.processes[j];
+  for (size_t j = 0; j < gpu.processes().size(); ++j) {
+    const MpsProcess& p = gpu.processes()[j];
     colocated.push_back({&problem.Workload(service_of[j]), p.batch, p.resource_pct});
   }
   std::vector<double> out;
-  for (int b = 1; b <= gpu.processes[k].batch; ++b) {
+  for (int b = 1; b <= gpu.processes()[k].batch; ++b) {
     colocated[k].batch = b;
     const Prediction p = PredictColocated(problem.mps()->coefficients.hardware, colocated)[k];
     out.push_back(1000.0 * b / p.throughput_rps);
@@ -41,7 +41,7 @@ Status AddMpsInstances(const Deployment& deployment, const Problem& problem, Ser
   }
   for (const GpuAssignment& gpu : deployment.gpus) {
     std::vector<int> service_of;
-    for (const MpsProcess& p : gpu.processes) {
+    for (const MpsProcess& p : gpu.processes()) {
       auto it = index_of.find(p.service);
       if (it == index_of.end()) {
         return Status::InvalidArgument(
@@ -50,8 +50,8 @@ Status AddMpsInstances(const Deployment& deployment, const Problem& problem, Ser
       }
       service_of.push_back(it->second);
     }
-    for (size_t k = 0; k < gpu.processes.size(); ++k) {
-      const MpsProcess& p = gpu.processes[k];
+    for (size_t k = 0; k < gpu.processes().size(); ++k) {
+      const MpsProcess& p = gpu.processes()[k];
       ServingInstance inst;
       inst.service = p.service;
       inst.service_index = service_of[k];

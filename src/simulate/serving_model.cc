@@ -64,7 +64,7 @@ Result<ServingModel> BuildServingModel(const Deployment& deployment, const Probl
   if (!fallback.ok()) return fallback.status().WithContext("deployment gpu");
   for (const GpuAssignment& g : deployment.gpus) {
     const GpuModel& gpu = ModelOf(deployment, g, **fallback);
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       const std::string where = fmt::format("gpu {} {}@{}", g.index, inst.profile, inst.start);
       auto it = service_index.find(inst.service);
       if (it == service_index.end()) {

@@ -35,7 +35,7 @@ Result<std::vector<Life>> Lives(const Deployment& from, const Transition& transi
   std::vector<Life> lives;
   std::map<std::pair<int, int>, size_t> up;  // (gpu, start) -> its life now
   for (const GpuAssignment& g : from.gpus) {
-    for (const Instance& i : g.instances) {
+    for (const Instance& i : g.instances()) {
       up[{g.index, i.start}] = lives.size();
       lives.push_back({g.index, i, 0, 0});
     }
@@ -80,7 +80,7 @@ std::pair<Deployment, std::vector<size_t>> Union(const Deployment& from,
   std::map<int, size_t> position;  // gpu index -> into d.gpus
   for (GpuAssignment& g : d.gpus) {
     position[g.index] = &g - d.gpus.data();
-    g.instances.clear();
+    g.mig().clear();
   }
   std::map<int, GpuAssignment> spares;
   for (const Life& life : lives) {
@@ -93,7 +93,7 @@ std::pair<Deployment, std::vector<size_t>> Union(const Deployment& from,
   std::vector<std::vector<size_t>> on_gpu(d.gpus.size());
   for (size_t i = 0; i < lives.size(); ++i) {
     const size_t p = position[lives[i].gpu];
-    d.gpus[p].instances.push_back(lives[i].instance);
+    d.gpus[p].mig().push_back(lives[i].instance);
     on_gpu[p].push_back(i);
   }
   std::vector<size_t> order;
@@ -129,7 +129,7 @@ Result<TransitionLives> BuildTransitionLives(const Deployment& from, const Trans
   TransitionLives out;
   size_t i = 0;
   for (GpuAssignment& g : deployment.gpus) {
-    for (Instance& instance : g.instances) {
+    for (Instance& instance : g.instances()) {
       const Life& life = lives[order[i]];
       ServingInstance& serving = model.instances[i++];
       serving.accepts_from_s = life.created_in == 0 ? 0 : (life.created_in + 1) * step_seconds;

@@ -134,7 +134,7 @@ TEST(TransitionSim, LivesListEveryInstanceWithItsPhasesAndLatency) {
   ASSERT_EQ(lives->model.instances.size(), 3u);
   EXPECT_EQ(lives->model.instances[1].accepts_until_s, kStepS);
   EXPECT_EQ(lives->model.instances[2].accepts_from_s, 3 * kStepS);
-  const Instance& created = lives->deployment.gpus[1].instances[0];
+  const Instance& created = lives->deployment.gpus[1].instances()[0];
   EXPECT_EQ(created.latency_ms, lives->model.instances[2].latency_ms[created.batch - 1]);
   EXPECT_GT(created.latency_ms, 0);
 }

@@ -251,13 +251,13 @@ Status CheckCurrent(const Problem& problem, const Deployment& current) {
                       k, g.gpu, gpu.name));
     }
     std::vector<Placement> placements;
-    for (size_t j = 0; j < g.instances.size(); ++j) {
-      const int profile = gpu.ProfileIndex(g.instances[j].profile);
+    for (size_t j = 0; j < g.instances().size(); ++j) {
+      const int profile = gpu.ProfileIndex(g.instances()[j].profile);
       if (profile < 0) {
         return Status::InvalidArgument(fmt::format("gpus[{}].instances[{}].profile: {} has no {}",
-                                                   k, j, gpu.name, g.instances[j].profile));
+                                                   k, j, gpu.name, g.instances()[j].profile));
       }
-      placements.push_back({profile, g.instances[j].start});
+      placements.push_back({profile, g.instances()[j].start});
     }
     TESSERA_RETURN_IF_ERROR(CheckLayout(gpu, placements).WithContext(fmt::format("gpus[{}]", k)));
   }
@@ -285,7 +285,7 @@ class Keeper {
     }
     for (const GpuAssignment& g : current.gpus) {
       cluster_.Open(g.index);
-      for (const Instance& inst : g.instances) {
+      for (const Instance& inst : g.instances()) {
         auto it = index.find(inst.service);
         if (it == index.end() || !same_inputs[it->second]) continue;
         if (std::optional<Triplet> t = Feasible(it->second, inst)) {
@@ -363,7 +363,7 @@ Result<std::vector<PlacedSegment>> PlanDeficits(const Planner& planner, const Pr
       CheckPlannerFits(planner, restricted).WithContext("planner " + std::string(planner.Name())));
   TESSERA_ASSIGN_OR_RETURN(PlanResult planned, planner.Plan(restricted, context));
   std::vector<PlacedSegment> segments;
-  for (const std::vector<PlacedSegment>& g : planned.gpus) {
+  for (const std::vector<PlacedSegment>& g : planned.mig()) {
     for (PlacedSegment seg : g) {
       seg.service = original[seg.service];
       // A segment counts what the rule gives it at the service's whole rate
@@ -413,13 +413,13 @@ SegmentKey SegmentOf(const Instance& inst) {
 std::vector<int> MatchGpus(const Deployment& d, const Deployment& current) {
   std::map<std::pair<int, SegmentKey>, std::vector<int>> holders;  // (start, segment) -> GPUs
   for (const GpuAssignment& g : current.gpus) {
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       holders[{inst.start, SegmentOf(inst)}].push_back(g.index);
     }
   }
   std::map<std::pair<int, int>, int> shared;  // (position in d, current index) -> instances
   for (size_t k = 0; k < d.gpus.size(); ++k) {
-    for (const Instance& inst : d.gpus[k].instances) {
+    for (const Instance& inst : d.gpus[k].instances()) {
       auto it = holders.find({inst.start, SegmentOf(inst)});
       if (it == holders.end()) continue;
       for (int index : it->second) ++shared[{static_cast<int>(k), index}];
@@ -442,11 +442,12 @@ std::vector<int> MatchGpus(const Deployment& d, const Deployment& current) {
 void CountChanges(const Deployment& current, const Deployment& next, IncrementalPlan& plan) {
   std::multiset<PlaceKey> before;
   for (const GpuAssignment& g : current.gpus) {
-    for (const Instance& inst : g.instances) before.insert({g.index, inst.start, SegmentOf(inst)});
+    for (const Instance& inst : g.instances())
+      before.insert({g.index, inst.start, SegmentOf(inst)});
   }
   std::vector<SegmentKey> placed_elsewhere;
   for (const GpuAssignment& g : next.gpus) {
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       auto it = before.find({g.index, inst.start, SegmentOf(inst)});
       if (it == before.end()) {
         placed_elsewhere.push_back(SegmentOf(inst));
@@ -515,7 +516,7 @@ Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const P
     PlanResult result;
     for (OpenGpu& g : cluster.gpus()) {
       if (g.segments.empty()) continue;
-      result.gpus.push_back(std::move(g.segments));
+      result.mig().push_back(std::move(g.segments));
       indices.push_back(g.index);
     }
     d = BuildDeployment(problem, result, "incremental+" + std::string(planner->Name()),

@@ -26,7 +26,7 @@ using Place = std::tuple<int, int, std::string, int, int>;
 std::multiset<Place> PlacesOf(const Deployment& d, const std::string& service) {
   std::multiset<Place> places;
   for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& inst : g.instances) {
+    for (const Instance& inst : g.instances()) {
       if (inst.service == service) {
         places.insert({g.index, inst.start, inst.profile, inst.batch, inst.procs});
       }
@@ -37,7 +37,7 @@ std::multiset<Place> PlacesOf(const Deployment& d, const std::string& service) {
 
 int InstancesOf(const Deployment& d) {
   int n = 0;
-  for (const GpuAssignment& g : d.gpus) n += static_cast<int>(g.instances.size());
+  for (const GpuAssignment& g : d.gpus) n += static_cast<int>(g.instances().size());
   return n;
 }
 

@@ -66,7 +66,7 @@ Status ParseSide(const Deployment& d, std::string_view side, bool validate,
   std::set<int> seen;
   for (const GpuAssignment& assignment : d.gpus) {
     if (validate) {
-      if (!assignment.processes.empty()) {
+      if (assignment.shared_whole()) {
         return Invalid(side, fmt::format("GPU {} is shared whole through MPS, not a MIG plan",
                                          assignment.index));
       }
@@ -83,7 +83,7 @@ Status ParseSide(const Deployment& d, std::string_view side, bool validate,
     gpu.index = assignment.index;
     gpu.model = model;
     std::vector<Placement> placements;
-    for (const Instance& in : assignment.instances) {
+    for (const Instance& in : assignment.instances()) {
       const int profile = model->ProfileIndex(in.profile);
       if (validate && profile < 0) {
         return Invalid(side, fmt::format("GPU {}: {} is not a MIG profile of {}", assignment.index,
@@ -256,7 +256,7 @@ TransitionSummary MeasureTransition(const Deployment& from, const Deployment& to
   std::unordered_map<std::string, double> cap;
   const TransitionCapacity shares(from, to);
   for (const GpuAssignment& g : from.gpus) {
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       const double capacity = shares.Of(in);
       live[{g.index, in.start}] = {in.service, capacity};
       ++count[g.index];

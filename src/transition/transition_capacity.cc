@@ -16,7 +16,7 @@ TransitionCapacity::TransitionCapacity(const Deployment& from, const Deployment&
     std::unordered_map<std::string, const ServiceOutcome*> outcome;
     for (const ServiceOutcome& s : d->services) outcome.try_emplace(s.name, &s);
     for (const GpuAssignment& g : d->gpus) {
-      for (const Instance& in : g.instances) {
+      for (const Instance& in : g.instances()) {
         auto it = outcome.find(in.service);
         if (it == outcome.end() || !(in.throughput_rps > 0)) continue;
         // What the rule counts the instance for, as a share of its throughput.

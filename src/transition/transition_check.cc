@@ -137,7 +137,7 @@ class Replay {
 
 int CountNonEmpty(const Deployment& d) {
   return static_cast<int>(std::count_if(
-      d.gpus.begin(), d.gpus.end(), [](const GpuAssignment& g) { return !g.instances.empty(); }));
+      d.gpus.begin(), d.gpus.end(), [](const GpuAssignment& g) { return !g.instances().empty(); }));
 }
 
 // Both plans MIG plans of the transition's GPU model. False when the replay
@@ -175,7 +175,7 @@ bool Replay::LoadStart() {
   for (const GpuAssignment& g : from_.gpus) {
     GpuState& state = cluster_[g.index];
     max_a_index_ = std::max(max_a_index_, g.index);
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       const int profile = gpu_->ProfileIndex(in.profile);
       if (profile < 0) {
         Violation(fmt::format("start state (A): GPU {}: {} is not a profile of {}", g.index,
@@ -438,7 +438,7 @@ void Replay::CheckFinalState() {
     const auto state_it = cluster_.find(mapped->second);
     GpuState held = state_it == cluster_.end() ? GpuState{} : state_it->second;
     GpuState want;
-    for (const Instance& in : g.instances) {
+    for (const Instance& in : g.instances()) {
       want.push_back({gpu_->ProfileIndex(in.profile), in.start, in.service, in.model, in.batch,
                       in.procs, in.throughput_rps});
     }

@@ -281,7 +281,7 @@ TEST(TransitionCheck, CapacityIsTheSloSafeShareOfTheThroughput) {
   a.rule.queueing_headroom = true;
   b.rule.queueing_headroom = true;
   const TransitionCapacity shares(a, b);
-  const Instance& first = a.gpus.front().instances.front();
+  const Instance& first = a.gpus.front().instances().front();
   const double share =
       a.rule.CountedRps(first.batch, first.procs, first.throughput_rps, first.latency_ms,
                         a.services.front().slo_ms, a.services.front().rate_rps) /

@@ -77,7 +77,7 @@ TEST(PlanTransition, IdenticalPlansNeedNoStep) {
 TEST(PlanTransition, SwappedGpusNeedNoStep) {
   const Deployment a = TwoGpus();
   Deployment b = a;
-  std::swap(b.gpus[0].instances, b.gpus[1].instances);
+  std::swap(b.gpus[0].mig(), b.gpus[1].mig());
   const Transition t = PlanOk(a, b);
   EXPECT_EQ(t.summary.steps, 0);
   EXPECT_EQ(t.gpu_map, (std::map<int, int>{{0, 1}, {1, 0}}));
@@ -341,7 +341,7 @@ TEST(PlanTransition, RejectsBadInput) {
   h100.gpu = "h100-80gb";
   EXPECT_EQ(PlanTransition(a, h100, {}).status().code(), StatusCode::kInvalidArgument);
   Deployment overlap = a;
-  overlap.gpus[1].instances.push_back(overlap.gpus[0].instances[0]);
+  overlap.gpus[1].mig().push_back(overlap.gpus[0].instances()[0]);
   Result<TransitionPlan> r = PlanTransition(a, overlap, {});
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("to: GPU 1"), std::string::npos) << r.status().message();
@@ -349,7 +349,7 @@ TEST(PlanTransition, RejectsBadInput) {
   twice.gpus[1].index = 0;
   EXPECT_EQ(PlanTransition(twice, a, {}).status().code(), StatusCode::kInvalidArgument);
   Deployment unknown = a;
-  unknown.gpus[0].instances[0].profile = "9g.90gb";
+  unknown.gpus[0].instances()[0].profile = "9g.90gb";
   EXPECT_EQ(PlanTransition(unknown, a, {}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(PlanTransition(a, a, {-1}).status().code(), StatusCode::kInvalidArgument);
 }

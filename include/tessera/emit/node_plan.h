@@ -82,18 +82,13 @@ struct NodeProcess {
   std::vector<std::string> command;  // ExpandCommand(serving.command, ...)
 };
 
+// One MIG instance of the plan as its node runs it: the plan's instance and
+// what the node needs beside it.
 struct NodeInstance {
-  std::string profile;  // catalog name, e.g. "3g.40gb"
-  int profile_id = 0;   // nvidia-smi / NVML profile ID
-  int start = 0;        // first memory slice
+  Instance instance;   // profile, start, service, model, batch, procs, predictions
+  int profile_id = 0;  // nvidia-smi / NVML profile ID
   int memory_slices = 0;
   int compute_slices = 0;
-  std::string service;
-  std::string model;
-  int batch = 1;
-  int procs = 1;
-  double throughput_rps = 0;
-  double latency_ms = 0;
   std::string pipe_directory;  // CUDA_MPS_PIPE_DIRECTORY of its daemon and clients
   std::string log_directory;   // CUDA_MPS_LOG_DIRECTORY of its daemon
   std::vector<NodeProcess> processes;

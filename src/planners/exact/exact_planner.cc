@@ -324,7 +324,7 @@ std::optional<std::vector<double>> ValuesOf(const PlanResult& plan, const Proble
   for (size_t r = 0; r < set.resources.size(); ++r) resource_index[set.resources[r]] = r;
   std::vector<double> values(model.milp.columns(), 0.0);
   std::vector<std::vector<int>> counts(problem.services().size());
-  for (const std::vector<PlacedSegment>& gpu : plan.gpus) {
+  for (const std::vector<PlacedSegment>& gpu : plan.mig()) {
     if (gpu.empty()) continue;
     const int pool = gpu.front().triplet.pool;
     std::vector<int> mix(problem.pool()[pool].gpu->profiles.size(), 0);
@@ -374,7 +374,8 @@ std::optional<std::vector<double>> ValuesOf(const PlanResult& plan, const Proble
 constexpr int kTieBreakMaxColumns = 20000;
 
 int GpusOf(const PlanResult& plan) {
-  return static_cast<int>(std::count_if(plan.gpus.begin(), plan.gpus.end(),
+  const MigGpus& gpus = plan.mig();
+  return static_cast<int>(std::count_if(gpus.begin(), gpus.end(),
                                         [](const auto& segments) { return !segments.empty(); }));
 }
 
@@ -502,7 +503,7 @@ Result<PlanResult> Place(const Model& model, const CoverSet& set,
           seg.start = p.start;
           segments.push_back(seg);
         }
-        result.gpus.push_back(std::move(segments));
+        result.mig().push_back(std::move(segments));
       }
     }
   }

@@ -40,7 +40,7 @@ const Problem& Normal1() {
 }
 
 int GpusOf(const PlanResult& plan) {
-  return static_cast<int>(std::count_if(plan.gpus.begin(), plan.gpus.end(),
+  return static_cast<int>(std::count_if(plan.mig().begin(), plan.mig().end(),
                                         [](const auto& segments) { return !segments.empty(); }));
 }
 

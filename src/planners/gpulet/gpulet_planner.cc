@@ -188,7 +188,8 @@ class GpuletPlanner final : public Planner {
     }
 
     PlanResult result;
-    result.mps_gpus.reserve(gpus.size());
+    MpsGpus& shared = result.gpus.emplace<MpsGpus>();
+    shared.reserve(gpus.size());
     for (const Gpu& gpu : gpus) {
       std::vector<MpsShare> shares;
       for (int g : gpu.members) {
@@ -198,7 +199,7 @@ class GpuletPlanner final : public Planner {
                           .resource_pct = static_cast<double>(gpulet.resource),
                           .rate_rps = gpulet.rate_rps});
       }
-      result.mps_gpus.push_back(std::move(shares));
+      shared.push_back(std::move(shares));
     }
     return result;
   }

@@ -406,7 +406,7 @@ Problem MakeProblem(const std::vector<std::tuple<std::string, double, double>>& 
 // The plan's invariants; returns the services it serves.
 std::set<int> CheckPlan(const Problem& problem, const PlanResult& plan) {
   std::map<int, double> carried;
-  for (const std::vector<MpsShare>& gpu : plan.mps_gpus) {
+  for (const std::vector<MpsShare>& gpu : std::get<MpsGpus>(plan.gpus)) {
     EXPECT_GE(gpu.size(), 1u);
     EXPECT_LE(gpu.size(), 2u);
     double used = 0;
@@ -442,9 +442,9 @@ std::set<int> CheckPlan(const Problem& problem, const PlanResult& plan) {
 
 std::string Describe(const Problem& problem, const PlanResult& plan) {
   std::string out;
-  for (size_t g = 0; g < plan.mps_gpus.size(); ++g) {
+  for (size_t g = 0; g < std::get<MpsGpus>(plan.gpus).size(); ++g) {
     out += "  GPU" + std::to_string(g + 1) + ":";
-    for (const MpsShare& s : plan.mps_gpus[g]) {
+    for (const MpsShare& s : std::get<MpsGpus>(plan.gpus)[g]) {
       out += " " + problem.scenario().services[s.service].name + "(" +
              problem.scenario().services[s.service].model + " b" + std::to_string(s.batch) + " " +
              std::to_string(static_cast<int>(s.resource_pct)) + "% " +
@@ -486,13 +486,14 @@ TEST(GpuletPlanner, PlansTheTwelveWorkloads) {
   Result<PlanResult> plan = planner->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const std::string text = Describe(problem, *plan);
-  std::cout << "[ gpulet  ] twelve workloads: " << plan->mps_gpus.size() << " GPUs\n" << text;
+  std::cout << "[ gpulet  ] twelve workloads: " << std::get<MpsGpus>(plan->gpus).size() << " GPUs\n"
+            << text;
   SCOPED_TRACE(text);
   const std::set<int> served = CheckPlan(problem, *plan);
   EXPECT_EQ(served.size(), 12u);  // every workload is feasible on the tables
   // The iGniter paper's examples: W2 (AlexNet, 15 ms, 500 rps) gets AlexNet's
   // most efficient partition, one gpulet, and no GPU holds more than two.
-  for (const std::vector<MpsShare>& gpu : plan->mps_gpus) {
+  for (const std::vector<MpsShare>& gpu : std::get<MpsGpus>(plan->gpus)) {
     for (const MpsShare& s : gpu) {
       if (s.service == 1) {
         EXPECT_DOUBLE_EQ(s.rate_rps, 500);
@@ -501,10 +502,10 @@ TEST(GpuletPlanner, PlansTheTwelveWorkloads) {
   }
   // The plan is no smaller than the resources it allocates need.
   double resources = 0;
-  for (const auto& gpu : plan->mps_gpus) {
+  for (const auto& gpu : std::get<MpsGpus>(plan->gpus)) {
     for (const MpsShare& s : gpu) resources += s.resource_pct;
   }
-  EXPECT_GE(static_cast<double>(plan->mps_gpus.size()), std::ceil(resources / 100));
+  EXPECT_GE(static_cast<double>(std::get<MpsGpus>(plan->gpus).size()), std::ceil(resources / 100));
   // Deterministic.
   Result<PlanResult> again = planner->Plan(problem, PlanContext{.seed = 99});
   ASSERT_TRUE(again.ok());
@@ -540,7 +541,7 @@ TEST(GpuletPlanner, LeavesOutWhatTheTablesCannotServe) {
   // 80% and 100% can carry within the budget. vgg19: 500 rps on 100%
   // gpulets of 360.7 rps.
   std::map<int, int> shares;
-  for (const auto& gpu : plan->mps_gpus) {
+  for (const auto& gpu : std::get<MpsGpus>(plan->gpus)) {
     for (const MpsShare& s : gpu) {
       ++shares[s.service];
       EXPECT_EQ(s.batch, 1);
@@ -571,7 +572,7 @@ TEST(GpuletPlanner, ScalesToAThousandServices) {
   Result<PlanResult> plan = NewGpuletPlanner()->Plan(problem, PlanContext{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(CheckPlan(problem, *plan).size(), 1000u);
-  std::cout << "[ gpulet  ] 1,000 services: " << plan->mps_gpus.size() << " GPUs\n";
+  std::cout << "[ gpulet  ] 1,000 services: " << std::get<MpsGpus>(plan->gpus).size() << " GPUs\n";
 }
 
 }  // namespace

@@ -211,7 +211,7 @@ class IgniterPlanner : public Planner {
     const auto gpus = PlaceWithInterference(problem, p->workloads, deadline);
     if (!gpus) return TimeLimitPassed(context, "while placing workloads");
     PlanResult result;
-    result.mps_gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
+    result.gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };
@@ -239,7 +239,7 @@ class FfdPlusPlanner : public Planner {
       totals[j] += lower;
     }
     PlanResult result;
-    result.mps_gpus = ToShares(gpus, p->workloads, std::move(p->dedicated));
+    result.gpus = ToShares(gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };
@@ -304,7 +304,7 @@ class GslicePlusPlanner : public Planner {
       for (int round = 0; round < kGslicePlusRounds; ++round) TuneOnce(problem, p->workloads, gpu);
     }
     PlanResult result;
-    result.mps_gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
+    result.gpus = ToShares(*gpus, p->workloads, std::move(p->dedicated));
     return result;
   }
 };

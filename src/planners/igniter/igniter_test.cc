@@ -92,7 +92,7 @@ using Gpu = std::vector<std::tuple<int, int, double>>;
 
 std::vector<Gpu> Summarise(const PlanResult& r) {
   std::vector<Gpu> out;
-  for (const auto& gpu : r.mps_gpus) {
+  for (const auto& gpu : std::get<MpsGpus>(r.gpus)) {
     Gpu g;
     for (const MpsShare& s : gpu) g.emplace_back(s.service, s.batch, s.resource_pct);
     out.push_back(g);
@@ -140,8 +140,8 @@ TEST(IgniterPlacement, TwelveWorkloadsTakeSixGpusAsTheArtifacts) {
                                              {{4, 6, 47.5}, {3, 2, 45.0}},
                                              {{8, 4, 37.5}, {10, 2, 32.5}, {1, 4, 10.0}},
                                              {{11, 7, 100.0}}}));
-  EXPECT_DOUBLE_EQ(r->mps_gpus[5][0].rate_rps, 287);
-  EXPECT_DOUBLE_EQ(r->mps_gpus[2][2].rate_rps, 13);
+  EXPECT_DOUBLE_EQ(std::get<MpsGpus>(r->gpus)[5][0].rate_rps, 287);
+  EXPECT_DOUBLE_EQ(std::get<MpsGpus>(r->gpus)[2][2].rate_rps, 13);
 }
 
 TEST(IgniterPlacement, TwelveWorkloadsVariantCTakeSevenGpus) {
@@ -220,9 +220,9 @@ TEST(MpsValidator, CatchesOverfullGpusUncoveredRatesAndEditedPredictions) {
   Result<PlanReport> d = RunPlanner(*NewIgniterPlanner(), p, {});
   ASSERT_TRUE(d.ok());
   Deployment bad = d->deployment;
-  bad.gpus[0].processes[0].resource_pct = 95;  // 95 + 15 > 100
-  bad.gpus[1].processes[0].rate_rps = 100;     // W10 carries 100 of 200
-  bad.gpus[2].processes[0].latency_ms += 1;
+  bad.gpus[0].processes()[0].resource_pct = 95;  // 95 + 15 > 100
+  bad.gpus[1].processes()[0].rate_rps = 100;     // W10 carries 100 of 200
+  bad.gpus[2].processes()[0].latency_ms += 1;
   const std::string all = FormatViolations(ValidateDeployment(bad, p));
   EXPECT_NE(all.find("sum to 110% > 100%"), std::string::npos) << all;
   EXPECT_NE(all.find("W10: processes carry 100 of 200 rps"), std::string::npos) << all;

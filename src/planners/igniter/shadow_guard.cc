@@ -22,14 +22,15 @@ Result<ShadowGuardResult> ApplyShadowGuard(const Deployment& plan, const Problem
   }
   ShadowGuardResult out;
   PlanResult guarded;
+  MpsGpus& guarded_gpus = guarded.gpus.emplace<MpsGpus>();
   for (const GpuAssignment& gpu : plan.gpus) {
     double used = 0;
-    for (const MpsProcess& p : gpu.processes) used += p.resource_pct;
+    for (const MpsProcess& p : gpu.processes()) used += p.resource_pct;
     const double standby = ShadowExtraPct(100 - used);
     double free = 100 - used;
-    std::vector<MpsShare>& shares = guarded.mps_gpus.emplace_back();
-    for (size_t i = 0; i < gpu.processes.size(); ++i) {
-      const MpsProcess& p = gpu.processes[i];
+    std::vector<MpsShare>& shares = guarded_gpus.emplace_back();
+    for (size_t i = 0; i < gpu.processes().size(); ++i) {
+      const MpsProcess& p = gpu.processes()[i];
       auto it = service_index.find(p.service);
       if (it == service_index.end()) {
         return Status::InvalidArgument("GPU " + std::to_string(gpu.index) + ": a process serves '" +
@@ -59,7 +60,7 @@ Result<ShadowGuardResult> ApplyShadowGuard(const Deployment& plan, const Problem
   // processes in order.
   size_t k = 0;
   for (const GpuAssignment& gpu : out.deployment.gpus) {
-    for (const MpsProcess& p : gpu.processes) {
+    for (const MpsProcess& p : gpu.processes()) {
       if (k == out.processes.size()) {
         return Status::Internal("the guarded plan has more processes than the plan");
       }

@@ -54,7 +54,7 @@ TEST(ShadowGuard, HandPlanGetsMinOfTenPercentAndWhatIsLeft) {
   // GPU 0: A at 50% misses (20 > 19 ms), D at 45%: 5% free, so A's shadow
   // gets 5%, not 10%. GPU 1: B at 40% meets (25 <= 30), C at 40% misses
   // (25 > 9): 20% free, C's shadow gets 10%.
-  plan.mps_gpus = {{{0, 1, 50, 10}, {3, 1, 45, 10}}, {{1, 1, 40, 10}, {2, 1, 40, 10}}};
+  plan.gpus = MpsGpus{{{0, 1, 50, 10}, {3, 1, 45, 10}}, {{1, 1, 40, 10}, {2, 1, 40, 10}}};
   const Deployment d = BuildDeployment(problem, plan, "hand", {2, "hand"}, 0);
   ASSERT_EQ(d.metrics.predicted_violations, 2);
   Result<ShadowGuardResult> g = ApplyShadowGuard(d, problem);
@@ -74,8 +74,8 @@ TEST(ShadowGuard, HandPlanGetsMinOfTenPercentAndWhatIsLeft) {
   EXPECT_DOUBLE_EQ(g->processes[3].extra_pct, 10);
   EXPECT_FALSE(g->processes[3].meets_slo);
   EXPECT_EQ(g->still_missing, 1);
-  EXPECT_DOUBLE_EQ(g->deployment.gpus[0].processes[0].resource_pct, 55);
-  EXPECT_DOUBLE_EQ(g->deployment.gpus[1].processes[1].resource_pct, 50);
+  EXPECT_DOUBLE_EQ(g->deployment.gpus[0].processes()[0].resource_pct, 55);
+  EXPECT_DOUBLE_EQ(g->deployment.gpus[1].processes()[1].resource_pct, 50);
   EXPECT_EQ(g->deployment.metrics.predicted_violations, 1);
   EXPECT_TRUE(ValidateDeployment(g->deployment, problem).empty());
 }
@@ -84,7 +84,7 @@ TEST(ShadowGuard, TwoMissesOnOneGpuShareWhatIsLeftInOrder) {
   const Problem problem = HandProblem();
   PlanResult plan;
   // A 45% and C 40% both miss; 15% free: A's shadow takes 10, C's the 5 left.
-  plan.mps_gpus = {{{0, 1, 45, 10}, {2, 1, 40, 10}}};
+  plan.gpus = MpsGpus{{{0, 1, 45, 10}, {2, 1, 40, 10}}};
   Result<ShadowGuardResult> g =
       ApplyShadowGuard(BuildDeployment(problem, plan, "hand", {1, "hand"}, 0), problem);
   ASSERT_TRUE(g.ok());
@@ -129,8 +129,8 @@ TEST(ShadowGuard, FfdPlusPlanOfTheTwelveWorkloads) {
   size_t k = 0;
   for (const GpuAssignment& gpu : d.gpus) {
     double free = 100;
-    for (const MpsProcess& proc : gpu.processes) free -= proc.resource_pct;
-    for (const MpsProcess& proc : gpu.processes) {
+    for (const MpsProcess& proc : gpu.processes()) free -= proc.resource_pct;
+    for (const MpsProcess& proc : gpu.processes()) {
       const ShadowProcess& sp = g->processes[k++];
       SCOPED_TRACE(proc.service);
       EXPECT_EQ(sp.activated, !proc.meets_slo);

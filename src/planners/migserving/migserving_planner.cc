@@ -84,7 +84,7 @@ class MigServingPlanner : public Planner {
     }
     PlanResult plan;
     for (const migserving::GpuConfig& config : deployment) {
-      plan.gpus.push_back(space.Segments(config));
+      plan.mig().push_back(space.Segments(config));
     }
     return plan;
   }

@@ -131,7 +131,7 @@ TEST(MigServingGreedy, CoversEveryServiceAndPacksSmallOnesTogether) {
   ASSERT_TRUE(planner.ok());
   const Deployment d = Plan(**planner, TinyProblem(std::vector<double>(7, 90)));
   ASSERT_EQ(d.gpus.size(), 1u);
-  EXPECT_EQ(d.gpus[0].instances.size(), 7u);
+  EXPECT_EQ(d.gpus[0].instances().size(), 7u);
 }
 
 TEST(MigServingGreedy, BigServiceTakesItsMostEfficientInstances) {
@@ -139,7 +139,7 @@ TEST(MigServingGreedy, BigServiceTakesItsMostEfficientInstances) {
   auto planner = BuiltinPlanners().Create("migserving-greedy");
   const Deployment d = Plan(**planner, TinyProblem({8000}));
   EXPECT_EQ(d.gpus.size(), 10u);
-  for (const GpuAssignment& g : d.gpus) EXPECT_EQ(g.instances.at(0).profile, "7g.80gb");
+  for (const GpuAssignment& g : d.gpus) EXPECT_EQ(g.instances()[0].profile, "7g.80gb");
 }
 
 TEST(MigServingTreeSearch, FillsFromNothingAndFromAPartialDeployment) {
@@ -305,13 +305,13 @@ TEST(MigServingGenetic, SameSeedSamePlan) {
   Result<PlanResult> a = (*ga)->Plan(p, context);
   Result<PlanResult> b = (*ga)->Plan(p, context);
   ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_EQ(a->gpus.size(), b->gpus.size());
-  for (size_t g = 0; g < a->gpus.size(); ++g) {
-    ASSERT_EQ(a->gpus[g].size(), b->gpus[g].size());
-    for (size_t i = 0; i < a->gpus[g].size(); ++i) {
-      EXPECT_EQ(a->gpus[g][i].service, b->gpus[g][i].service);
-      EXPECT_EQ(a->gpus[g][i].start, b->gpus[g][i].start);
-      EXPECT_EQ(a->gpus[g][i].triplet.profile, b->gpus[g][i].triplet.profile);
+  ASSERT_EQ(a->mig().size(), b->mig().size());
+  for (size_t g = 0; g < a->mig().size(); ++g) {
+    ASSERT_EQ(a->mig()[g].size(), b->mig()[g].size());
+    for (size_t i = 0; i < a->mig()[g].size(); ++i) {
+      EXPECT_EQ(a->mig()[g][i].service, b->mig()[g][i].service);
+      EXPECT_EQ(a->mig()[g][i].start, b->mig()[g][i].start);
+      EXPECT_EQ(a->mig()[g][i].triplet.profile, b->mig()[g][i].triplet.profile);
     }
   }
 }
@@ -382,7 +382,7 @@ TEST(MigServingPlanner, InstancesRunAtMostMaxProcsProcesses) {
       o.max_procs = procs;
       Result<PlanResult> r = NewMigServingPlanner(o, "m")->Plan(p, {});
       ASSERT_TRUE(r.ok());
-      for (const auto& gpu : r->gpus) {
+      for (const auto& gpu : r->mig()) {
         for (const PlacedSegment& seg : gpu) EXPECT_LE(seg.triplet.procs, procs);
       }
     }

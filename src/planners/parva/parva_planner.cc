@@ -289,7 +289,7 @@ class ParvaPlanner : public Planner {
           name_, context.time_limit_s));
     }
     PlanResult result;
-    for (GpuState& g : allocator.gpus()) result.gpus.push_back(std::move(g.segments));
+    for (GpuState& g : allocator.gpus()) result.mig().push_back(std::move(g.segments));
     return result;
   }
 

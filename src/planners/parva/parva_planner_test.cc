@@ -23,7 +23,8 @@ Deployment PlanWith(const ParvaOptions& options, const Problem& problem) {
 std::vector<std::string> Profiles(const Deployment& d) {
   std::vector<std::string> out;
   for (const GpuAssignment& g : d.gpus) {
-    for (const Instance& i : g.instances) out.push_back(i.profile + "@" + std::to_string(i.start));
+    for (const Instance& i : g.instances())
+      out.push_back(i.profile + "@" + std::to_string(i.start));
   }
   return out;
 }
@@ -79,7 +80,7 @@ TEST(ParvaPlanner, SingleVariantUsesOneProcessPerSegment) {
   Result<PlanReport> report = RunPlanner(*planner, p, PlanContext{});
   ASSERT_TRUE(report.ok());
   for (const GpuAssignment& g : report->deployment.gpus) {
-    for (const Instance& i : g.instances) EXPECT_EQ(i.procs, 1);
+    for (const Instance& i : g.instances()) EXPECT_EQ(i.procs, 1);
   }
 }
 

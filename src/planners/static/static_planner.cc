@@ -88,14 +88,14 @@ class InstanceStream {
     double capacity = 0;
     while (!CoversRate(capacity, rate)) {
       if (next_ == cut_.size()) {
-        gpu_ = plan_.gpus.size();
-        plan_.gpus.emplace_back();
+        gpu_ = plan_.mig().size();
+        plan_.mig().emplace_back();
         next_ = 0;
       }
       const Placement& instance = cut_[next_++];
       auto it = best.find(instance.profile);
       if (it == best.end()) continue;
-      plan_.gpus[gpu_].push_back({index, it->second, instance.start});
+      plan_.mig()[gpu_].push_back({index, it->second, instance.start});
       capacity += it->second.capacity_rps;
     }
   }

@@ -56,7 +56,7 @@ std::vector<std::string> Gpus(const Deployment& d) {
   std::vector<std::string> out;
   for (const GpuAssignment& g : d.gpus) {
     std::vector<std::string> instances;
-    for (const Instance& i : g.instances) {
+    for (const Instance& i : g.instances()) {
       instances.push_back(fmt::format("{} {}@{}{}", i.service, i.profile, i.start,
                                       i.procs > 1 ? fmt::format(" x{}", i.procs) : ""));
     }
