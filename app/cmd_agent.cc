@@ -16,7 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "net_command.h"
 #include "output_file.h"

@@ -8,7 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "compare_rows.h"
 #include "help_text.h"

@@ -14,7 +14,8 @@
 #include <system_error>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/deployment_format.h"

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "net_command.h"
 #include "tessera/gpu_catalog.h"

@@ -15,7 +15,8 @@
 #include <variant>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/profile/profile_synth.h"

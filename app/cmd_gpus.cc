@@ -6,7 +6,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "tessera/gpu/mig_layout.h"
 

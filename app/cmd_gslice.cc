@@ -9,7 +9,8 @@
 #include <string_view>
 #include <utility>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/durations.h"

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "shadow_cli.h"

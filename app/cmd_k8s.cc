@@ -5,7 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/k8s/kube_manifests.h"

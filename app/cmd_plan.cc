@@ -4,7 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "help_text.h"
 #include "incremental_cli.h"

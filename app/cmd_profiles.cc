@@ -7,7 +7,8 @@
 #include <memory>
 #include <string_view>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/profile/profile_synth.h"

@@ -13,7 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/durations.h"

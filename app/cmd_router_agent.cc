@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "net_command.h"
 #include "tessera/serving/router_agent.h"

@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "net_command.h"
 #include "tessera/control/control_assets.h"

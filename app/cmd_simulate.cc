@@ -14,7 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "simulate_flags.h"

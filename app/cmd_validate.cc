@@ -5,7 +5,8 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "tessera/deployment_format.h"
 #include "tessera/util/text_io.h"

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
 #include "tessera/deployment.h"
 #include "tessera/plan/metrics.h"
 #include "tessera/planner.h"
 #include "tessera/problem.h"
+#include "tessera/problem_inputs.h"
 #include "tessera/status.h"
 #include "tessera/validator.h"
 

@@ -1,6 +1,6 @@
 #include "incremental_cli.h"
 
-#include "cli_common.h"
+#include "cli_flags.h"
 #include "tessera/util/input_limits.h"
 
 namespace tessera::cli {

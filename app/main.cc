@@ -6,7 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_flags.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "tessera/util/text_io.h"
 

@@ -11,7 +11,7 @@
 #include <system_error>
 #include <vector>
 
-#include "cli_common.h"
+#include "cli_output.h"
 #include "tessera/util/text_io.h"
 
 namespace tessera::cli {

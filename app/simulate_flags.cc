@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "cli_common.h"
+#include "cli_flags.h"
 #include "tessera/durations.h"
 #include "tessera/util/text_io.h"
 

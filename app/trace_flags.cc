@@ -1,6 +1,6 @@
 #include "trace_flags.h"
 
-#include "cli_common.h"
+#include "cli_flags.h"
 #include "tessera/gpu_catalog.h"
 
 namespace tessera::cli {

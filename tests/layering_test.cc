@@ -150,9 +150,9 @@ TEST_F(LayeringSelfTest, ReportsSimulateAndOnlineIncludingEachOther) {
 }
 
 TEST_F(LayeringSelfTest, ReportsAppIncludingSrc) {
-  Write("app/cli_common.h", "");
+  Write("app/cli_flags.h", "");
   Write("app/cmd_plan.cc",
-        "#include \"cli_common.h\"\n"
+        "#include \"cli_flags.h\"\n"
         "#include \"tessera/planner.h\"\n"
         "#include \"util/text.h\"\n");
   EXPECT_THAT(Check(), ::testing::ElementsAre(

@@ -1,55 +1,16 @@
-#include "cli_common.h"
+#include "cli_flags.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 
+#include "cli_output.h"
 #include "tessera/durations.h"
 #include "tessera/util/input_limits.h"
 #include "tessera/util/text_io.h"
 
 namespace tessera::cli {
-
-int ExitCodeFor(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kOk:
-      return kExitOk;
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
-    case StatusCode::kIoError:
-      return kExitBadInput;
-    case StatusCode::kInternal:
-      return kExitInternal;
-  }
-  return kExitInternal;
-}
-
-int ReportError(const Status& status) {
-  PrintMessage("tessera: error: " + status.message() + "\n");
-  return ExitCodeFor(status);
-}
-
-namespace {
-thread_local NoteCollector* current_collector = nullptr;
-}  // namespace
-
-NoteCollector::NoteCollector() : outer_(current_collector) { current_collector = this; }
-
-NoteCollector::~NoteCollector() { current_collector = outer_; }
-
-NoteSink CliNotes() {
-  return [](std::string_view note) { PrintMessage("tessera: note: " + std::string(note) + "\n"); };
-}
-
-void PrintMessage(std::string_view text) {
-  if (current_collector != nullptr) {
-    current_collector->notes_.push_back(EscapeMessage(text));
-    return;
-  }
-  std::cerr << EscapeMessage(text);
-}
 
 void AddInputFlags(CLI::App& command, ProblemInputs& flags) {
   auto* scenario = command.add_option("--scenario", flags.scenario,
@@ -184,21 +145,6 @@ PlanContext ContextFrom(const SearchOptions& flags, const Planner& planner) {
   PlanContext context = ContextFor(flags, planner);
   context.progress = CliProgress();
   return context;
-}
-
-std::function<void(std::string_view)> CliProgress() {
-  return [](std::string_view line) { PrintMessage("tessera: " + std::string(line) + "\n"); };
-}
-
-void NoteOutcomes(const Deployment& deployment) {
-  for (const ServiceOutcome& s : deployment.services) {
-    if (s.status == ServiceStatus::kInfeasible) {
-      PrintMessage("tessera: service " + s.name + " is infeasible: " + s.reason + "\n");
-    } else if (s.predicted_violation) {
-      PrintMessage("tessera: note: the iGniter model predicts " + s.name +
-                   " misses its latency budget or rate on this plan\n");
-    }
-  }
 }
 
 // The token of --token-file: its one line, the trailing newline stripped.
