@@ -254,7 +254,10 @@ constexpr const char* kAgentFooter =
     "ok, or the failed step's error; then the daemon dispatches the next phase), and\n"
     "otherwise reconciles to the plan and posts whether it converged and what runs where\n"
     "(its inventory) when that changes. Network errors and 5xx answers are retried with\n"
-    "backoff; SIGTERM or SIGINT ends it after the step in flight (exit 0). --token-file\n"
+    "backoff. --server may list the replicas of a replicated control plane\n"
+    "(http://a:8080,http://b:8080,http://c:8080): the agent tries the next on an error and\n"
+    "follows a follower's 307 to the leader. SIGTERM or SIGINT ends it after the step in flight "
+    "(exit 0). --token-file\n"
     "holds the daemon's bearer token.\n\n"
     "Commands (--serve-command, --mps-command) are split at spaces and take the\n"
     "NodePlan placeholders {model_repository} {model} {model_config} {batch} {http_port}\n"
@@ -340,8 +343,8 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
           ->capture_default_str();
   CLI::Option* server = cmd->add_option(
       "--server", flags->server,
-      "Run under `tessera serve` at this URL (http://HOST:PORT): poll the node's plan and "
-      "transition phases, post results (instead of --plan)");
+      "Run under `tessera serve` at this URL (http://HOST:PORT; several, comma-separated, for "
+      "replicas): poll the node's plan and transition phases, post results (instead of --plan)");
   server->excludes(plan)->excludes(once)->excludes(transition)->excludes(phase)->excludes(interval);
   cmd->add_option("--token-file", flags->token_file,
                   "With --server: a file holding the daemon's bearer token")

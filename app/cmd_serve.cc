@@ -1,5 +1,6 @@
 // `tessera serve`: the control plane's daemon (docs/control-plane.md). It
-// opens the store (--db), seeds it with a scenario when it holds none
+// opens the store (--store: one SQLite file, or an etcd cluster that
+// several replicas share), seeds it with a scenario when it holds none
 // (--scenario, else the embedded S3), serves the API and the dashboard on
 // --listen until SIGINT or SIGTERM, then stops cleanly (exit 0).
 #include <pthread.h>
@@ -32,8 +33,12 @@ namespace {
 
 struct ServeFlags {
   ProblemInputs input;
-  std::string db = "tessera.db";
+  std::string store;              // --store; empty: sqlite:<--db>
+  std::string db = "tessera.db";  // --db PATH: --store sqlite:PATH
   std::string listen = "127.0.0.1:8080";
+  std::string advertise_url;  // empty: http://<--listen>
+  std::string name;           // empty: the advertised host:port
+  int lease_ttl_s = 5;
   std::string token_file;
   int gpus_per_node = 8;
   bool auto_mode = true;
@@ -61,7 +66,8 @@ Result<Scenario> SeedScenario(const ProblemInputs& input) {
   return Replicated(*scenario, input.replicate);
 }
 
-// PUT /v1/scenario through the plane, as a client would.
+// PUT /v1/scenario through the plane, as a client would; a follower leaves
+// it to the leader (307).
 Status PutScenario(ControlPlane& plane, const Scenario& scenario) {
   ApiRequest request;
   request.method = "PUT";
@@ -69,7 +75,7 @@ Status PutScenario(ControlPlane& plane, const Scenario& scenario) {
   request.body = FormatScenarioJson(scenario);
   request.content_type = "application/json";
   const ApiResponse response = plane.Handle(request);
-  if (response.status / 100 == 2) return Status::Ok();
+  if (response.status / 100 == 2 || response.status == 307) return Status::Ok();
   std::string message = response.body;
   const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
   if (body.is_object() && body.contains("error") && body["error"].contains("message"))
@@ -100,6 +106,35 @@ Result<KubeParts> OpenKube(const ServeFlags& flags) {
   return parts;
 }
 
+// The replica's advertised URL and name: the flags', else --listen's
+// address (a replicated store needs a fixed port to advertise).
+Result<StoreOptions> StoreOptionsOf(const ServeFlags& flags, const ServerOptions& server) {
+  StoreOptions options;
+  options.lease_ttl_s = flags.lease_ttl_s;
+  options.advertise_url = flags.advertise_url;
+  if (options.advertise_url.empty()) {
+    const bool replicated = flags.store.rfind("etcd:", 0) == 0;
+    if (replicated && server.port == 0) {
+      return Status::InvalidArgument(
+          "--advertise-url: an etcd store is shared by replicas, which send clients to the "
+          "leader's URL: give --listen a port other than 0, or --advertise-url");
+    }
+    const bool any = server.host == "0.0.0.0" || server.host == "::";
+    if (replicated && any) {
+      return Status::InvalidArgument(
+          "--advertise-url: --listen " + flags.listen +
+          " names no address other replicas can reach; give --advertise-url http://HOST:PORT");
+    }
+    const std::string host =
+        server.host.find(':') == std::string::npos ? server.host : "[" + server.host + "]";
+    options.advertise_url = "http://" + host + ":" + std::to_string(server.port);
+  }
+  options.name = flags.name;
+  if (options.name.empty())
+    options.name = options.advertise_url.substr(std::string("http://").size());
+  return options;
+}
+
 int RunServe(const ServeFlags& flags) {
   if (Status s = CheckInputsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
     return ReportError(s);
@@ -111,14 +146,21 @@ int RunServe(const ServeFlags& flags) {
     if (!token.ok()) return ReportError(token.status());
     server.token = std::move(*token);
   }
-  Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(flags.db);
-  if (!store.ok()) return ReportError(Status::InvalidArgument("--db: " + store.status().message()));
+  Result<StoreOptions> store_options = StoreOptionsOf(flags, server);
+  if (!store_options.ok()) return ReportError(store_options.status());
+  const std::string spec = flags.store.empty() ? "sqlite:" + flags.db : flags.store;
+  Result<std::unique_ptr<ControlStore>> store = OpenControlStore(spec, *store_options);
+  if (!store.ok()) {
+    return ReportError(Status::InvalidArgument((flags.store.empty() ? "--db: " : "--store: ") +
+                                               store.status().message()));
+  }
+  const std::string described = (*store)->Describe();
   Result<std::optional<std::string>> stored = (*store)->Scenario();
   if (!stored.ok()) return ReportError(stored.status());
   const bool seed = !stored->has_value();
   if (!seed && (!flags.input.scenario.empty() || !flags.input.parva_slo.empty()))
-    PrintMessage("tessera: note: " + flags.db +
-                 " already holds a scenario: it is kept (--scenario seeds a new store only; "
+    PrintMessage("tessera: note: the store (" + described +
+                 ") already holds a scenario: it is kept (--scenario seeds a new store only; "
                  "PUT /v1/scenario replaces it)\n");
 
   KubeParts kube;
@@ -139,6 +181,7 @@ int RunServe(const ServeFlags& flags) {
   options.default_planner = flags.planner;
   options.plan_time_limit_s = flags.time_limit_s;
   options.inputs = flags.input;
+  options.replica_name = store_options->name;
   Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(std::move(*store), options);
   if (!plane.ok()) return ReportError(plane.status());
   if (seed) {
@@ -152,8 +195,8 @@ int RunServe(const ServeFlags& flags) {
   if (!running.ok()) return ReportError(running.status());
   const std::string host =
       server.host.find(':') == std::string::npos ? server.host : "[" + server.host + "]";
-  std::cout << "tessera serve: listening on http://" << host << ":" << (*running)->port() << " (db "
-            << flags.db << ")" << std::endl;
+  std::cout << "tessera serve: listening on http://" << host << ":" << (*running)->port()
+            << " (store " << described << ", replica " << store_options->name << ")" << std::endl;
   std::unique_ptr<ClusterWatch> watch;
   if (kube.extender) {
     std::cout << "tessera serve: scheduler extender at http://" << host << ":" << (*running)->port()
@@ -171,7 +214,8 @@ int RunServe(const ServeFlags& flags) {
 
 constexpr const char* kServeHelp =
     "Serves the control plane (docs/control-plane.md): the desired state of a cluster in\n"
-    "one SQLite file (--db), its API under /v1 (OpenAPI document at /v1/openapi.json),\n"
+    "a store (--store: one SQLite file, or etcd shared by replicas), its API under /v1 (OpenAPI "
+    "document at /v1/openapi.json),\n"
     "/healthz, /readyz, /metrics (Prometheus) and the dashboard at /. It re-plans when\n"
     "rates or SLOs change (--auto: when a rate moves more than --replan-threshold) and\n"
     "moves the cluster with checked transitions that node agents (`tessera agent\n"
@@ -183,13 +227,21 @@ constexpr const char* kServeHelp =
     "Security: PUT, PATCH and POST need 'Authorization: Bearer <token>' when --token-file\n"
     "is given (one line; its trailing newline is stripped). Listening on an address other\n"
     "than loopback without a token is refused.\n\n"
-    "It prints 'tessera serve: listening on http://HOST:PORT (db PATH)' once bound (with\n"
-    "port 0 the OS picks the port) and runs until SIGINT or SIGTERM (exit 0).\n\n"
+    "Replicas: several `tessera serve --store etcd:URL,...` share one etcd cluster; the one\n"
+    "holding the election's oldest lease leads and alone writes (every write is fenced in\n"
+    "etcd by its election key). Followers answer reads and send mutations and agents'\n"
+    "polls to the leader (307); a dead or paused leader is replaced within --lease-ttl.\n"
+    "Each advertises --advertise-url (default http://<--listen>, so --listen needs a port).\n\n"
+    "It prints 'tessera serve: listening on http://HOST:PORT (store ..., replica NAME)' once\n"
+    "bound (with port 0 the OS picks the port) and runs until SIGINT or SIGTERM (exit 0).\n\n"
     "Examples:\n"
     "  tessera serve\n"
     "  tessera serve --db /var/lib/tessera/s6.db --scenario examples/scenarios/s6.yaml\n"
     "  tessera serve --listen 0.0.0.0:8080 --token-file /etc/tessera/token --no-auto\n"
     "  tessera serve --listen 127.0.0.1:0 --db /tmp/t.db --gpus-per-node 4 --spare-gpus 2\n"
+    "  tessera serve --store etcd:http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379 "
+    "\\\n"
+    "       --listen 0.0.0.0:8080 --advertise-url http://10.0.0.1:8080 --token-file token\n"
     "  curl -s localhost:8080/v1/deployment\n"
     "  curl -s -X PATCH -H 'Authorization: Bearer '$(cat token) \\\n"
     "       -H 'Content-Type: application/json' -d '{\"rate_rps\": 900}' \\\n"
@@ -200,7 +252,7 @@ constexpr const char* kServeHelp =
     "policy of `tessera replay`, on nodes labelled tessera.io/gpus. `tessera k8s\n"
     "scheduler-config` writes the scheduler's configuration; docs/kubernetes.md.\n"
     "  tessera serve --kubeconfig ~/.kube/config --policy grmu --node-gpu A100-80GB\n\n"
-    "Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flags, token file, db or address.";
+    "Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flags, token file, store or address.";
 
 }  // namespace
 
@@ -209,7 +261,24 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve the control plane: API, metrics and dashboard");
   cmd->footer(kServeHelp);
-  cmd->add_option("--db", flags->db, "SQLite store of the desired state (created if missing)")
+  CLI::Option* store =
+      cmd->add_option("--store", flags->store,
+                      "Where the desired state lives: sqlite:PATH (one file, created if missing; "
+                      "the default, sqlite:tessera.db) or etcd:URL[,URL...] (an etcd cluster that "
+                      "several replicas share, one of them leading)");
+  cmd->add_option("--db", flags->db, "Shorthand of --store sqlite:PATH")
+      ->capture_default_str()
+      ->excludes(store);
+  cmd->add_option("--advertise-url", flags->advertise_url,
+                  "With an etcd store: this replica's URL as clients and agents reach it, where "
+                  "followers send mutations (default: http://<--listen>)");
+  cmd->add_option("--name", flags->name,
+                  "With an etcd store: this replica's name in the election, /readyz and /metrics "
+                  "(default: the advertised HOST:PORT)");
+  cmd->add_option("--lease-ttl", flags->lease_ttl_s,
+                  "With an etcd store: seconds of the leader's lease, 1-300; a dead or paused "
+                  "leader is replaced within it")
+      ->check(CLI::Range(1, 300))
       ->capture_default_str();
   cmd->add_option("--listen", flags->listen,
                   "HOST:PORT to serve on ([::1]:8080 for IPv6; port 0: any free port)")

@@ -16,6 +16,7 @@
 #include "../tests/tiny_problem.h"
 #include "fuzz_input.h"
 #include "tessera/control/control_plane.h"
+#include "tessera/control/sqlite_store.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ tessera::ControlPlane& Plane() {
                                       ("tessera-fuzz-control-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    auto store = tessera::ControlStore::Open((dir / "api.db").string());
+    auto store = tessera::SqliteStore::Open((dir / "api.db").string());
     if (!store.ok()) std::abort();
     tessera::ControlOptions options;
     options.wall_time = [] { return std::string("2024-01-01T00:00:00Z"); };

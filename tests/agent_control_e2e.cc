@@ -99,7 +99,7 @@ class ControlE2eTest : public AgentTest {
                                                Quote((dir_ / "tessera.db").string()) +
                                                " --gpus-per-node 4 " + extra,
                                            log);
-    // "tessera serve: listening on http://127.0.0.1:PORT (db ...)"
+    // "tessera serve: listening on http://127.0.0.1:PORT (store ...)"
     ASSERT_TRUE(WaitFor([&] {
       const std::string text = daemon_->Log();
       const size_t at = text.find("listening on http://127.0.0.1:");

@@ -23,6 +23,7 @@
 #include "cli_fixture.h"
 #include "tessera/control/control_plane.h"
 #include "test_paths.h"
+#include "test_stores.h"
 #include "tiny_problem.h"
 
 extern char** environ;
@@ -40,9 +41,15 @@ std::string TinyScenarioJson() {
       {"name": "a", "model": "m", "rate_rps": 150, "slo_ms": 1000}]})";
 }
 
-class ControlServerTest : public ::testing::Test {
+// Every test runs on each store (test_stores.h).
+class ControlServerTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { dir_ = testing::FreshTestDir(); }
+  void SetUp() override {
+    if (GetParam() == "etcd" && !testing::EtcdUnavailable().empty()) {
+      GTEST_SKIP() << testing::EtcdUnavailable();
+    }
+    dir_ = testing::FreshTestDir();
+  }
   void TearDown() override {
     server_.reset();
     plane_.reset();
@@ -51,7 +58,8 @@ class ControlServerTest : public ::testing::Test {
 
   // Starts a plane on a fresh store and a server on a free loopback port.
   void Start(const std::string& token = "") {
-    Result<std::unique_ptr<ControlStore>> store = ControlStore::Open((dir_ / "t.db").string());
+    Result<std::unique_ptr<ControlStore>> store =
+        testing::OpenTestStore(GetParam(), testing::TestStoreName(), dir_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ControlOptions options;
     options.auto_mode = false;
@@ -96,7 +104,12 @@ class ControlServerTest : public ::testing::Test {
   std::unique_ptr<ControlServer> server_;
 };
 
-TEST_F(ControlServerTest, HealthAndReady) {
+INSTANTIATE_TEST_SUITE_P(Stores, ControlServerTest, testing::kStoreKinds,
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST_P(ControlServerTest, HealthAndReady) {
   Start();
   httplib::Client client = Client();
   httplib::Result health = client.Get("/healthz");
@@ -109,7 +122,7 @@ TEST_F(ControlServerTest, HealthAndReady) {
   EXPECT_EQ(json::parse(ready->body)["status"], "ready");
 }
 
-TEST_F(ControlServerTest, KeepAliveServesManyRequestsPerConnection) {
+TEST_P(ControlServerTest, KeepAliveServesManyRequestsPerConnection) {
   Start();
   httplib::Client client = Client();
   client.set_keep_alive(true);
@@ -120,7 +133,7 @@ TEST_F(ControlServerTest, KeepAliveServesManyRequestsPerConnection) {
   }
 }
 
-TEST_F(ControlServerTest, TheDeploymentIsGzippedOnceAndAnsweredWith304) {
+TEST_P(ControlServerTest, TheDeploymentIsGzippedOnceAndAnsweredWith304) {
   Start();
   httplib::Client client = Client();
   client.set_decompress(false);
@@ -157,7 +170,7 @@ TEST_F(ControlServerTest, TheDeploymentIsGzippedOnceAndAnsweredWith304) {
   EXPECT_EQ(not_modified->get_header_value("ETag"), etag);
 }
 
-TEST_F(ControlServerTest, MutationsNeedTheToken) {
+TEST_P(ControlServerTest, MutationsNeedTheToken) {
   Start(kToken);
   httplib::Client client = Client();
   const std::string body = TinyScenarioJson();
@@ -182,7 +195,7 @@ TEST_F(ControlServerTest, MutationsNeedTheToken) {
   EXPECT_EQ(read->status, 200);
 }
 
-TEST_F(ControlServerTest, BodiesOverTheLimitAre413) {
+TEST_P(ControlServerTest, BodiesOverTheLimitAre413) {
   Start();
   const std::string big((1 << 20) + 1, ' ');
   {
@@ -220,7 +233,7 @@ TEST_F(ControlServerTest, BodiesOverTheLimitAre413) {
 
 // A huge Content-Length with no body behind it is refused at once: the
 // server does not wait for bytes that never come.
-TEST_F(ControlServerTest, HugeContentLengthIsRefusedUnread) {
+TEST_P(ControlServerTest, HugeContentLengthIsRefusedUnread) {
   Start();
   // cpp-httplib's client sets its own Content-Length: the request goes raw.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -242,7 +255,7 @@ TEST_F(ControlServerTest, HugeContentLengthIsRefusedUnread) {
   EXPECT_THAT(reply, HasSubstr("payload_too_large"));
 }
 
-TEST_F(ControlServerTest, NonLoopbackNeedsAToken) {
+TEST_P(ControlServerTest, NonLoopbackNeedsAToken) {
   Start();
   ServerOptions open;
   open.host = "0.0.0.0";
@@ -253,7 +266,7 @@ TEST_F(ControlServerTest, NonLoopbackNeedsAToken) {
   EXPECT_THAT(refused.status().message(), HasSubstr("token"));
 }
 
-TEST_F(ControlServerTest, ListenAddresses) {
+TEST_P(ControlServerTest, ListenAddresses) {
   ServerOptions options;
   ASSERT_TRUE(ParseListenAddress("127.0.0.1:8080", "--listen", options).ok());
   EXPECT_EQ(options.host, "127.0.0.1");
@@ -271,7 +284,7 @@ TEST_F(ControlServerTest, ListenAddresses) {
   }
 }
 
-TEST_F(ControlServerTest, UnknownRouteAndWrongMethod) {
+TEST_P(ControlServerTest, UnknownRouteAndWrongMethod) {
   Start();
   httplib::Client client = Client();
   httplib::Result missing = client.Get("/v1/nope");
@@ -289,7 +302,7 @@ TEST_F(ControlServerTest, UnknownRouteAndWrongMethod) {
   EXPECT_EQ(own->get_header_value("Allow"), "GET, HEAD");
 }
 
-TEST_F(ControlServerTest, LongPollTimesOutWithTheSameVersion) {
+TEST_P(ControlServerTest, LongPollTimesOutWithTheSameVersion) {
   Start();
   httplib::Client client = Client();
   const int64_t version = plane_->Version();
@@ -300,7 +313,7 @@ TEST_F(ControlServerTest, LongPollTimesOutWithTheSameVersion) {
   EXPECT_EQ(json::parse(result->body)["version"], version);
 }
 
-TEST_F(ControlServerTest, LongPollReturnsOnAVersionChange) {
+TEST_P(ControlServerTest, LongPollReturnsOnAVersionChange) {
   Start();
   httplib::Client client = Client();
   ASSERT_EQ(client.Put("/v1/scenario", TinyScenarioJson(), "application/json")->status, 200);
@@ -323,7 +336,7 @@ TEST_F(ControlServerTest, LongPollReturnsOnAVersionChange) {
   EXPECT_NE(json::parse(polled->body)["version"], version);
 }
 
-TEST_F(ControlServerTest, MetricsHoldTheLatencyHistogram) {
+TEST_P(ControlServerTest, MetricsHoldTheLatencyHistogram) {
   Start();
   httplib::Client client = Client();
   // One connection: the server records a request's latency after writing
@@ -344,7 +357,7 @@ TEST_F(ControlServerTest, MetricsHoldTheLatencyHistogram) {
   EXPECT_THAT(metrics->body, HasSubstr("le=\"+Inf\""));
 }
 
-TEST_F(ControlServerTest, ServesTheDashboardAndTheOpenApiDocument) {
+TEST_P(ControlServerTest, ServesTheDashboardAndTheOpenApiDocument) {
   Start();
   httplib::Client client = Client();
   httplib::Result index = client.Get("/");
@@ -392,7 +405,7 @@ TEST_F(ServeCliTest, StartsAnswersAndStopsOnSigterm) {
   int port = 0;
   if (got_line) std::sscanf(line, "tessera serve: listening on http://127.0.0.1:%d", &port);
   if (got_line && port > 0) {
-    EXPECT_THAT(std::string(line), HasSubstr("(db " + db + ")"));
+    EXPECT_THAT(std::string(line), HasSubstr("(store sqlite " + db + ", replica 127.0.0.1:"));
     httplib::Client client("127.0.0.1", port);
     httplib::Result health = client.Get("/healthz");
     ASSERT_TRUE(health);

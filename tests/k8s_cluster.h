@@ -32,15 +32,12 @@
 #include <string>
 #include <vector>
 
+#include "etcd_cluster.h"
 #include "tessera/k8s/kube_client.h"
 #include "tessera/status.h"
+#include "test_processes.h"
 
 namespace tessera::testing {
-
-// Where etcd, kube-apiserver and kube-scheduler are: the environment
-// variable TESSERA_K8S_BIN_DIR when set, else the build's TESSERA_K8S_BIN_DIR
-// (CMake's cache variable of that name, build/k8s/bin by default).
-std::string KubeBinDir();
 
 class KubeTestCluster {
  public:
@@ -78,24 +75,11 @@ class KubeTestCluster {
   KubeConfig config() const;
 
  private:
-  struct Process {
-    std::string name;  // also its log's name
-    pid_t pid = 0;     // also its process group's ID
-  };
-
   KubeTestCluster(std::filesystem::path dir, std::string bin_dir);
 
-  std::filesystem::path LogPath(const std::string& name) const;
-  std::string LogTail(const std::string& name) const;
-  // Runs `argv` to its end (openssl), its output in logs/<log>.log.
-  Status Run(const std::string& log, const std::vector<std::string>& argv);
-  // Starts bin_dir/<name> with `args` and records it in processes_.
-  Status Launch(const std::string& name, const std::vector<std::string>& args);
-  // Calls `probe` every 100 ms until it returns "" (ready; otherwise what it
-  // saw). IoError with the probe's last answer and the log tail when
-  // `process` exits first or `timeout_s` passes.
-  Status WaitReady(const Process& process, double timeout_s,
-                   const std::function<std::string()>& probe) const;
+  std::string Binary(const std::string& name) const {
+    return (std::filesystem::path(bin_dir_) / name).string();
+  }
   Status WriteCredentials();
   Status StartEtcd();
   Status StartApiServer();
@@ -105,9 +89,9 @@ class KubeTestCluster {
   std::filesystem::path dir_;
   std::string bin_dir_;
   std::string token_;
-  std::string etcd_;  // "http://127.0.0.1:PORT", its client URL
   std::string server_;
-  std::vector<Process> processes_;
+  std::unique_ptr<EtcdTestCluster> etcd_;
+  TestProcesses children_;  // declared after etcd_: stopped before it
 };
 
 }  // namespace tessera::testing

@@ -5,6 +5,13 @@
 // exponential backoff (each retry a progress line) until an answer below
 // 500 or Stop.
 //
+// Replicas: `server` may list several replicas of `tessera serve`
+// ("http://a:8080,http://b:8080,http://c:8080"). A request that cannot
+// reach one, or gets a 5xx, is retried on the next; a follower's 307 is
+// followed to the leader its Location names (which becomes the server the
+// next requests go to). So the client follows the leader through a
+// failover.
+//
 // Thread-safety: Send from one thread at a time; Stop and Sleep's wake-up
 // from any other (a signal watcher): Stop cuts a pending request or backoff
 // short.
@@ -18,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/status.h"
 
@@ -28,8 +36,10 @@ class Client;
 namespace tessera {
 
 struct ControlClientOptions {
-  std::string server;  // "http://HOST[:PORT]" (a trailing '/' is allowed)
-  std::string token;   // bearer token; empty: none
+  // "http://HOST[:PORT]" (a trailing '/' is allowed), or several,
+  // comma-separated.
+  std::string server;
+  std::string token;  // bearer token; empty: none
   int read_timeout_s = 45;
   double backoff_first_s = 0.5;  // first retry delay; doubles per failure
   double backoff_max_s = 30;     // its cap
@@ -46,7 +56,7 @@ struct ControlReply {
 class ControlClient {
  public:
   // InvalidArgument naming --server for a URL that is not
-  // http://HOST[:PORT][/] (https, a path, a bad port).
+  // http://HOST[:PORT][/] (https, a path, a bad port), or an empty list.
   static Result<std::unique_ptr<ControlClient>> Create(ControlClientOptions options);
   ~ControlClient();
 
@@ -62,12 +72,25 @@ class ControlClient {
   void Sleep(double seconds);
   void Stop();
   bool Stopping() const { return stopping_.load(); }
-  const std::string& server() const { return options_.server; }
+  // The server requests go to now ("http://HOST:PORT").
+  std::string server() const;
 
  private:
-  ControlClient(ControlClientOptions options, std::string host, int port);
+  struct Server {
+    std::string url;  // without a trailing '/'
+    std::string host;
+    int port = 80;
+  };
+  ControlClient(ControlClientOptions options, std::vector<Server> servers);
+  // Sends the next requests to `server` (a new connection).
+  void Connect(const Server& server);
+  // Follows a 307 to the server its Location names; false when it names
+  // none this client can reach.
+  bool Follow(const std::string& location);
 
   ControlClientOptions options_;
+  std::vector<Server> servers_;
+  Server current_;
   std::unique_ptr<httplib::Client> client_;
   std::mutex mu_;
   std::condition_variable wake_;

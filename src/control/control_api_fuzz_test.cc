@@ -20,6 +20,7 @@
 #include "api_request_text.h"
 #include "fuzz_mutator.h"
 #include "tessera/control/control_plane.h"
+#include "tessera/control/sqlite_store.h"
 #include "tiny_problem.h"
 
 namespace tessera {
@@ -70,7 +71,7 @@ TEST(ControlApiFuzz, MutatedRequestsNeverCrashOrAnswerOutsideTheContract) {
   const fs::path dir = fs::path(::testing::TempDir()) / "control_api_fuzz";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  Result<std::unique_ptr<ControlStore>> store = ControlStore::Open((dir / "api.db").string());
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open((dir / "api.db").string());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ControlOptions options;
   options.wall_time = [] { return std::string("2025-01-01T00:00:00Z"); };

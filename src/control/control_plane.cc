@@ -35,7 +35,23 @@ ApiResult<Deployment> ControlPlane::Impl::LoadPlanDeployment(int64_t id) {
   return std::move(d).value();
 }
 
+void ControlPlane::Impl::ClearCache() {
+  scenario_.reset();
+  deployment_id_.reset();
+  deployment_.reset();
+  deployment_metrics_.clear();
+  deployment_reply_ = {};
+  active_.reset();
+  node_work_.clear();
+  node_plans_.reset();
+  node_work_version_ = -1;
+  router_work_.clear();
+  router_backends_.reset();
+  router_work_version_ = -1;
+}
+
 Status ControlPlane::Impl::Load() {
+  ClearCache();
   TESSERA_RETURN_IF_ERROR(RefreshVersion());
   TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> scenario_text, store_->Scenario());
   if (scenario_text) {
@@ -100,6 +116,27 @@ std::optional<std::vector<std::string>> MatchPattern(std::string_view pattern,
     }
   }
   return args;
+}
+
+// Routes only the leader serves: every mutation, and the long-polls of the
+// node agents and routers, whose work the leader hands out.
+bool LeaderOnly(std::string_view method, std::string_view pattern) {
+  return method != "GET" || pattern == "/v1/nodes/{node}/plan" ||
+         pattern == "/v1/routers/{name}/work";
+}
+
+// `text` percent-encoded for a query string (RFC 3986's unreserved
+// characters kept).
+std::string QueryEscape(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
 }
 
 // 415 unless a mutation's body (if any) is JSON.
@@ -206,11 +243,57 @@ ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
                  request.method != "GET" ? CheckMediaType(request) : std::nullopt;
              media) {
     response = ErrorResponse(*media);
+  } else if (std::optional<ApiResponse> sync =
+                 match->pattern == "/healthz"
+                     ? std::nullopt
+                     : SyncWithStore(request, LeaderOnly(match->method, match->pattern));
+             sync) {
+    response = std::move(*sync);
   } else {
     response = match->handler(*this, request, args);
   }
   response.route = route.empty() ? "unmatched" : std::string(route);
   return response;
+}
+
+std::optional<ApiResponse> ControlPlane::Impl::SyncWithStore(const ApiRequest& request,
+                                                             bool leader_only) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<StoreView> view = store_->Observe();
+  if (!view.ok()) {
+    return ErrorResponse(
+        ApiError{503, "unavailable", "store: " + view.status().message(), std::nullopt});
+  }
+  const bool was_leader = view_.leader;
+  view_ = std::move(*view);
+  if (viewed_ && view_.leader != was_leader) ++leadership_changes_;
+  viewed_ = true;
+  if (view_.changed || view_.leader != was_leader) {
+    if (Status s = Load(); !s.ok()) {
+      return ErrorResponse(
+          ApiError{503, "unavailable", "store: reloading: " + s.message(), std::nullopt});
+    }
+  }
+  if (!leader_only || view_.leader) return std::nullopt;
+  if (view_.leader_url.empty()) {
+    return ErrorResponse(ApiError{
+        503, "no_leader",
+        "no replica leads (" + view_.no_leader_reason + "): mutations wait for an election; retry",
+        std::nullopt});
+  }
+  std::string location = view_.leader_url + request.path;
+  char sep = '?';
+  for (const auto& [key, value] : request.query) {
+    location += sep + QueryEscape(key) + "=" + QueryEscape(value);
+    sep = '&';
+  }
+  ApiResponse r =
+      ErrorResponse(ApiError{307, "not_leader",
+                             fmt::format("this replica follows; {} leads at {}: send it there",
+                                         view_.leader_name, view_.leader_url),
+                             std::nullopt});
+  r.headers.emplace_back("Location", std::move(location));
+  return r;
 }
 
 ApiResponse ControlPlane::Impl::Ready() {
@@ -220,13 +303,24 @@ ApiResponse ControlPlane::Impl::Ready() {
     return ErrorResponse(
         ApiError{503, "unavailable", "store: " + version.status().message(), std::nullopt});
   }
-  return JsonResponse(200, OJson{{"status", "ready"}});
+  if (!view_.leader && view_.leader_url.empty()) {
+    return ErrorResponse(
+        ApiError{503, "no_leader", "no replica leads: " + view_.no_leader_reason, std::nullopt});
+  }
+  OJson body{{"status", "ready"},
+             {"store", store_->Describe()},
+             {"role", view_.leader ? "leader" : "follower"}};
+  if (!view_.leader) body["leader"] = OJson{{"name", view_.leader_name}, {"url", view_.leader_url}};
+  return JsonResponse(200, body);
 }
 
 ApiResponse ControlPlane::Impl::Metrics() {
   std::lock_guard<std::mutex> lock(mu_);
   ControlGauges g;
   g.store_version = version_;
+  g.leader = view_.leader;
+  g.leader_name = view_.leader ? options_.replica_name : view_.leader_name;
+  g.leadership_changes = leadership_changes_;
   std::map<std::string, double> capacity;
   if (deployment_) {
     capacity = ServiceCapacities(*deployment_);

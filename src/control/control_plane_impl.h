@@ -260,6 +260,14 @@ class ControlPlane::Impl {
   };
 
   ApiResponse Route(const ApiRequest& request);
+  // Reads who leads (ControlStore::Observe) and reloads the state cached
+  // from the store when it changed under this replica or the leadership
+  // did. nullopt when `request` may go on; else its answer: 503 when the
+  // store cannot be reached, and for a route only the leader serves
+  // (`leader_only`), 307 to the leader or 503 when none leads.
+  std::optional<ApiResponse> SyncWithStore(const ApiRequest& request, bool leader_only);
+  // Forgets the state cached from the store (Load fills it again).
+  void ClearCache();
   ApiResponse Metrics();
   ApiResponse Ready();
   ApiResponse GetScenario();
@@ -386,6 +394,9 @@ class ControlPlane::Impl {
   std::optional<std::vector<RouterBackend>> router_backends_;  // at router_work_version_
   int64_t router_work_version_ = -1;
   std::optional<double> beyond_since_ms_;  // observed rates beyond the threshold since
+  StoreView view_;                         // the store's last answer to Observe
+  bool viewed_ = false;                    // view_ holds an answer
+  int64_t leadership_changes_ = 0;
 };
 
 }  // namespace tessera

@@ -17,6 +17,7 @@
 #include "tessera/profile/profile_synth.h"
 #include "tessera/scenario.h"
 #include "test_paths.h"
+#include "test_stores.h"
 
 namespace tessera {
 namespace {
@@ -62,11 +63,15 @@ struct Reply {
   std::string content_type;
 };
 
-class ControlPlaneTest : public ::testing::Test {
+// Every test runs on each store (test_stores.h).
+class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = ::testing::TempDir() + "/control_plane_" + info->name() + ".db";
+    if (GetParam() == "etcd" && !testing::EtcdUnavailable().empty()) {
+      GTEST_SKIP() << testing::EtcdUnavailable();
+    }
+    name_ = testing::TestStoreName();
+    path_ = ::testing::TempDir() + "/" + name_ + ".db";
     RemoveDb();
     Open();
   }
@@ -95,7 +100,8 @@ class ControlPlaneTest : public ::testing::Test {
   }
   void Open() {
     plane_.reset();
-    Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
+    Result<std::unique_ptr<ControlStore>> store =
+        testing::OpenTestStore(GetParam(), name_, ::testing::TempDir());
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     Result<std::unique_ptr<ControlPlane>> plane =
         ControlPlane::Open(std::move(store).value(), Options());
@@ -223,7 +229,8 @@ class ControlPlaneTest : public ::testing::Test {
     return plan;
   }
 
-  std::string path_;
+  std::string name_;
+  std::string path_;  // the SQLite store's file
   FakeClock clock_;
   int ticks_ = 0;
   bool auto_mode_ = false;
@@ -231,6 +238,11 @@ class ControlPlaneTest : public ::testing::Test {
   double replan_hold_s_ = 0;
   std::unique_ptr<ControlPlane> plane_;
 };
+
+INSTANTIATE_TEST_SUITE_P(Stores, ControlPlaneTest, testing::kStoreKinds,
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // Each server of a router's work by state.
 std::map<std::string, int> ServerStates(const Json& work) {
@@ -241,7 +253,7 @@ std::map<std::string, int> ServerStates(const Json& work) {
   return count;
 }
 
-TEST_F(ControlPlaneTest, RoutersDrainBeforeAndReadyAfterEveryPhase) {
+TEST_P(ControlPlaneTest, RoutersDrainBeforeAndReadyAfterEveryPhase) {
   routers_ = {"edge"};
   Open();
   ExpectError(Call("GET", "/v1/routers/other/work"), 404, "not_found", nullptr);
@@ -315,7 +327,7 @@ TEST_F(ControlPlaneTest, RoutersDrainBeforeAndReadyAfterEveryPhase) {
               "invalid_argument", "converged");
 }
 
-TEST_F(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
+TEST_P(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
   routers_ = {"edge"};
   auto_mode_ = true;
   replan_hold_s_ = 5;
@@ -369,13 +381,15 @@ TEST_F(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
   RunToDone(moving.get<int64_t>());
 }
 
-TEST_F(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {
+TEST_P(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {
   Reply r = Call("GET", "/healthz");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, Json({{"status", "ok"}}));
   EXPECT_EQ(r.route, "/healthz");
   r = Call("GET", "/readyz");
-  EXPECT_EQ(r.body, Json({{"status", "ready"}}));
+  EXPECT_EQ(r.body["status"], "ready") << r.text;
+  EXPECT_EQ(r.body["role"], "leader") << r.text;
+  EXPECT_EQ(r.body["store"].get<std::string>().rfind(GetParam() + " ", 0), 0u) << r.text;
   r = Call("GET", "/v1/nothing");
   ExpectError(r, 404, "not_found", nullptr);
   EXPECT_EQ(r.route, "unmatched");
@@ -383,7 +397,7 @@ TEST_F(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {
   ExpectError(Call("GET", "/v1/plans/abc"), 404, "not_found", nullptr);
 }
 
-TEST_F(ControlPlaneTest, ScenarioRoundTripsAndBodiesAreStrict) {
+TEST_P(ControlPlaneTest, ScenarioRoundTripsAndBodiesAreStrict) {
   ExpectError(Call("GET", "/v1/scenario"), 404, "not_found", nullptr);
   const Scenario s3 = LoadExample("s3.yaml");
   const Json body = ScenarioToJson(s3);
@@ -421,7 +435,7 @@ TEST_F(ControlPlaneTest, ScenarioRoundTripsAndBodiesAreStrict) {
   EXPECT_EQ(Call("GET", "/v1/scenario").body, body);  // unchanged
 }
 
-TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
+TEST_P(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   ExpectError(Call("POST", "/v1/plans", "{}"), 409, "conflict", nullptr);
   Reply d = Call("GET", "/v1/deployment");
   EXPECT_EQ(d.body, Json({{"plan", nullptr},
@@ -474,7 +488,7 @@ TEST_F(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
               "invalid_argument", "spare_gpus");
 }
 
-TEST_F(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
+TEST_P(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
   const int64_t day = Deploy();
   Reply d = Call("GET", "/v1/deployment");
   EXPECT_EQ(d.body["plan"], day);
@@ -545,7 +559,7 @@ TEST_F(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
   EXPECT_EQ(Call("POST", stale_path + "/abort", "{}").body["state"], "aborted");
 }
 
-TEST_F(ControlPlaneTest, AFailedStepPausesAndResumeFinishes) {
+TEST_P(ControlPlaneTest, AFailedStepPausesAndResumeFinishes) {
   PutScenario(LoadExample("s3.yaml"));
   const int64_t id = StartTransition(Plan());
   RunPhase(id, /*ok=*/false);
@@ -575,7 +589,7 @@ TEST_F(ControlPlaneTest, AFailedStepPausesAndResumeFinishes) {
               "conflict", nullptr);
 }
 
-TEST_F(ControlPlaneTest, AutoModeReplansBeyondTheThresholdOnly) {
+TEST_P(ControlPlaneTest, AutoModeReplansBeyondTheThresholdOnly) {
   auto_mode_ = true;
   Open();
   Deploy();
@@ -611,7 +625,7 @@ TEST_F(ControlPlaneTest, AutoModeReplansBeyondTheThresholdOnly) {
               "slo_ms");
 }
 
-TEST_F(ControlPlaneTest, ReopeningMidRolloutResumesIt) {
+TEST_P(ControlPlaneTest, ReopeningMidRolloutResumesIt) {
   PutScenario(LoadExample("s3.yaml"));
   const int64_t id = StartTransition(Plan());
   const Json before = Transition(id);
@@ -626,7 +640,7 @@ TEST_F(ControlPlaneTest, ReopeningMidRolloutResumesIt) {
   EXPECT_EQ(Call("GET", "/v1/deployment").body["plan"], 1);
 }
 
-TEST_F(ControlPlaneTest, APatchIsDurableAcrossAReopenUntilTheNextScenario) {
+TEST_P(ControlPlaneTest, APatchIsDurableAcrossAReopenUntilTheNextScenario) {
   PutScenario(LoadExample("s3.yaml"));
   Reply r =
       Call("PATCH", "/v1/services/bert", R"({"rate_rps": 46.5, "slo_ms": 180, "replan": false})");
@@ -646,7 +660,7 @@ TEST_F(ControlPlaneTest, APatchIsDurableAcrossAReopenUntilTheNextScenario) {
   EXPECT_EQ(Call("GET", "/v1/scenario").body, fresh);
 }
 
-TEST_F(ControlPlaneTest, TheDeploymentHasAStrongETagAndA304) {
+TEST_P(ControlPlaneTest, TheDeploymentHasAStrongETagAndA304) {
   auto get = [&](const std::string& if_none_match) {
     ApiRequest request;
     request.method = "GET";
@@ -679,7 +693,7 @@ TEST_F(ControlPlaneTest, TheDeploymentHasAStrongETagAndA304) {
   EXPECT_EQ(get(etag).status, 304);
 }
 
-TEST_F(ControlPlaneTest, LongPollWakesOnAVersionChange) {
+TEST_P(ControlPlaneTest, LongPollWakesOnAVersionChange) {
   PutScenario(LoadExample("s3.yaml"));
   const int64_t plan = Plan();
   const Reply first = Call("GET", "/v1/nodes/node-0/plan");
@@ -701,7 +715,7 @@ TEST_F(ControlPlaneTest, LongPollWakesOnAVersionChange) {
               "wait");
 }
 
-TEST_F(ControlPlaneTest, NodeStatusIsStrictAndFeedsMetrics) {
+TEST_P(ControlPlaneTest, NodeStatusIsStrictAndFeedsMetrics) {
   Deploy();
   ExpectError(Call("POST", "/v1/nodes/node-0/status", R"({"converged": 1})"), 400,
               "invalid_argument", "converged");
@@ -734,6 +748,84 @@ TEST_F(ControlPlaneTest, NodeStatusIsStrictAndFeedsMetrics) {
                            "tessera_store_version ", "# extra\n"}) {
     EXPECT_NE(m.text.find(line), std::string::npos) << line << "\n" << m.text;
   }
+}
+
+// Two replicas on one etcd prefix: the first leads; the second serves reads
+// from the store and sends mutations and long-polls to the leader (307 with
+// the leader's URL), then leads once the first has gone.
+TEST(ControlPlaneReplicaTest, AFollowerReadsTheStoreAndSendsMutationsToTheLeader) {
+  if (!testing::EtcdUnavailable().empty()) GTEST_SKIP() << testing::EtcdUnavailable();
+  const std::string prefix = testing::TestStoreName();
+  const auto open = [&](const std::string& name, int port) -> std::unique_ptr<ControlPlane> {
+    StoreOptions store_options;
+    store_options.name = name;
+    store_options.advertise_url = "http://127.0.0.1:" + std::to_string(port);
+    store_options.lease_ttl_s = 2;
+    Result<std::unique_ptr<ControlStore>> store =
+        testing::OpenTestStore("etcd", prefix, ::testing::TempDir(), store_options);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return nullptr;
+    ControlOptions options;
+    options.auto_mode = false;
+    options.replica_name = name;
+    options.inputs.capacity_rule = "queueing";
+    options.inputs.router = "weighted";
+    Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(std::move(*store), options);
+    EXPECT_TRUE(plane.ok()) << plane.status().ToString();
+    return plane.ok() ? std::move(*plane) : nullptr;
+  };
+  const auto call = [](ControlPlane& plane, const std::string& method, const std::string& path,
+                       const std::string& body = "",
+                       std::map<std::string, std::string> query = {}) {
+    ApiRequest request;
+    request.method = method;
+    request.path = path;
+    request.body = body;
+    request.query = std::move(query);
+    request.content_type = body.empty() ? "" : "application/json";
+    return plane.Handle(request);
+  };
+  std::unique_ptr<ControlPlane> a = open("replica-a", 1001);
+  std::unique_ptr<ControlPlane> b = open("replica-b", 1002);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(call(*a, "PUT", "/v1/scenario", ScenarioToJson(LoadExample("s3.yaml")).dump()).status,
+            200);
+  // The follower reads what the leader wrote.
+  ApiResponse r = call(*b, "GET", "/v1/scenario");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["services"][0]["name"], "bert");
+  r = call(*b, "GET", "/readyz");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["role"], "follower");
+  EXPECT_EQ(Json::parse(r.body)["leader"],
+            Json({{"name", "replica-a"}, {"url", "http://127.0.0.1:1001"}}));
+  // Mutations and long-polls go to the leader, the query kept.
+  r = call(*b, "PATCH", "/v1/services/bert", R"({"rate_rps": 50})");
+  EXPECT_EQ(r.status, 307) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["error"]["code"], "not_leader");
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0], std::make_pair(std::string("Location"),
+                                         std::string("http://127.0.0.1:1001/v1/services/bert")));
+  r = call(*b, "GET", "/v1/nodes/node-0/plan", "", {{"since", "0"}, {"wait", "1 s"}});
+  EXPECT_EQ(r.status, 307) << r.body;
+  EXPECT_EQ(r.headers.at(0).second,
+            "http://127.0.0.1:1001/v1/nodes/node-0/plan?since=0&wait=1%20s");
+  r = call(*b, "GET", "/metrics");
+  EXPECT_NE(r.body.find("tessera_leader 0\n"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("tessera_leader_info{name=\"replica-a\"} 1\n"), std::string::npos);
+  // A change by the leader is what the follower reads next.
+  ASSERT_EQ(call(*a, "PATCH", "/v1/services/bert", R"({"rate_rps": 51})").status, 200);
+  r = call(*b, "GET", "/v1/scenario");
+  EXPECT_EQ(Json::parse(r.body)["services"][0]["rate_rps"], 51);
+  // The leader goes (its lease revoked): the follower leads and writes.
+  a.reset();
+  r = call(*b, "PATCH", "/v1/services/bert", R"({"rate_rps": 52})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = call(*b, "GET", "/readyz");
+  EXPECT_EQ(Json::parse(r.body)["role"], "leader");
+  r = call(*b, "GET", "/metrics");
+  EXPECT_NE(r.body.find("tessera_leader 1\n"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("tessera_leadership_changes_total 1\n"), std::string::npos) << r.body;
 }
 
 }  // namespace

@@ -17,12 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/control/sqlite_store.h"
 #include "test_paths.h"
+#include "test_stores.h"
 
 namespace tessera {
 namespace {
 
-class ControlStoreTest : public ::testing::Test {
+// The SQLite store's own tests (its file, schema and durability).
+class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::FreshTestDir();
@@ -30,8 +33,8 @@ class ControlStoreTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<ControlStore> OpenStore() {
-    Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
+  std::unique_ptr<SqliteStore> OpenStore() {
+    Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (!store.ok()) return nullptr;
     return std::move(store).value();
@@ -40,6 +43,34 @@ class ControlStoreTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::string path_;
 };
+
+// The contract of every store (control_store.h), on each of them.
+class ControlStoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "etcd" && !testing::EtcdUnavailable().empty()) {
+      GTEST_SKIP() << testing::EtcdUnavailable();
+    }
+    dir_ = testing::FreshTestDir();
+    name_ = testing::TestStoreName();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<ControlStore> OpenStore() {
+    Result<std::unique_ptr<ControlStore>> store = testing::OpenTestStore(GetParam(), name_, dir_);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return nullptr;
+    return std::move(store).value();
+  }
+
+  std::filesystem::path dir_;
+  std::string name_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, ControlStoreTest, testing::kStoreKinds,
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 StoredPlan SamplePlan(int i) {
   StoredPlan p;
@@ -144,10 +175,12 @@ void RawExec(const std::string& path, const std::string& sql) {
   sqlite3_close_v2(db);
 }
 
-TEST_F(ControlStoreTest, EveryMethodRoundTrips) {
+TEST_P(ControlStoreTest, EveryMethodRoundTrips) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->schema_version(), ControlStore::kSchemaVersion);
+  if (auto* sqlite = dynamic_cast<SqliteStore*>(store.get())) {
+    EXPECT_EQ(sqlite->schema_version(), SqliteStore::kSchemaVersion);
+  }
   EXPECT_EQ(VersionOf(*store), 1);
 
   // Scenario: none, then the last one put.
@@ -236,7 +269,7 @@ TEST_F(ControlStoreTest, EveryMethodRoundTrips) {
   EXPECT_EQ((*nodes)[1].updated_at, "2024-01-01T00:00:02Z");
 }
 
-TEST_F(ControlStoreTest, ServiceUpdatesLastUntilTheNextPutScenario) {
+TEST_P(ControlStoreTest, ServiceUpdatesLastUntilTheNextPutScenario) {
   {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
@@ -259,7 +292,7 @@ TEST_F(ControlStoreTest, ServiceUpdatesLastUntilTheNextPutScenario) {
   EXPECT_TRUE(updates->empty());
 }
 
-TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
+TEST_P(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
   {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
@@ -273,11 +306,14 @@ TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
     Result<int64_t> failed = store->AddTransition(bad);
     EXPECT_FALSE(failed.ok());
     EXPECT_EQ(failed.status().code(), StatusCode::kIoError);
-    EXPECT_NE(failed.status().message().find(path_), std::string::npos)
-        << failed.status().message();
     EXPECT_EQ(VersionOf(*store), version);
     EXPECT_EQ(store->Transitions(100)->size(), 1u);
-    EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM transition_steps"), "2");
+    if (GetParam() == "sqlite") {
+      const std::string path = (dir_ / (name_ + ".db")).string();
+      EXPECT_NE(failed.status().message().find(path), std::string::npos)
+          << failed.status().message();
+      EXPECT_EQ(RawQuery(path, "SELECT count(*) FROM transition_steps"), "2");
+    }
     EXPECT_EQ(*store->AddTransition(MakeTransition(1, 2, 1)), 2);
   }
   auto store = OpenStore();
@@ -286,7 +322,7 @@ TEST_F(ControlStoreTest, IdsCountFromOneAndAreNeverReused) {
   EXPECT_EQ(*store->AddTransition(MakeTransition(2, 3, 1)), 3);
 }
 
-TEST_F(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
+TEST_P(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(store->AddPlan(SamplePlan(i)).ok());
@@ -314,7 +350,7 @@ TEST_F(ControlStoreTest, PlansAndTransitionsAreNewestFirstAndLimited) {
   EXPECT_TRUE(store->Transitions(0)->empty());
 }
 
-TEST_F(ControlStoreTest, TransitionsInAreOldestFirstWithStepsInOrder) {
+TEST_P(ControlStoreTest, TransitionsInAreOldestFirstWithStepsInOrder) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
@@ -337,7 +373,7 @@ TEST_F(ControlStoreTest, TransitionsInAreOldestFirstWithStepsInOrder) {
   EXPECT_TRUE(store->TransitionsIn("aborted")->empty());
 }
 
-TEST_F(ControlStoreTest, UpdatingAnUnknownTransitionIsNotFoundAndChangesNothing) {
+TEST_P(ControlStoreTest, UpdatingAnUnknownTransitionIsNotFoundAndChangesNothing) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->AddPlan(SamplePlan(1)).ok());
@@ -377,7 +413,7 @@ TEST_F(ControlStoreTest, UpdatingAnUnknownTransitionIsNotFoundAndChangesNothing)
   ExpectTransitionEq(**store->Transition(id), original);
 }
 
-TEST_F(ControlStoreTest, TheVersionCountsTheChangesNodesMustSee) {
+TEST_P(ControlStoreTest, TheVersionCountsTheChangesNodesMustSee) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(VersionOf(*store), 1);
@@ -401,7 +437,7 @@ TEST_F(ControlStoreTest, TheVersionCountsTheChangesNodesMustSee) {
   EXPECT_EQ(VersionOf(*store), 5);
 }
 
-TEST_F(ControlStoreTest, EverythingSurvivesCloseAndReopen) {
+TEST_P(ControlStoreTest, EverythingSurvivesCloseAndReopen) {
   StoredTransition t = MakeTransition(std::nullopt, 2, 4);
   {
     auto store = OpenStore();
@@ -535,7 +571,7 @@ struct Installer {
 
 }  // namespace shim
 
-TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
+TEST_F(SqliteStoreTest, WalAndSynchronousFullAreInEffect) {
   {
     shim::Installer installer;
     auto store = OpenStore();
@@ -549,7 +585,7 @@ TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
 
     // A second connection sees a WAL database at our schema version.
     EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(ControlStore::kSchemaVersion));
+    EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(SqliteStore::kSchemaVersion));
     EXPECT_TRUE(std::filesystem::exists(path_ + "-wal"));
 
     // The counter can tell: a connection at synchronous=NORMAL does not
@@ -566,7 +602,7 @@ TEST_F(ControlStoreTest, WalAndSynchronousFullAreInEffect) {
   }
 }
 
-TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
+TEST_F(SqliteStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
   int64_t plan = 0;
   {
     auto store = OpenStore();
@@ -581,8 +617,8 @@ TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
   ASSERT_EQ(RawQuery(path_, "PRAGMA user_version"), "1");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->schema_version(), ControlStore::kSchemaVersion);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(ControlStore::kSchemaVersion));
+  EXPECT_EQ(store->schema_version(), SqliteStore::kSchemaVersion);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(SqliteStore::kSchemaVersion));
   Result<std::optional<StoredPlan>> kept = store->Plan(plan);
   ASSERT_TRUE(kept.ok() && kept->has_value());
   EXPECT_EQ((*kept)->deployment_json, SamplePlan(1).deployment_json);
@@ -596,29 +632,29 @@ TEST_F(ControlStoreTest, AVersionOneStoreIsMigratedKeepingItsData) {
   EXPECT_EQ(updates->size(), 1u);
 }
 
-TEST_F(ControlStoreTest, AStoreNewerThanThisBuildIsRefused) {
+TEST_F(SqliteStoreTest, AStoreNewerThanThisBuildIsRefused) {
   { ASSERT_NE(OpenStore(), nullptr); }
-  RawExec(path_, "PRAGMA user_version = " + std::to_string(ControlStore::kSchemaVersion + 1));
-  Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
+  RawExec(path_, "PRAGMA user_version = " + std::to_string(SqliteStore::kSchemaVersion + 1));
+  auto store = SqliteStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
   const std::string& message = store.status().message();
   EXPECT_NE(message.find(path_), std::string::npos) << message;
-  EXPECT_NE(message.find("version " + std::to_string(ControlStore::kSchemaVersion + 1)),
+  EXPECT_NE(message.find("version " + std::to_string(SqliteStore::kSchemaVersion + 1)),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("build's " + std::to_string(ControlStore::kSchemaVersion)),
+  EXPECT_NE(message.find("build's " + std::to_string(SqliteStore::kSchemaVersion)),
             std::string::npos)
       << message;
   // Untouched.
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
-            std::to_string(ControlStore::kSchemaVersion + 1));
+            std::to_string(SqliteStore::kSchemaVersion + 1));
 }
 
-TEST_F(ControlStoreTest, AFileThatIsNotAStoreIsRefused) {
+TEST_F(SqliteStoreTest, AFileThatIsNotAStoreIsRefused) {
   // Not SQLite at all.
   testing::WriteTextFile(path_, std::string(4096, 'x') + "this is not a database\n");
-  Result<std::unique_ptr<ControlStore>> store = ControlStore::Open(path_);
+  auto store = SqliteStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
   EXPECT_NE(store.status().message().find(path_), std::string::npos) << store.status().message();
@@ -628,7 +664,7 @@ TEST_F(ControlStoreTest, AFileThatIsNotAStoreIsRefused) {
   // Someone else's SQLite database (user_version 0, tables of its own).
   const std::string other = (dir_ / "other.db").string();
   RawExec(other, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)");
-  store = ControlStore::Open(other);
+  store = SqliteStore::Open(other);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
   EXPECT_NE(store.status().message().find(other), std::string::npos) << store.status().message();
@@ -640,18 +676,18 @@ TEST_F(ControlStoreTest, AFileThatIsNotAStoreIsRefused) {
   // Someone else's versioned SQLite database.
   const std::string versioned = (dir_ / "versioned.db").string();
   RawExec(versioned, "CREATE TABLE meta (k TEXT); PRAGMA user_version = 1");
-  store = ControlStore::Open(versioned);
+  store = SqliteStore::Open(versioned);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(versioned), std::string::npos);
 
   // A directory SQLite cannot open.
-  store = ControlStore::Open((dir_ / "missing" / "x.db").string());
+  store = SqliteStore::Open((dir_ / "missing" / "x.db").string());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
   EXPECT_NE(store.status().message().find("missing"), std::string::npos);
 }
 
-TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
+TEST_P(ControlStoreTest, FourThreadsShareOneStore) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->AddPlan(SamplePlan(0)).ok());
@@ -726,7 +762,7 @@ TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
       off += static_cast<size_t>(n);
     }
   };
-  Result<std::unique_ptr<ControlStore>> opened = ControlStore::Open(path);
+  auto opened = SqliteStore::Open(path);
   if (!opened.ok()) {
     say("E " + opened.status().ToString());
     _exit(1);
@@ -754,7 +790,7 @@ TEST_F(ControlStoreTest, FourThreadsShareOneStore) {
   }
 }
 
-TEST_F(ControlStoreTest, AKilledWriterLosesNothingItAcknowledged) {
+TEST_F(SqliteStoreTest, AKilledWriterLosesNothingItAcknowledged) {
   for (unsigned seed : {1u, 2u, 3u, 4u}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::filesystem::remove(path_);

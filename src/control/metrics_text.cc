@@ -15,8 +15,9 @@ std::string Value(double v) {
   return fmt::format("{}", v);
 }
 
-void Header(std::string& out, std::string_view name, std::string_view help) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+void Header(std::string& out, std::string_view name, std::string_view help,
+            std::string_view type = "gauge") {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
 void Sample(std::string& out, std::string_view name, std::string_view label,
@@ -99,6 +100,13 @@ std::string FormatMetricsText(const ControlGauges& g) {
   }
   Header(out, "tessera_store_version", "The store's version, which node agents long-poll.");
   out += fmt::format("tessera_store_version {}\n", g.store_version);
+  Header(out, "tessera_leader", "1 when this replica leads and writes the store, else 0.");
+  out += fmt::format("tessera_leader {}\n", g.leader ? 1 : 0);
+  Header(out, "tessera_leader_info", "The replica that leads, by name (absent when none does).");
+  if (!g.leader_name.empty()) Sample(out, "tessera_leader_info", "name", g.leader_name, 1);
+  Header(out, "tessera_leadership_changes_total",
+         "Times this replica gained or lost the leadership.", "counter");
+  out += fmt::format("tessera_leadership_changes_total {}\n", g.leadership_changes);
   return out;
 }
 

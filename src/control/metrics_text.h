@@ -29,6 +29,11 @@ struct ControlGauges {
   int gpus_used = 0;
   std::map<std::string, int> transitions;  // by state
   int64_t store_version = 0;
+  // This replica leads (it may write), the leader's name ("" when none
+  // leads), and how often this replica has gained or lost the leadership.
+  bool leader = true;
+  std::string leader_name;
+  int64_t leadership_changes = 0;
 };
 
 // `value` escaped for a label value of the text format.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "test_paths.h"
+#include "util/base64.h"
 
 namespace tessera {
 namespace {
@@ -136,25 +137,6 @@ std::unique_ptr<KubeClient> NewClient(const std::string& server, KubeConfig conf
   Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(std::move(config));
   EXPECT_TRUE(client.ok()) << client.status().ToString();
   return client.ok() ? std::move(client).value() : nullptr;
-}
-
-std::string Base64(const std::string& data) {
-  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const uint32_t v =
-        (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8) | uint8_t(data[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out.push_back(kDigits[(v >> shift) & 63]);
-  }
-  if (i + 1 == data.size()) {
-    const uint32_t v = uint8_t(data[i]) << 16;
-    out += {kDigits[(v >> 18) & 63], kDigits[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == data.size()) {
-    const uint32_t v = (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8);
-    out += {kDigits[(v >> 18) & 63], kDigits[(v >> 12) & 63], kDigits[(v >> 6) & 63], '='};
-  }
-  return out;
 }
 
 std::string ReadAll(const fs::path& path) {
@@ -335,8 +317,8 @@ TEST(KubeClientTest, ConnectionRefusedNamesTheServer) {
   EXPECT_EQ(KubeStatusCode(got.status()), 0);
 
   std::atomic<bool> stop{false};
-  Result<std::string> watched = client->Watch(
-      "/api/v1/pods", "1", 30, [](const WatchEvent&) { return true; }, &stop);
+  Result<std::string> watched =
+      client->Watch("/api/v1/pods", "1", 30, [](const WatchEvent&) { return true; }, &stop);
   ASSERT_FALSE(watched.ok());
   EXPECT_THAT(watched.status().message(), HasSubstr(url + ": cannot connect"));
 }
@@ -493,8 +475,8 @@ TEST(KubeClientTest, WatchEndsPromptlyOnStopWhileTheServerIsSilent) {
   EXPECT_TRUE(stopped_when_returned);
 
   // Already stopped: no request at all.
-  Result<std::string> again = client->Watch(
-      "/api/v1/pods", "41", 60, [](const WatchEvent&) { return true; }, &stop);
+  Result<std::string> again =
+      client->Watch("/api/v1/pods", "41", 60, [](const WatchEvent&) { return true; }, &stop);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, "41");
 }
@@ -760,7 +742,7 @@ TEST(KubeClientTest, KubeconfigDataFieldsBecomePrivateFilesOfTheClient) {
                          "    server: https://10.0.0.1:6443\n"
                          "    certificate-authority: no-such-file-but-data-wins\n"
                          "    certificate-authority-data: " +
-                             Base64(ca) +
+                             EncodeBase64(ca) +
                              "\n"
                              "contexts:\n"
                              "- name: x\n"
@@ -770,10 +752,10 @@ TEST(KubeClientTest, KubeconfigDataFieldsBecomePrivateFilesOfTheClient) {
                              "- name: u\n"
                              "  user:\n"
                              "    client-certificate-data: " +
-                             Base64(cert) +
+                             EncodeBase64(cert) +
                              "\n"
                              "    client-key-data: " +
-                             Base64(key) + "\n");
+                             EncodeBase64(key) + "\n");
   Result<KubeConfig> loaded = LoadKubeconfig(config.string());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->ca_data, ca);

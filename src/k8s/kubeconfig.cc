@@ -10,66 +10,13 @@
 #include "k8s/kube_server_url.h"
 #include "tessera/k8s/kube_client.h"
 #include "tessera/util/text_io.h"
+#include "util/base64.h"
 #include "util/yaml_tree.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Standard base64 (RFC 4648, '+' and '/'), padding optional, white space
-// ignored; nullopt with the reason in `why` when malformed.
-std::optional<std::string> DecodeBase64(std::string_view text, std::string* why) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  uint32_t bits = 0;
-  int nbits = 0;
-  int digits = 0;
-  int padding = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    int value;
-    if (c >= 'A' && c <= 'Z') {
-      value = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      value = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      value = c - '0' + 52;
-    } else if (c == '+') {
-      value = 62;
-    } else if (c == '/') {
-      value = 63;
-    } else {
-      *why = fmt::format("not base64: byte {} at offset {}", QuoteForMessage(std::string(1, c)), i);
-      return std::nullopt;
-    }
-    if (padding > 0) {
-      *why = fmt::format("not base64: data after '=' padding at offset {}", i);
-      return std::nullopt;
-    }
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    nbits += 6;
-    ++digits;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
-    }
-  }
-  if (digits % 4 == 1 || padding > 2 || (padding > 0 && (digits + padding) % 4 != 0)) {
-    *why = "not base64: truncated (its length is not a whole number of 4-character groups)";
-    return std::nullopt;
-  }
-  return out;
-}
-
-}  // namespace
-
-namespace {
 
 using NodeId = YamlTree::NodeId;
 

@@ -89,7 +89,7 @@ Status CheckServedRequest(const ServedRehearsalRequest& r) {
 }
 
 // The URL `tessera serve` prints once it listens ("tessera serve: listening
-// on http://HOST:PORT (db ...)"), read from its log.
+// on http://HOST:PORT (store ...)"), read from its log.
 Result<std::string> WaitForServe(const std::string& log, pid_t pid) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   constexpr std::string_view kMark = "listening on ";

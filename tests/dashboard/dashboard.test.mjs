@@ -154,7 +154,7 @@ async function main() {
   const serve = start('serve', ['serve', '--listen', '127.0.0.1:0', '--db', path.join(tmp, 'tessera.db'),
     '--gpus-per-node', '4', '--no-auto', '--token-file', tokenFile]);
   const line = await waitFor('serve to print its address',
-    () => serve.output.match(/tessera serve: listening on (http:\/\/\S+) \(db /), 30_000);
+    () => serve.output.match(/tessera serve: listening on (http:\/\/\S+) \(store /), 30_000);
   base = line[1];
 
   // Both nodes on this host: each its own MPS directories and serving ports

@@ -42,6 +42,17 @@
 // incrementally from the deployment (incremental_plan.h), plans and checks
 // the transition and starts it.
 //
+// Replicas: with a store several replicas share (EtcdStore), every request
+// but /healthz first asks the store who leads (ControlStore::Observe), and
+// a replica reloads what it caches from the store when the store changed
+// under it or it gained or lost the leadership. A follower answers reads
+// from the store; a mutation, or a node agent's or router's long-poll, it
+// answers 307 with Location at the leader's advertised URL (503
+// "no_leader" while none leads). /readyz says which role it has and who
+// leads; /metrics has tessera_leader and tessera_leader_info. A transition
+// running when the leader died resumes on the next leader as on a restart
+// (above).
+//
 // Thread-safety: Handle and WaitForVersion may be called from many threads
 // at once; state changes (planning included) are serialised on an internal
 // mutex. A long-poll (GET /v1/nodes/{node}/plan?since=V&wait=S) waits inside
@@ -110,6 +121,8 @@ struct ControlOptions {
   // threshold before a re-plan (a declared rate re-plans at once).
   double replan_hold_s = 0;
   double plan_time_limit_s = 0;  // 0: each planner's default
+  // This replica's name, for /metrics' tessera_leader_info when it leads.
+  std::string replica_name;
   // Wall-clock time for created_at / updated_at (RFC 3339 UTC); injected so
   // tests control it.
   std::function<std::string()> wall_time;

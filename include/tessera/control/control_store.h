@@ -1,25 +1,27 @@
-// ControlStore: the durable state of `tessera serve` (docs/control-plane.md)
-// in one SQLite file: the scenario, every plan, the deployment the cluster is
-// on, every transition with the state of each of its steps, the nodes' last
-// reports, and a monotonically increasing version the node agents long-poll.
+// ControlStore: the durable state of `tessera serve` (docs/control-plane.md):
+// the scenario, every plan, the deployment the cluster is on, every
+// transition with the state of each of its steps, the nodes' last reports,
+// and a monotonically increasing version the node agents long-poll; and who
+// may write it. Two implementations: SqliteStore (sqlite_store.h), one file
+// on one machine, always writable by its one process; EtcdStore
+// (etcd_store.h), a replicated etcd cluster shared by several replicas, of
+// which the one elected leader writes. OpenControlStore picks one from a
+// --store value.
 //
-// Durability: the database runs in WAL mode with synchronous=FULL, so a
-// method that returned OK has committed its change to the disk; a process
-// killed at any point loses nothing it acknowledged, and a change spanning
-// several rows (a transition and its steps, a step and its transition's
-// phase) is one SQLite transaction: never half-recorded.
+// The contract of every implementation:
+// - A method that returned OK has made its change durable; a change spanning
+//   several records (a transition and its steps, a step and the deployment)
+//   is one atomic write: never half-recorded.
+// - Values are the API's JSON text (the store does not interpret them); ids
+//   count from 1 and are never reused.
+// - Writes are fenced: a store that does not hold the leadership (Observe)
+//   refuses every write with IoError naming the reason, and an EtcdStore's
+//   writes are refused by etcd itself once its leadership has lapsed.
+// - Every method but Observe may be called from many threads at once.
 //
-// Schema migrations are versioned: `PRAGMA user_version` holds the schema
-// version, Open applies every migration above it in order (each in its own
-// transaction) and refuses a file whose version is
-// newer than this build knows (IoError naming the file and both versions).
-// kSchemaVersion is the newest.
-//
-// Values are stored as the API's JSON text (the store does not interpret
-// them); ids are SQLite rowids, counting from 1, never reused.
-//
-// Thread-safety: one ControlStore may be used from many threads; every
-// method is serialised on an internal mutex.
+// Errors: IoError when the store cannot be read or written (the message
+// says why: unreachable, no quorum, not the leader), NotFound where a
+// method says so.
 #ifndef TESSERA_CONTROL_STORE_H_
 #define TESSERA_CONTROL_STORE_H_
 
@@ -32,7 +34,6 @@
 #include "tessera/status.h"
 
 namespace tessera {
-
 struct StoredPlan {
   int64_t id = 0;
   std::string created_at;       // RFC 3339 UTC, given by the caller
@@ -79,71 +80,102 @@ struct StoredNode {
   std::string updated_at;
 };
 
+// What the store says about this replica now (ControlStore::Observe).
+struct StoreView {
+  // This replica holds the leadership: its writes are accepted.
+  bool leader = true;
+  // The leader's advertised URL ("http://HOST:PORT") and name, when another
+  // replica leads; empty when this one leads or none does.
+  std::string leader_url;
+  std::string leader_name;
+  // Why no replica leads, when none does ("" otherwise).
+  std::string no_leader_reason;
+  // The store holds changes this object did not write since the last
+  // Observe (another replica's, or a store replaced under it): state cached
+  // from it is stale.
+  bool changed = false;
+};
+
 class ControlStore {
  public:
-  static constexpr int kSchemaVersion = 2;
+  virtual ~ControlStore() = default;
 
-  // Opens (creating if missing) the database at `path`, sets WAL and
-  // synchronous=FULL and migrates it. IoError naming the path when SQLite
-  // cannot open, read or lock it, when the file is not a Tessera store, or
-  // when its schema is newer than kSchemaVersion. Every other method returns
-  // IoError with SQLite's message when a statement fails.
-  static Result<std::unique_ptr<ControlStore>> Open(const std::string& path);
-  ~ControlStore();
-  ControlStore(const ControlStore&) = delete;
-  ControlStore& operator=(const ControlStore&) = delete;
+  // "sqlite /var/lib/tessera.db", "etcd http://10.0.0.1:2379,...": for logs.
+  virtual std::string Describe() const = 0;
 
-  int schema_version() const;
+  // Reads who leads and whether the store changed under this replica: one
+  // round trip to a replicated store, linearizable (it answers what every
+  // write acknowledged before it left). IoError when the store cannot be
+  // reached.
+  virtual Result<StoreView> Observe() = 0;
 
   // The version: bumped by every change a node agent must see (deployment,
   // transition state, phase, step). Starts at 1.
-  Result<int64_t> Version();
+  virtual Result<int64_t> Version() = 0;
 
   // The scenario is the last PutScenario's JSON with each of
   // ServiceUpdates() replacing the service of its name. Scenario() is that
   // JSON as put (nullopt before the first PutScenario); PutScenario also
-  // drops every service update, in the same SQLite transaction.
-  Result<std::optional<std::string>> Scenario();
-  Status PutScenario(const std::string& scenario_json);
+  // drops every service update, in the same write.
+  virtual Result<std::optional<std::string>> Scenario() = 0;
+  virtual Status PutScenario(const std::string& scenario_json) = 0;
   // The services changed by PutService since the last PutScenario, by name.
-  Result<std::vector<StoredService>> ServiceUpdates();
+  virtual Result<std::vector<StoredService>> ServiceUpdates() = 0;
   // Records one service's new JSON (replacing an earlier update of the
-  // same name): one small row, not the whole scenario.
-  Status PutService(const StoredService& service);
+  // same name): one small record, not the whole scenario.
+  virtual Status PutService(const StoredService& service) = 0;
 
-  Result<int64_t> AddPlan(const StoredPlan& plan);  // plan.id ignored
-  Result<std::optional<StoredPlan>> Plan(int64_t id);
+  virtual Result<int64_t> AddPlan(const StoredPlan& plan) = 0;  // plan.id ignored
+  virtual Result<std::optional<StoredPlan>> Plan(int64_t id) = 0;
   // The newest `limit` plans, newest first (deployment_json left empty).
-  Result<std::vector<StoredPlan>> Plans(int limit);
+  virtual Result<std::vector<StoredPlan>> Plans(int limit) = 0;
 
   // The plan the cluster is on, or nullopt before the first finished
-  // transition. SetDeployment bumps the version.
-  Result<std::optional<int64_t>> DeploymentPlan();
-  Status SetDeployment(int64_t plan_id);
+  // transition. SetDeployment bumps the version; NotFound for an unknown
+  // plan.
+  virtual Result<std::optional<int64_t>> DeploymentPlan() = 0;
+  virtual Status SetDeployment(int64_t plan_id) = 0;
 
-  // Stores a transition and its steps in one SQLite transaction; returns
-  // its id. transition.id is ignored.
-  Result<int64_t> AddTransition(const StoredTransition& transition);
-  Result<std::optional<StoredTransition>> Transition(int64_t id);
+  // Stores a transition and its steps in one write and bumps the version;
+  // returns its id. transition.id is ignored; NotFound when a plan it names
+  // is unknown.
+  virtual Result<int64_t> AddTransition(const StoredTransition& transition) = 0;
+  virtual Result<std::optional<StoredTransition>> Transition(int64_t id) = 0;
   // The newest `limit` transitions, newest first, without steps.
-  Result<std::vector<StoredTransition>> Transitions(int limit);
+  virtual Result<std::vector<StoredTransition>> Transitions(int limit) = 0;
   // Transitions in `state` ("running", "paused", ...), oldest first, with steps.
-  Result<std::vector<StoredTransition>> TransitionsIn(const std::string& state);
+  virtual Result<std::vector<StoredTransition>> TransitionsIn(const std::string& state) = 0;
 
-  // Writes the transition's state, phase, error and every step's state and
-  // error, and, when `deployment_plan` is given, the deployment pointer, in
-  // one SQLite transaction; bumps the version. NotFound for an unknown id.
-  Status UpdateTransition(const StoredTransition& transition,
-                          std::optional<int64_t> deployment_plan = std::nullopt);
+  // Writes the transition's state, phase, error, updated_at and every
+  // step's state and error, and, when `deployment_plan` is given, the
+  // deployment pointer, in one write; bumps the version. NotFound for an
+  // unknown id or step, changing nothing.
+  virtual Status UpdateTransition(const StoredTransition& transition,
+                                  std::optional<int64_t> deployment_plan = std::nullopt) = 0;
 
-  Status PutNode(const StoredNode& node);
-  Result<std::vector<StoredNode>> Nodes();
-
- private:
-  class Impl;
-  explicit ControlStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  virtual Status PutNode(const StoredNode& node) = 0;
+  virtual Result<std::vector<StoredNode>> Nodes() = 0;
 };
+
+// How `tessera serve` reaches a store and takes part in its leadership.
+struct StoreOptions {
+  // This replica's URL as agents and clients reach it (a follower's 307
+  // points there), and its name in the election.
+  std::string advertise_url;
+  std::string name;
+  // EtcdStore: the lease's TTL (a dead leader is replaced within it), the
+  // key prefix of this control plane's state, and how long one request to
+  // etcd may take.
+  int lease_ttl_s = 5;
+  std::string prefix = "/tessera";
+  double request_timeout_s = 3;
+};
+
+// Opens the store a --store value names: "sqlite:PATH" or
+// "etcd:URL[,URL...]" (each URL http://HOST:PORT). InvalidArgument naming
+// the value for any other form; the store's own errors otherwise.
+Result<std::unique_ptr<ControlStore>> OpenControlStore(const std::string& spec,
+                                                       const StoreOptions& options);
 
 }  // namespace tessera
 

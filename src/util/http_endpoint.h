@@ -1,0 +1,25 @@
+// HttpEndpoint: "http://HOST[:PORT][/]" as the programs that talk to a
+// server over plain HTTP take it (the node agent's --server, the control
+// plane's etcd endpoints).
+#ifndef TESSERA_UTIL_HTTP_ENDPOINT_H_
+#define TESSERA_UTIL_HTTP_ENDPOINT_H_
+
+#include <string>
+
+#include "tessera/status.h"
+
+namespace tessera {
+
+struct HttpEndpoint {
+  std::string host;  // without brackets: "::1"
+  int port = 80;
+};
+
+// InvalidArgument "<what> 'URL': <why>; give http://HOST:PORT, ..." for
+// https, a path, a bad port, no host or a bad bracketed IPv6 address.
+Result<HttpEndpoint> ParseHttpEndpoint(const std::string& url, const std::string& what,
+                                       int default_port);
+
+}  // namespace tessera
+
+#endif  // TESSERA_UTIL_HTTP_ENDPOINT_H_
