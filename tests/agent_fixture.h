@@ -200,6 +200,10 @@ class Background {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+  // `signal` to the process (SIGSTOP, SIGCONT, ...), which stays recorded.
+  void Signal(int signal) {
+    if (pid_ > 0) ::kill(pid_, signal);
+  }
   std::string Log() const { return ReadAll(log_); }
 
  private:

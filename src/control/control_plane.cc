@@ -52,6 +52,12 @@ void ControlPlane::Impl::ClearCache() {
 
 Status ControlPlane::Impl::Load() {
   ClearCache();
+  // One moment's state: another replica's write cannot tear it.
+  TESSERA_RETURN_IF_ERROR(store_->PinReads());
+  struct Unpin {
+    ControlStore& store;
+    ~Unpin() { store.UnpinReads(); }
+  } unpin{*store_};
   TESSERA_RETURN_IF_ERROR(RefreshVersion());
   TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> scenario_text, store_->Scenario());
   if (scenario_text) {
@@ -268,11 +274,15 @@ std::optional<ApiResponse> ControlPlane::Impl::SyncWithStore(const ApiRequest& r
   view_ = std::move(*view);
   if (viewed_ && view_.leader != was_leader) ++leadership_changes_;
   viewed_ = true;
-  if (view_.changed || view_.leader != was_leader) {
+  // A reload that failed half-way left the cache partly filled: the next
+  // request reloads whatever the store says.
+  if (view_.changed || view_.leader != was_leader || !loaded_) {
+    loaded_ = false;
     if (Status s = Load(); !s.ok()) {
       return ErrorResponse(
           ApiError{503, "unavailable", "store: reloading: " + s.message(), std::nullopt});
     }
+    loaded_ = true;
   }
   if (!leader_only || view_.leader) return std::nullopt;
   if (view_.leader_url.empty()) {

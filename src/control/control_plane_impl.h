@@ -396,6 +396,7 @@ class ControlPlane::Impl {
   std::optional<double> beyond_since_ms_;  // observed rates beyond the threshold since
   StoreView view_;                         // the store's last answer to Observe
   bool viewed_ = false;                    // view_ holds an answer
+  bool loaded_ = true;                     // the cache holds the store's state (Open loaded it)
   int64_t leadership_changes_ = 0;
 };
 

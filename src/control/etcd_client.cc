@@ -46,6 +46,7 @@ Json RangeJson(const EtcdRangeRequest& r) {
   Json j{{"key", EncodeBase64(r.key)}};
   if (!r.range_end.empty()) j["range_end"] = EncodeBase64(r.range_end);
   if (r.limit > 0) j["limit"] = std::to_string(r.limit);
+  if (r.revision > 0) j["revision"] = std::to_string(r.revision);
   if (r.descend || r.by_create_revision) {
     j["sort_order"] = r.descend ? "DESCEND" : "ASCEND";
     j["sort_target"] = r.by_create_revision ? "CREATE" : "KEY";

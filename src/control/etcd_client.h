@@ -55,6 +55,7 @@ struct EtcdRangeRequest {
   int64_t limit = 0;  // 0: no limit
   bool descend = false;
   bool by_create_revision = false;  // sort by create revision, else by key
+  int64_t revision = 0;             // read the store as it was then; 0: now
 };
 
 // One comparison of a transaction: the key's create or mod revision, or its

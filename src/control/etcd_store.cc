@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -220,6 +221,9 @@ class EtcdStore::Impl {
         {key, "", EtcdCompare::Target::kCreate, EtcdCompare::Result::kEqual, revision, ""});
     compares.push_back({election, EtcdClient::PrefixEnd(election), EtcdCompare::Target::kCreate,
                         EtcdCompare::Result::kGreater, revision - 1, ""});
+    // Who wrote: the replica and its election key, one value per revision
+    // in etcd's history (a fence that held can be audited there).
+    ops.push_back(EtcdOp::Put(Key("writer"), options_.name + " " + key));
     EtcdRangeRequest mine;
     mine.key = key;
     TESSERA_ASSIGN_OR_RETURN(EtcdTxnResult txn, client_->Txn(compares, ops, {EtcdOp::Get(mine)}));
@@ -290,9 +294,30 @@ class EtcdStore::Impl {
     return Status::Ok();
   }
 
+  // Pins this thread's reads at the store's revision now.
+  Status Pin() {
+    EtcdRangeRequest r;
+    r.key = Key("version");
+    TESSERA_ASSIGN_OR_RETURN(EtcdRange now, client_->Range(r));
+    std::lock_guard<std::mutex> lock(mu_);
+    pins_[std::this_thread::get_id()] = now.revision;
+    return Status::Ok();
+  }
+  void Unpin() {
+    std::lock_guard<std::mutex> lock(mu_);
+    pins_.erase(std::this_thread::get_id());
+  }
+  // The revision this thread's reads are pinned at, 0 for none.
+  int64_t Pinned() {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pins_.find(std::this_thread::get_id());
+    return it == pins_.end() ? 0 : it->second;
+  }
+
   Result<std::optional<EtcdKv>> Get(const std::string& key) {
     EtcdRangeRequest r;
     r.key = key;
+    r.revision = Pinned();
     TESSERA_ASSIGN_OR_RETURN(EtcdRange range, client_->Range(r));
     if (range.kvs.empty()) return std::optional<EtcdKv>();
     return std::optional<EtcdKv>(std::move(range.kvs[0]));
@@ -304,6 +329,7 @@ class EtcdStore::Impl {
     r.range_end = EtcdClient::PrefixEnd(prefix);
     r.limit = limit;
     r.descend = descend;
+    r.revision = Pinned();
     TESSERA_ASSIGN_OR_RETURN(EtcdRange range, client_->Range(r));
     return std::move(range.kvs);
   }
@@ -367,6 +393,7 @@ class EtcdStore::Impl {
   int64_t key_revision_ = 0;
   bool leader_ = false;
   int64_t seen_revision_ = -1;
+  std::map<std::thread::id, int64_t> pins_;  // by thread: PinReads' revision
 
   std::mutex write_mu_;  // one read-modify-write at a time
 
@@ -404,6 +431,12 @@ std::string EtcdStore::Describe() const { return impl_->Describe(); }
 Result<StoreView> EtcdStore::Observe() {
   return NoThrow([&]() -> Result<StoreView> { return impl_->Observe(); });
 }
+
+Status EtcdStore::PinReads() {
+  return NoThrow([&]() -> Status { return impl_->Pin(); });
+}
+
+void EtcdStore::UnpinReads() { impl_->Unpin(); }
 
 Result<int64_t> EtcdStore::Version() {
   return NoThrow([&]() -> Result<int64_t> {

@@ -319,6 +319,8 @@ int SqliteStore::schema_version() const { return impl_->schema_version_; }
 std::string SqliteStore::Describe() const { return "sqlite " + impl_->path_; }
 
 Result<StoreView> SqliteStore::Observe() { return StoreView{}; }
+Status SqliteStore::PinReads() { return Status::Ok(); }
+void SqliteStore::UnpinReads() {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   return NoThrow([&]() -> Result<std::unique_ptr<SqliteStore>> {

@@ -109,6 +109,13 @@ class ControlStore {
   // reached.
   virtual Result<StoreView> Observe() = 0;
 
+  // Reads by this thread see the store as it is now until UnpinReads: the
+  // state read with several calls (a reload of everything) is never torn
+  // by another replica's write in between. SqliteStore: nothing to do, as
+  // its one process writes under the caller's lock.
+  virtual Status PinReads() = 0;
+  virtual void UnpinReads() = 0;
+
   // The version: bumped by every change a node agent must see (deployment,
   // transition state, phase, step). Starts at 1.
   virtual Result<int64_t> Version() = 0;

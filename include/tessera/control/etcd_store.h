@@ -17,7 +17,10 @@
 // was paused past its lease and wakes up is refused by etcd itself, whatever
 // its own clock says: the write fails with IoError "not the leader".
 //
-// Keys, under the prefix: version, scenario, service/<name>, plan/<id>,
+// Every write also puts <prefix>/writer = "<name> <election key>": etcd's
+// history says which replica, under which leadership, made each revision.
+//
+// Keys, under the prefix: version, writer, scenario, service/<name>, plan/<id>,
 // plandep/<id> (a plan's deployment, apart so that listing plans does not
 // read them), deployment, transition/<id> (with its steps), node/<name>,
 // seq/plan and seq/transition (the last ids), election/<lease>. Ids are
@@ -56,6 +59,8 @@ class EtcdStore final : public ControlStore {
 
   std::string Describe() const override;
   Result<StoreView> Observe() override;
+  Status PinReads() override;
+  void UnpinReads() override;
   Result<int64_t> Version() override;
   Result<std::optional<std::string>> Scenario() override;
   Status PutScenario(const std::string& scenario_json) override;

@@ -42,6 +42,8 @@ class SqliteStore final : public ControlStore {
 
   std::string Describe() const override;
   Result<StoreView> Observe() override;
+  Status PinReads() override;
+  void UnpinReads() override;
   Result<int64_t> Version() override;
   Result<std::optional<std::string>> Scenario() override;
   Status PutScenario(const std::string& scenario_json) override;
