@@ -112,8 +112,8 @@ Result<StoreOptions> StoreOptionsOf(const ServeFlags& flags, const ServerOptions
   StoreOptions options;
   options.lease_ttl_s = flags.lease_ttl_s;
   options.advertise_url = flags.advertise_url;
+  const bool replicated = flags.store.rfind("etcd:", 0) == 0;
   if (options.advertise_url.empty()) {
-    const bool replicated = flags.store.rfind("etcd:", 0) == 0;
     if (replicated && server.port == 0) {
       return Status::InvalidArgument(
           "--advertise-url: an etcd store is shared by replicas, which send clients to the "
@@ -128,6 +128,10 @@ Result<StoreOptions> StoreOptionsOf(const ServeFlags& flags, const ServerOptions
     const std::string host =
         server.host.find(':') == std::string::npos ? server.host : "[" + server.host + "]";
     options.advertise_url = "http://" + host + ":" + std::to_string(server.port);
+  }
+  // --lease-ttl is in range (CLI11 checked it): what is left is the URL.
+  if (Status s = CheckStoreOptions(options); replicated && !s.ok()) {
+    return Status::InvalidArgument("--advertise-url: " + s.message());
   }
   options.name = flags.name;
   if (options.name.empty())

@@ -474,6 +474,107 @@ if [ -x "$build/tessera-api-load" ]; then
   rm -rf "$work"
 fi
 
+# Issue 37's figures: PATCH /v1/services/{name} with each store (one SQLite
+# file; a three-member etcd cluster on loopback with fsync, as SQLite's
+# synchronous=FULL, led by one of three replicas), etcd's gRPC API against
+# its JSON gateway on the same requests, and the failover: the
+# leader SIGKILLed 20 times, each time the ms until a PATCH sent to the
+# replicas in turn (following 307s) succeeds, then the killed replica
+# restarted (it rejoins as a follower).
+if [ -x "$build/tessera-api-load" ] && ./scripts/k8s-bins.sh >/dev/null; then
+  echo
+  echo "== tessera serve's store, side by side on S3 (4 keep-alive connections, 5 s, PATCH with"
+  echo "   replan false, to the leader): SQLite (--store sqlite:) and etcd (3 members, 3 replicas);"
+  echo "   then failover: the leader SIGKILLed 20 times (--lease-ttl ${LEASE_TTL:=2}), ms until a PATCH succeeds"
+  work=$(mktemp -d)
+  etcd_bin=build/k8s/bin/etcd
+  ports=$(python3 -c 'import socket
+ss=[socket.socket() for _ in range(9)]
+[s.bind(("127.0.0.1", 0)) for s in ss]
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+  read -r -a port <<<"$ports"
+  clients="http://127.0.0.1:${port[0]},http://127.0.0.1:${port[2]},http://127.0.0.1:${port[4]}"
+  initial="m0=http://127.0.0.1:${port[1]},m1=http://127.0.0.1:${port[3]},m2=http://127.0.0.1:${port[5]}"
+  replica_ports=("${port[6]}" "${port[7]}" "${port[8]}")
+  etcd_pids=()
+  for m in 0 1 2; do
+    c=$(echo "$clients" | cut -d, -f$((m + 1)))
+    p=$(echo "$initial" | cut -d, -f$((m + 1)) | cut -d= -f2)
+    "$etcd_bin" --name "m$m" --data-dir "$work/etcd-$m" --listen-client-urls "$c" \
+      --advertise-client-urls "$c" --listen-peer-urls "$p" --initial-advertise-peer-urls "$p" \
+      --initial-cluster "$initial" --initial-cluster-state new >"$work/etcd-$m.log" 2>&1 &
+    etcd_pids+=($!)
+  done
+  for _ in $(seq 100); do
+    curl -sf "$(echo "$clients" | cut -d, -f1)/health" >/dev/null && break
+    sleep 0.1
+  done
+  start_serve() {  # start_serve OUT ARGS...: tessera serve in the background; its URL on stdout
+    local out=$1
+    shift
+    "$build/tessera" serve --no-auto "$@" >"$out" 2>&1 &
+    echo $! >"$out.pid"
+    for _ in $(seq 300); do
+      url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$out")
+      [ -n "$url" ] && { echo "$url"; return; }
+      sleep 0.1
+    done
+  }
+  stop_serve() { kill "$(cat "$1.pid")" 2>/dev/null; wait "$(cat "$1.pid")" 2>/dev/null || true; }
+  patch_load() {
+    "$build/tessera-api-load" --url "$1" load --method PATCH --path /v1/services/bert \
+      --connections 4 --seconds 5 \
+      --body '{"rate_rps": 46.5, "replan": false}' --body '{"rate_rps": 46, "replan": false}'
+  }
+  url=$(start_serve "$work/sqlite.out" --listen 127.0.0.1:0 --store "sqlite:$work/state.db")
+  echo "PATCH, sqlite:               $(patch_load "$url")"
+  stop_serve "$work/sqlite.out"
+  replica() {  # replica I: starts replica I of three on etcd
+    start_serve "$work/r$1.out" --listen "127.0.0.1:${replica_ports[$1]}" --name "r$1" \
+      --store "etcd:$clients" --lease-ttl "$LEASE_TTL" >/dev/null
+  }
+  for i in 0 1 2; do replica "$i"; done
+  leader() {  # the index of the replica whose /readyz says it leads
+    for i in 0 1 2; do
+      curl -sf "http://127.0.0.1:${replica_ports[$i]}/readyz" 2>/dev/null |
+        grep -q '"role":"leader"' && { echo "$i"; return; }
+    done
+  }
+  l=$(leader)
+  echo "PATCH, etcd (3 members):     $(patch_load "http://127.0.0.1:${replica_ports[$l]}")"
+  # The client's transport, measured: etcd's gRPC API (the Go client) and
+  # its JSON gateway (what the EtcdStore speaks), the same requests
+  # interleaved (tools/k8s-cluster/etcdbench).
+  if (cd tools/k8s-cluster && go build -mod=readonly -trimpath -o "$work/etcdbench" ./etcdbench); then
+    echo "etcd's transports, one client, sequential (the store's write transaction and range):"
+    "$work/etcdbench" -endpoint "$(echo "$clients" | cut -d, -f1)" -n 1000 | sed 's/^/  /'
+  fi
+  : >"$work/failover_ms"
+  for k in $(seq 20); do
+    l=$(leader)
+    while [ -z "$l" ]; do sleep 0.1; l=$(leader); done
+    kill -KILL "$(cat "$work/r$l.out.pid")"
+    t0=$(date +%s%N)
+    i=0
+    until curl -sf -L -m 2 -o /dev/null -X PATCH -H 'Content-Type: application/json' \
+      -d "{\"rate_rps\": $((46 + k)), \"replan\": false}" \
+      "http://127.0.0.1:${replica_ports[$i]}/v1/services/bert" 2>/dev/null; do
+      i=$(((i + 1) % 3))
+      sleep 0.02
+    done
+    echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/failover_ms"
+    wait "$(cat "$work/r$l.out.pid")" 2>/dev/null || true
+    replica "$l"
+  done
+  sort -n "$work/failover_ms" | awk -v ttl="$LEASE_TTL" '{a[NR]=$1} END {
+    printf "failover, 20 kills:          median %d ms  p99 %d ms  min %d ms  (bound: lease %d s + 1 s = %d ms)\n",
+      a[int((NR+1)/2)], a[NR], a[1], ttl, ttl * 1000 + 1000}'
+  for i in 0 1 2; do stop_serve "$work/r$i.out"; done
+  kill "${etcd_pids[@]}" 2>/dev/null
+  wait "${etcd_pids[@]}" 2>/dev/null || true
+  rm -rf "$work"
+fi
+
 if [ -x "$build/tessera_k8s_tests" ] && ./scripts/k8s-bins.sh >/dev/null; then
   echo
   echo "== Kubernetes end to end: real kube-apiserver, kube-scheduler (v1.37.2) and etcd on loopback,"

@@ -244,6 +244,7 @@ class ReplicaE2eTest : public ControlE2eTest {
     replicas_.resize(kReplicas);
   }
   void TearDown() override {
+    load_.reset();
     replicas_.clear();
     ControlE2eTest::TearDown();
     etcd_.reset();
@@ -263,6 +264,18 @@ class ReplicaE2eTest : public ControlE2eTest {
   }
   void StartAll() {
     for (int i = 0; i < kReplicas; ++i) ASSERT_NO_FATAL_FAILURE(StartReplica(i));
+  }
+  // Every replica started, S3 put and the load (load_) running for half a
+  // second; `leader` the replica that leads.
+  void StartUnderLoad(int& leader) {
+    ASSERT_NO_FATAL_FAILURE(StartAll());
+    leader = WaitLeader();
+    ASSERT_GE(leader, 0);
+    s3_ = ScenarioJson("s3.yaml");
+    ASSERT_EQ(ReplicaClient(urls_).Send("PUT", "/v1/scenario", s3_).status, 200);
+    load_ = std::make_unique<Load>(urls_, s3_);
+    load_->Start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 
   std::pair<int, Json> Get(int replica, const std::string& path) {
@@ -318,6 +331,8 @@ class ReplicaE2eTest : public ControlE2eTest {
   std::unique_ptr<EtcdTestCluster> etcd_;
   std::vector<std::string> urls_;
   std::vector<std::unique_ptr<Background>> replicas_;
+  Json s3_;
+  std::unique_ptr<Load> load_;
 };
 
 TEST_F(ReplicaE2eTest, LeaderKilledDuringLoadAndRollout) {
@@ -441,15 +456,10 @@ std::vector<std::pair<int64_t, std::string>> WritesOf(const std::string& endpoin
 }
 
 TEST_F(ReplicaE2eTest, APausedLeaderNeverWritesAgain) {
-  ASSERT_NO_FATAL_FAILURE(StartAll());
-  const int leader = WaitLeader();
-  ASSERT_GE(leader, 0);
-  ReplicaClient client(urls_);
-  const Json s3 = ScenarioJson("s3.yaml");
-  ASSERT_EQ(client.Send("PUT", "/v1/scenario", s3).status, 200);
-  Load load(urls_, s3);
-  load.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int leader = -1;
+  ASSERT_NO_FATAL_FAILURE(StartUnderLoad(leader));
+  Load& load = *load_;
+  const Json& s3 = s3_;
   replicas_[leader]->Signal(SIGSTOP);
   const int next = WaitLeader(leader);
   ASSERT_GE(next, 0);
@@ -497,15 +507,10 @@ TEST_F(ReplicaE2eTest, APausedLeaderNeverWritesAgain) {
 }
 
 TEST_F(ReplicaE2eTest, EtcdMembersLost) {
-  ASSERT_NO_FATAL_FAILURE(StartAll());
-  const int leader = WaitLeader();
-  ASSERT_GE(leader, 0);
-  ReplicaClient client(urls_);
-  const Json s3 = ScenarioJson("s3.yaml");
-  ASSERT_EQ(client.Send("PUT", "/v1/scenario", s3).status, 200);
-  Load load(urls_, s3);
-  load.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int leader = -1;
+  ASSERT_NO_FATAL_FAILURE(StartUnderLoad(leader));
+  Load& load = *load_;
+  const Json& s3 = s3_;
   ASSERT_TRUE(etcd_->Kill(2).ok());
   int before = load.acked();
   EXPECT_TRUE(WaitFor([&] { return load.acked() > before + 20; }))

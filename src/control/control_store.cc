@@ -7,8 +7,17 @@
 #include "tessera/control/etcd_store.h"
 #include "tessera/control/sqlite_store.h"
 #include "tessera/util/text_io.h"
+#include "util/http_endpoint.h"
 
 namespace tessera {
+
+Status CheckStoreOptions(const StoreOptions& options) {
+  if (options.lease_ttl_s < 1 || options.lease_ttl_s > 300) {
+    return Status::InvalidArgument("lease TTL: " + std::to_string(options.lease_ttl_s) +
+                                   " s is outside 1-300");
+  }
+  return ParseHttpEndpoint(options.advertise_url, "advertise URL", 80).status();
+}
 
 Result<std::unique_ptr<ControlStore>> OpenControlStore(const std::string& spec,
                                                        const StoreOptions& options) {
@@ -27,7 +36,7 @@ Result<std::unique_ptr<ControlStore>> OpenControlStore(const std::string& spec,
       const size_t comma = list.find(',', at);
       const std::string url = list.substr(at, comma == std::string::npos ? comma : comma - at);
       if (url.empty()) {
-        return Status::InvalidArgument("store " + QuoteForMessage(spec) +
+        return Status::InvalidArgument(QuoteForMessage(spec) +
                                        ": an empty etcd endpoint; give etcd:URL[,URL...]");
       }
       endpoints.push_back(url);
@@ -39,7 +48,7 @@ Result<std::unique_ptr<ControlStore>> OpenControlStore(const std::string& spec,
     return std::unique_ptr<ControlStore>(std::move(*store));
   }
   return Status::InvalidArgument(
-      "store " + QuoteForMessage(spec) +
+      QuoteForMessage(spec) +
       ": expected sqlite:PATH (one file, e.g. sqlite:tessera.db) or etcd:URL[,URL...] "
       "(e.g. etcd:http://127.0.0.1:2379)");
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "control/etcd_client.h"
 #include "tessera/control/sqlite_store.h"
 #include "test_paths.h"
 #include "test_stores.h"
@@ -463,6 +464,69 @@ TEST_P(ControlStoreTest, EverythingSurvivesCloseAndReopen) {
   EXPECT_EQ(VersionOf(*store), 3);
   ASSERT_EQ(store->Nodes()->size(), 1u);
   EXPECT_EQ((*store->Nodes())[0].status_json, "{\"n\":0}");
+}
+
+// Two etcd stores on one prefix: the first leads and the second follows;
+// once the first's lease is gone (revoked here, as etcd does when a paused
+// leader's lease expires) etcd refuses its writes, the second leads and
+// writes, and the first campaigns again behind it.
+TEST(EtcdStoreTest, AnExLeaderIsFencedOutByEtcd) {
+  if (!testing::EtcdUnavailable().empty()) GTEST_SKIP() << testing::EtcdUnavailable();
+  const std::string prefix = testing::TestStoreName();
+  const auto open = [&](const std::string& name) {
+    StoreOptions options;
+    options.name = name;
+    options.lease_ttl_s = 1;
+    Result<std::unique_ptr<ControlStore>> store =
+        testing::OpenTestStore("etcd", prefix, ::testing::TempDir(), options);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  };
+  std::unique_ptr<ControlStore> a = open("a");
+  std::unique_ptr<ControlStore> b = open("b");
+  ASSERT_TRUE(a && b);
+  Result<StoreView> view = b->Observe();
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_FALSE(view->leader);
+  EXPECT_EQ(view->leader_name, "a");
+  ASSERT_TRUE(a->Observe().ok());
+  ASSERT_TRUE(a->PutScenario("{\"by\":\"a\"}").ok());
+  // A follower's write is refused before it reaches etcd.
+  Status refused = b->PutScenario("{\"by\":\"b\"}");
+  EXPECT_EQ(refused.code(), StatusCode::kIoError);
+  EXPECT_NE(refused.message().find("not the leader"), std::string::npos) << refused.message();
+
+  // Revoke a's lease behind its back: etcd deletes its election key.
+  Result<std::unique_ptr<EtcdClient>> etcd = EtcdClient::Create({testing::TestEtcdEndpoint()}, 3);
+  ASSERT_TRUE(etcd.ok());
+  EtcdRangeRequest election;
+  election.key = "/tessera-test/" + prefix + "/election/";
+  election.range_end = EtcdClient::PrefixEnd(election.key);
+  election.by_create_revision = true;
+  Result<EtcdRange> keys = (*etcd)->Range(election);
+  ASSERT_TRUE(keys.ok() && keys->kvs.size() == 2u);
+  ASSERT_TRUE((*etcd)->LeaseRevoke(keys->kvs[0].lease).ok());
+  // a still believes it leads (it has not looked): etcd refuses the write.
+  Status fenced = a->PutScenario("{\"by\":\"a, late\"}");
+  EXPECT_EQ(fenced.code(), StatusCode::kIoError);
+  EXPECT_NE(fenced.message().find("its lease expired"), std::string::npos) << fenced.message();
+  view = b->Observe();
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->leader);
+  EXPECT_TRUE(view->changed);
+  ASSERT_TRUE(b->PutScenario("{\"by\":\"b\"}").ok());
+  EXPECT_EQ(**b->Scenario(), "{\"by\":\"b\"}");
+  // a's renewal finds its lease gone and campaigns again, behind b.
+  bool follows = false;
+  for (int i = 0; i < 100 && !follows; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Result<std::optional<std::string>> unused = a->Scenario();
+    Result<StoreView> now = a->Observe();
+    follows = now.ok() && !now->leader && now->leader_name == "b";
+    keys = (*etcd)->Range(election);
+    follows = follows && keys.ok() && keys->kvs.size() == 2u;
+  }
+  EXPECT_TRUE(follows) << "a did not campaign again behind b";
 }
 
 // A VFS shim in front of the default one that counts syncs of WAL files: with

@@ -16,10 +16,12 @@
 #include <utility>
 
 #include "control/etcd_client.h"
-#include "util/http_endpoint.h"
+#include "control/no_throw.h"
 
 namespace tessera {
 namespace {
+
+constexpr const char* kWho = "etcd store";
 
 using Json = nlohmann::json;
 
@@ -111,19 +113,6 @@ StoredTransition TransitionFrom(const Json& j) {
     }
   }
   return t;
-}
-
-// Runs `body`, turning any exception into an Internal status: no exception
-// leaves the store.
-template <typename F>
-auto NoThrow(F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("etcd store: unexpected exception: ") + e.what());
-  } catch (...) {
-    return Status::Internal("etcd store: unexpected exception");
-  }
 }
 
 }  // namespace
@@ -408,12 +397,8 @@ EtcdStore::~EtcdStore() = default;
 
 Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(const std::vector<std::string>& endpoints,
                                                    const StoreOptions& options) {
-  return NoThrow([&]() -> Result<std::unique_ptr<EtcdStore>> {
-    if (options.lease_ttl_s < 1 || options.lease_ttl_s > 300) {
-      return Status::InvalidArgument(
-          fmt::format("lease TTL: {} s is outside 1-300", options.lease_ttl_s));
-    }
-    TESSERA_RETURN_IF_ERROR(ParseHttpEndpoint(options.advertise_url, "advertise URL", 80).status());
+  return NoThrow(kWho, [&]() -> Result<std::unique_ptr<EtcdStore>> {
+    TESSERA_RETURN_IF_ERROR(CheckStoreOptions(options));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client,
                              EtcdClient::Create(endpoints, options.request_timeout_s));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> renewer,
@@ -429,17 +414,17 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(const std::vector<std::string
 std::string EtcdStore::Describe() const { return impl_->Describe(); }
 
 Result<StoreView> EtcdStore::Observe() {
-  return NoThrow([&]() -> Result<StoreView> { return impl_->Observe(); });
+  return NoThrow(kWho, [&]() -> Result<StoreView> { return impl_->Observe(); });
 }
 
 Status EtcdStore::PinReads() {
-  return NoThrow([&]() -> Status { return impl_->Pin(); });
+  return NoThrow(kWho, [&]() -> Status { return impl_->Pin(); });
 }
 
 void EtcdStore::UnpinReads() { impl_->Unpin(); }
 
 Result<int64_t> EtcdStore::Version() {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     TESSERA_ASSIGN_OR_RETURN(std::optional<EtcdKv> kv, impl_->Get(impl_->Key("version")));
     if (!kv) return int64_t{1};
     try {
@@ -451,7 +436,7 @@ Result<int64_t> EtcdStore::Version() {
 }
 
 Result<std::optional<std::string>> EtcdStore::Scenario() {
-  return NoThrow([&]() -> Result<std::optional<std::string>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<std::string>> {
     TESSERA_ASSIGN_OR_RETURN(std::optional<EtcdKv> kv, impl_->Get(impl_->Key("scenario")));
     if (!kv) return std::optional<std::string>();
     return std::optional<std::string>(std::move(kv->value));
@@ -459,14 +444,14 @@ Result<std::optional<std::string>> EtcdStore::Scenario() {
 }
 
 Status EtcdStore::PutScenario(const std::string& scenario_json) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     return impl_->WriteOnce({EtcdOp::Put(impl_->Key("scenario"), scenario_json),
                              EtcdOp::DeletePrefix(impl_->Key("service/"))});
   });
 }
 
 Result<std::vector<StoredService>> EtcdStore::ServiceUpdates() {
-  return NoThrow([&]() -> Result<std::vector<StoredService>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredService>> {
     const std::string prefix = impl_->Key("service/");
     TESSERA_ASSIGN_OR_RETURN(std::vector<EtcdKv> kvs, impl_->List(prefix, 0, false));
     std::vector<StoredService> out;
@@ -476,14 +461,14 @@ Result<std::vector<StoredService>> EtcdStore::ServiceUpdates() {
 }
 
 Status EtcdStore::PutService(const StoredService& service) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     return impl_->WriteOnce(
         {EtcdOp::Put(impl_->Key("service/" + service.name), service.service_json)});
   });
 }
 
 Result<int64_t> EtcdStore::AddPlan(const StoredPlan& plan) {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     TESSERA_ASSIGN_OR_RETURN(
         std::vector<int64_t> ids,
         impl_->WriteCounting({{impl_->Key("seq/plan"), 0}},
@@ -498,7 +483,7 @@ Result<int64_t> EtcdStore::AddPlan(const StoredPlan& plan) {
 }
 
 Result<std::optional<StoredPlan>> EtcdStore::Plan(int64_t id) {
-  return NoThrow([&]() -> Result<std::optional<StoredPlan>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<StoredPlan>> {
     TESSERA_ASSIGN_OR_RETURN(std::optional<EtcdKv> kv, impl_->Get(impl_->Key("plan/" + IdKey(id))));
     if (!kv) return std::optional<StoredPlan>();
     TESSERA_ASSIGN_OR_RETURN(Json j, ParseRecord(*kv));
@@ -511,7 +496,7 @@ Result<std::optional<StoredPlan>> EtcdStore::Plan(int64_t id) {
 }
 
 Result<std::vector<StoredPlan>> EtcdStore::Plans(int limit) {
-  return NoThrow([&]() -> Result<std::vector<StoredPlan>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredPlan>> {
     std::vector<StoredPlan> out;
     if (limit <= 0) return out;
     const std::string prefix = impl_->Key("plan/");
@@ -525,7 +510,7 @@ Result<std::vector<StoredPlan>> EtcdStore::Plans(int limit) {
 }
 
 Result<std::optional<int64_t>> EtcdStore::DeploymentPlan() {
-  return NoThrow([&]() -> Result<std::optional<int64_t>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<int64_t>> {
     TESSERA_ASSIGN_OR_RETURN(std::optional<EtcdKv> kv, impl_->Get(impl_->Key("deployment")));
     if (!kv) return std::optional<int64_t>();
     return std::optional<int64_t>(std::stoll(kv->value));
@@ -533,7 +518,7 @@ Result<std::optional<int64_t>> EtcdStore::DeploymentPlan() {
 }
 
 Status EtcdStore::SetDeployment(int64_t plan_id) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     TESSERA_RETURN_IF_ERROR(impl_->RequirePlan(plan_id));
     return impl_
         ->WriteCounting({{impl_->Key("version"), 1}},
@@ -546,7 +531,7 @@ Status EtcdStore::SetDeployment(int64_t plan_id) {
 }
 
 Result<int64_t> EtcdStore::AddTransition(const StoredTransition& transition) {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     std::set<std::string> step_ids;
     for (const StoredStep& step : transition.steps) {
       if (!step_ids.insert(step.step_id).second) {
@@ -571,11 +556,11 @@ Result<int64_t> EtcdStore::AddTransition(const StoredTransition& transition) {
 
 Result<std::optional<StoredTransition>> EtcdStore::Transition(int64_t id) {
   return NoThrow(
-      [&]() -> Result<std::optional<StoredTransition>> { return impl_->ReadTransition(id); });
+      kWho, [&]() -> Result<std::optional<StoredTransition>> { return impl_->ReadTransition(id); });
 }
 
 Result<std::vector<StoredTransition>> EtcdStore::Transitions(int limit) {
-  return NoThrow([&]() -> Result<std::vector<StoredTransition>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredTransition>> {
     std::vector<StoredTransition> out;
     if (limit <= 0) return out;
     TESSERA_ASSIGN_OR_RETURN(std::vector<EtcdKv> kvs,
@@ -591,7 +576,7 @@ Result<std::vector<StoredTransition>> EtcdStore::Transitions(int limit) {
 }
 
 Result<std::vector<StoredTransition>> EtcdStore::TransitionsIn(const std::string& state) {
-  return NoThrow([&]() -> Result<std::vector<StoredTransition>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredTransition>> {
     TESSERA_ASSIGN_OR_RETURN(std::vector<EtcdKv> kvs,
                              impl_->List(impl_->Key("transition/"), 0, false));
     std::vector<StoredTransition> out;
@@ -605,7 +590,7 @@ Result<std::vector<StoredTransition>> EtcdStore::TransitionsIn(const std::string
 
 Status EtcdStore::UpdateTransition(const StoredTransition& transition,
                                    std::optional<int64_t> deployment_plan) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(std::optional<StoredTransition> stored,
                              impl_->ReadTransition(transition.id));
     if (!stored) return Status::NotFound(fmt::format("etcd: no transition {}", transition.id));
@@ -641,7 +626,7 @@ Status EtcdStore::UpdateTransition(const StoredTransition& transition,
 }
 
 Status EtcdStore::PutNode(const StoredNode& node) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     return impl_->WriteOnce({EtcdOp::Put(
         impl_->Key("node/" + node.node),
         Json{{"status_json", node.status_json}, {"updated_at", node.updated_at}}.dump())});
@@ -649,7 +634,7 @@ Status EtcdStore::PutNode(const StoredNode& node) {
 }
 
 Result<std::vector<StoredNode>> EtcdStore::Nodes() {
-  return NoThrow([&]() -> Result<std::vector<StoredNode>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredNode>> {
     const std::string prefix = impl_->Key("node/");
     TESSERA_ASSIGN_OR_RETURN(std::vector<EtcdKv> kvs, impl_->List(prefix, 0, false));
     std::vector<StoredNode> out;

@@ -12,8 +12,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "control/no_throw.h"
+
 namespace tessera {
 namespace {
+
+constexpr const char* kWho = "control store";
 
 // Written into every store by migration 1 (PRAGMA application_id): a file
 // whose user_version is set but whose application_id is not this one belongs
@@ -99,19 +103,6 @@ std::string ColumnText(sqlite3_stmt* stmt, int col) {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
   if (text == nullptr) return "";
   return std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt, col)));
-}
-
-// Runs `body`, turning any exception into an Internal status: no exception
-// leaves the store.
-template <typename F>
-auto NoThrow(F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("control store: unexpected exception: ") + e.what());
-  } catch (...) {
-    return Status::Internal("control store: unexpected exception");
-  }
 }
 
 }  // namespace
@@ -323,7 +314,7 @@ Status SqliteStore::PinReads() { return Status::Ok(); }
 void SqliteStore::UnpinReads() {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
-  return NoThrow([&]() -> Result<std::unique_ptr<SqliteStore>> {
+  return NoThrow(kWho, [&]() -> Result<std::unique_ptr<SqliteStore>> {
     sqlite3* db = nullptr;
     const int rc =
         sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -419,14 +410,14 @@ Status SqliteStore::Impl::Migrate() {
 }
 
 Result<int64_t> SqliteStore::Version() {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     return impl_->ScalarInt("SELECT value FROM meta WHERE key = 'version'", "reading the version");
   });
 }
 
 Result<std::optional<std::string>> SqliteStore::Scenario() {
-  return NoThrow([&]() -> Result<std::optional<std::string>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<std::string>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(auto stmt,
                              impl_->Prepare("SELECT value FROM meta WHERE key = 'scenario'"));
@@ -437,7 +428,7 @@ Result<std::optional<std::string>> SqliteStore::Scenario() {
 }
 
 Status SqliteStore::PutScenario(const std::string& scenario_json) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     return impl_->Transaction([&]() -> Status {
       TESSERA_ASSIGN_OR_RETURN(
@@ -452,7 +443,7 @@ Status SqliteStore::PutScenario(const std::string& scenario_json) {
 }
 
 Result<std::vector<StoredService>> SqliteStore::ServiceUpdates() {
-  return NoThrow([&]() -> Result<std::vector<StoredService>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredService>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt, impl_->Prepare("SELECT name, service_json FROM service_updates ORDER BY name"));
@@ -464,7 +455,7 @@ Result<std::vector<StoredService>> SqliteStore::ServiceUpdates() {
 }
 
 Status SqliteStore::PutService(const StoredService& service) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt,
@@ -476,7 +467,7 @@ Status SqliteStore::PutService(const StoredService& service) {
 }
 
 Result<int64_t> SqliteStore::AddPlan(const StoredPlan& plan) {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt,
@@ -493,7 +484,7 @@ Result<int64_t> SqliteStore::AddPlan(const StoredPlan& plan) {
 }
 
 Result<std::optional<StoredPlan>> SqliteStore::Plan(int64_t id) {
-  return NoThrow([&]() -> Result<std::optional<StoredPlan>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<StoredPlan>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt, impl_->Prepare("SELECT id, created_at, planner, scenario_json, deployment_json, "
@@ -514,7 +505,7 @@ Result<std::optional<StoredPlan>> SqliteStore::Plan(int64_t id) {
 }
 
 Result<std::vector<StoredPlan>> SqliteStore::Plans(int limit) {
-  return NoThrow([&]() -> Result<std::vector<StoredPlan>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredPlan>> {
     std::vector<StoredPlan> out;
     if (limit <= 0) return out;
     std::lock_guard<std::mutex> lock(impl_->mu_);
@@ -536,7 +527,7 @@ Result<std::vector<StoredPlan>> SqliteStore::Plans(int limit) {
 }
 
 Result<std::optional<int64_t>> SqliteStore::DeploymentPlan() {
-  return NoThrow([&]() -> Result<std::optional<int64_t>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<int64_t>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(auto stmt,
                              impl_->Prepare("SELECT plan_id FROM deployment WHERE id = 1"));
@@ -547,7 +538,7 @@ Result<std::optional<int64_t>> SqliteStore::DeploymentPlan() {
 }
 
 Status SqliteStore::SetDeployment(int64_t plan_id) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     return impl_->Transaction([&]() -> Status {
       TESSERA_RETURN_IF_ERROR(impl_->WriteDeployment(plan_id));
@@ -557,7 +548,7 @@ Status SqliteStore::SetDeployment(int64_t plan_id) {
 }
 
 Result<int64_t> SqliteStore::AddTransition(const StoredTransition& t) {
-  return NoThrow([&]() -> Result<int64_t> {
+  return NoThrow(kWho, [&]() -> Result<int64_t> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     int64_t id = 0;
     TESSERA_RETURN_IF_ERROR(impl_->Transaction([&]() -> Status {
@@ -603,7 +594,7 @@ Result<int64_t> SqliteStore::AddTransition(const StoredTransition& t) {
 }
 
 Result<std::optional<StoredTransition>> SqliteStore::Transition(int64_t id) {
-  return NoThrow([&]() -> Result<std::optional<StoredTransition>> {
+  return NoThrow(kWho, [&]() -> Result<std::optional<StoredTransition>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     StoredTransition t;
     {
@@ -621,7 +612,7 @@ Result<std::optional<StoredTransition>> SqliteStore::Transition(int64_t id) {
 }
 
 Result<std::vector<StoredTransition>> SqliteStore::Transitions(int limit) {
-  return NoThrow([&]() -> Result<std::vector<StoredTransition>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredTransition>> {
     std::vector<StoredTransition> out;
     if (limit <= 0) return out;
     std::lock_guard<std::mutex> lock(impl_->mu_);
@@ -636,7 +627,7 @@ Result<std::vector<StoredTransition>> SqliteStore::Transitions(int limit) {
 }
 
 Result<std::vector<StoredTransition>> SqliteStore::TransitionsIn(const std::string& state) {
-  return NoThrow([&]() -> Result<std::vector<StoredTransition>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredTransition>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     std::vector<StoredTransition> out;
     // One read transaction: the transitions and their steps from one snapshot.
@@ -666,7 +657,7 @@ Result<std::vector<StoredTransition>> SqliteStore::TransitionsIn(const std::stri
 
 Status SqliteStore::UpdateTransition(const StoredTransition& t,
                                      std::optional<int64_t> deployment_plan) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     return impl_->Transaction([&]() -> Status {
       {
@@ -702,7 +693,7 @@ Status SqliteStore::UpdateTransition(const StoredTransition& t,
 }
 
 Status SqliteStore::PutNode(const StoredNode& node) {
-  return NoThrow([&]() -> Status {
+  return NoThrow(kWho, [&]() -> Status {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt,
@@ -715,7 +706,7 @@ Status SqliteStore::PutNode(const StoredNode& node) {
 }
 
 Result<std::vector<StoredNode>> SqliteStore::Nodes() {
-  return NoThrow([&]() -> Result<std::vector<StoredNode>> {
+  return NoThrow(kWho, [&]() -> Result<std::vector<StoredNode>> {
     std::lock_guard<std::mutex> lock(impl_->mu_);
     TESSERA_ASSIGN_OR_RETURN(
         auto stmt, impl_->Prepare("SELECT node, status_json, updated_at FROM nodes ORDER BY node"));

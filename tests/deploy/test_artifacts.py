@@ -296,3 +296,21 @@ def test_haproxy_rejects_a_broken_router_config(deployed, tmp_path):
         "balance leastconn", "balance fastest", 1))
     code, output = haproxy_check(broken)
     assert code != 0, output
+
+
+def test_the_replicas_example_is_valid():
+    """examples/kubernetes/tessera-replicas.yaml (docs/control-plane.md):
+    every object valid, three serve replicas on a three-member etcd, each
+    replica advertising its own pod IP."""
+    path = SOURCE_DIR / "examples" / "kubernetes" / "tessera-replicas.yaml"
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    for doc in docs:
+        validate_manifest(doc)
+    by_kind = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    etcd = by_kind[("StatefulSet", "etcd")]
+    serve = by_kind[("Deployment", "tessera-serve")]
+    assert etcd["spec"]["replicas"] == 3 and serve["spec"]["replicas"] == 3
+    args = serve["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--advertise-url=http://$(POD_IP):8080" in args
+    store = next(a for a in args if a.startswith("--store=etcd:"))
+    assert store.count("http://etcd-") == 3

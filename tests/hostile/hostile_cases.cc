@@ -752,6 +752,33 @@ void ControlLoopCases(std::vector<HostileCase>& out) {
   for (const auto& [tag, args, names] : serve_flags) {
     Add(out, {"serve_" + tag, {}, "serve --listen 127.0.0.1:0 --db t.db " + args, names, {2}});
   }
+  // The store and the replica's part in its election.
+  // (a fixed port: a replica advertises its address.)
+  const std::string etcd = "--listen 127.0.0.1:7 --store etcd:";
+  const std::vector<std::tuple<std::string, std::string, std::string>> store_flags = {
+      {"store_scheme", "--store mysql:t", "--store"},
+      {"store_bare_path", "--store t.db", "--store"},
+      {"store_etcd_empty", etcd, "--store"},
+      {"store_etcd_blank_item", etcd + "http://127.0.0.1:9,,http://127.0.0.1:8", "--store"},
+      {"store_etcd_https", etcd + "https://127.0.0.1:9", "--store"},
+      {"store_etcd_path", etcd + "http://127.0.0.1:9/v3", "--store"},
+      {"store_etcd_port", etcd + "http://127.0.0.1:99999", "--store"},
+      {"store_etcd_unreachable", etcd + "http://127.0.0.1:9", "--store"},
+      {"store_etcd_any_port", "--listen 127.0.0.1:0 --store etcd:http://127.0.0.1:9",
+       "--advertise-url"},
+      {"store_and_db", "--store sqlite:a.db --db b.db", "--db"},
+      {"advertise_https", etcd + "http://127.0.0.1:9 --advertise-url https://h:1",
+       "--advertise-url"},
+      {"advertise_path", etcd + "http://127.0.0.1:9 --advertise-url http://h:1/x",
+       "--advertise-url"},
+      {"lease_zero", "--lease-ttl 0", "--lease-ttl"},
+      {"lease_huge", "--lease-ttl 301", "--lease-ttl"},
+      {"lease_nan", "--lease-ttl nan", "--lease-ttl"},
+      {"lease_fraction", "--lease-ttl 1.5", "--lease-ttl"},
+  };
+  for (const auto& [tag, args, names] : store_flags) {
+    Add(out, {"serve_" + tag, {}, "serve " + args, names, {2}});
+  }
   const std::string agent = "router-agent --server http://127.0.0.1:1 --name edge --work-dir w ";
   const std::vector<std::tuple<std::string, std::string, std::string>> agent_flags = {
       {"name_bad", "--name Bad_Name", "--name"},

@@ -178,6 +178,10 @@ struct StoreOptions {
   double request_timeout_s = 3;
 };
 
+// InvalidArgument naming the field for an advertise URL that is not
+// http://HOST:PORT or a lease TTL outside 1-300 s.
+Status CheckStoreOptions(const StoreOptions& options);
+
 // Opens the store a --store value names: "sqlite:PATH" or
 // "etcd:URL[,URL...]" (each URL http://HOST:PORT). InvalidArgument naming
 // the value for any other form; the store's own errors otherwise.
