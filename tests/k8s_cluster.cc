@@ -171,7 +171,7 @@ std::string KubeTestCluster::SchedulerConfig(const std::string& extra_yaml) cons
 }
 
 Status KubeTestCluster::StartScheduler(const std::string& config_yaml) {
-  if (children_.Running("kube-scheduler")) {
+  if (children_.Started("kube-scheduler")) {
     return Status::InvalidArgument("kube-scheduler is running already: StopScheduler first");
   }
   const std::filesystem::path config = dir_ / "scheduler.yaml";
@@ -191,7 +191,7 @@ Status KubeTestCluster::StartScheduler(const std::string& config_yaml) {
 }
 
 Status KubeTestCluster::StopScheduler() {
-  if (!children_.Running("kube-scheduler")) {
+  if (!children_.Started("kube-scheduler")) {
     return Status::InvalidArgument("no kube-scheduler to stop: StartScheduler first");
   }
   return children_.Stop("kube-scheduler");

@@ -131,8 +131,8 @@ TEST_F(KubeClusterTest, ProcessThatExitsReportsTheEndOfItsLog) {
   const auto cluster = KubeTestCluster::Start(dir_ / "work", bin.string());
   ASSERT_FALSE(cluster.ok());
   const std::string& message = cluster.status().message();
-  EXPECT_THAT(message, HasSubstr("etcd exited with status 3 before it was ready"));
-  EXPECT_THAT(message, HasSubstr((dir_ / "work" / "logs" / "etcd.log").string()));
+  EXPECT_THAT(message, HasSubstr("etcd-0 exited with status 3 before it was ready"));
+  EXPECT_THAT(message, HasSubstr((dir_ / "work" / "logs" / "etcd-0.log").string()));
   // The last 20 lines, no more.
   EXPECT_THAT(message, HasSubstr("\netcd line 11\n"));
   EXPECT_THAT(message, HasSubstr("\netcd line 30"));

@@ -57,6 +57,8 @@ class TestProcesses {
   // `signal` to the group of `name`; SIGKILL also reaps it and forgets it.
   Status Signal(const std::string& name, int signal);
   bool Running(const std::string& name) const;
+  // Launched and not yet stopped (it may have ended by itself).
+  bool Started(const std::string& name) const { return Find(name) != nullptr; }
 
   std::filesystem::path LogPath(const std::string& name) const;
   // The last 20 lines of <name>.log, headed by its path.
