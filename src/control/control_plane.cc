@@ -2,6 +2,7 @@
 // state cached from the store, readiness and metrics (control_plane.h); the
 // handlers of each resource are in control_*.cc (control_plane_impl.h).
 #include "control/control_plane_impl.h"
+#include "util/http_endpoint.h"
 
 namespace tessera {
 
@@ -129,20 +130,6 @@ std::optional<std::vector<std::string>> MatchPattern(std::string_view pattern,
 bool LeaderOnly(std::string_view method, std::string_view pattern) {
   return method != "GET" || pattern == "/v1/nodes/{node}/plan" ||
          pattern == "/v1/routers/{name}/work";
-}
-
-// `text` percent-encoded for a query string (RFC 3986's unreserved
-// characters kept).
-std::string QueryEscape(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
 }
 
 // 415 unless a mutation's body (if any) is JSON.
@@ -294,7 +281,7 @@ std::optional<ApiResponse> ControlPlane::Impl::SyncWithStore(const ApiRequest& r
   std::string location = view_.leader_url + request.path;
   char sep = '?';
   for (const auto& [key, value] : request.query) {
-    location += sep + QueryEscape(key) + "=" + QueryEscape(value);
+    location += sep + EncodeQueryValue(key) + "=" + EncodeQueryValue(value);
     sep = '&';
   }
   ApiResponse r =

@@ -237,8 +237,7 @@ class EtcdStore::Impl {
   // that holds only if no counter moved; tries again when one did.
   Result<std::vector<int64_t>> WriteCounting(
       const std::vector<std::pair<std::string, int64_t>>& counters,
-      const std::function<Result<std::vector<EtcdOp>>(const std::vector<int64_t>&)>& ops,
-      std::vector<EtcdCompare> compares = {}) {
+      const std::function<Result<std::vector<EtcdOp>>(const std::vector<int64_t>&)>& ops) {
     std::lock_guard<std::mutex> writing(write_mu_);
     for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
       std::vector<EtcdOp> reads;
@@ -249,7 +248,7 @@ class EtcdStore::Impl {
       }
       TESSERA_ASSIGN_OR_RETURN(EtcdTxnResult read, client_->Txn({}, reads, {}));
       std::vector<int64_t> next;
-      std::vector<EtcdCompare> guard = compares;
+      std::vector<EtcdCompare> guard;
       std::vector<EtcdOp> writes;
       for (size_t i = 0; i < counters.size(); ++i) {
         int64_t value = counters[i].second;

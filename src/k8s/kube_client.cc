@@ -28,6 +28,7 @@
 #include "k8s/kube_server_url.h"
 #include "k8s/watch_stream.h"
 #include "tessera/util/text_io.h"
+#include "util/http_endpoint.h"
 
 namespace tessera {
 namespace {
@@ -98,21 +99,6 @@ int ParseHttpCode(std::string_view message) {
     if (digits && code >= 100) return code;
   }
   return 0;
-}
-
-// `value` percent-encoded for a query string (RFC 3986's unreserved bytes as
-// they are).
-std::string EncodeQueryValue(std::string_view value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
 }
 
 void SetTimeout(double seconds, const std::function<void(time_t, time_t)>& set) {

@@ -10,6 +10,19 @@
 
 namespace tessera {
 
+std::string EncodeQueryValue(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
 Result<HttpEndpoint> ParseHttpEndpoint(const std::string& url, const std::string& what,
                                        int default_port) {
   const auto bad = [&](const std::string& why) {
