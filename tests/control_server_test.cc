@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -300,6 +301,42 @@ TEST_P(ControlServerTest, UnknownRouteAndWrongMethod) {
   ASSERT_TRUE(own);
   EXPECT_EQ(own->status, 405);
   EXPECT_EQ(own->get_header_value("Allow"), "GET, HEAD");
+}
+
+// The DRA driver's question: answered from the body alone, with the token,
+// JSON only, POST only.
+TEST_P(ControlServerTest, DraOffersAnswerTheNextPlacementOfEachProfile) {
+  Start(kToken);
+  httplib::Client client = Client();
+  const std::string body =
+      R"({"gpu":"a100-80gb","policy":"ff","nodes":[{"name":"n","gpus":1}],)"
+      R"("events":[{"op":"place","claim":"a","profile":"3g.40gb","node":"n","gpu":0,"start":4}]})";
+  httplib::Result refused = client.Post("/v1/dra/offers", body, "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  httplib::Result offers = client.Post("/v1/dra/offers", Bearer(kToken), body, "application/json");
+  ASSERT_TRUE(offers);
+  ASSERT_EQ(offers->status, 200) << offers->body;
+  const json answer = json::parse(offers->body);
+  EXPECT_EQ(answer["geometry"]["model"], "a100-80gb");
+  EXPECT_EQ(answer["followed"], 1);
+  // The other half of the GPU: no 7g; a 4g or a 3g at 0.
+  std::map<std::string, int> starts;
+  for (const json& offer : answer["offers"]) starts[offer["profile"]] = offer["start"];
+  EXPECT_EQ(starts.count("7g.80gb"), 0u);
+  EXPECT_EQ(starts["4g.40gb"], 0);
+  EXPECT_EQ(starts["3g.40gb"], 0);
+  httplib::Result text = client.Post("/v1/dra/offers", Bearer(kToken), body, "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415);
+  httplib::Result bad = client.Post("/v1/dra/offers", Bearer(kToken), "{}", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("gpu"));
+  httplib::Result get = client.Get("/v1/dra/offers");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->get_header_value("Allow"), "POST");
 }
 
 TEST_P(ControlServerTest, LongPollTimesOutWithTheSameVersion) {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 
 #include "control/rollout.h"
@@ -450,6 +452,19 @@ Result<OJson> TransitionView(const StoredTransition& t, bool full) {
   }
   j["phases"] = std::move(phases);
   return j;
+}
+
+std::optional<ApiError> CheckMediaType(std::string_view body, std::string_view content_type) {
+  if (body.empty()) return std::nullopt;
+  std::string type(content_type.substr(0, content_type.find(';')));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (type == "application/json") return std::nullopt;
+  return ApiError{
+      415, "unsupported_media_type",
+      "the body's Content-Type must be application/json, got '" + std::string(content_type) + "'",
+      std::nullopt};
 }
 
 }  // namespace tessera

@@ -51,6 +51,10 @@ ApiError ErrorFromStatus(const Status& status);
 // {"error": {"code", "message", "field"}}.
 std::string FormatApiError(const ApiError& error);
 
+// 415 unless a mutation's body (if any) is JSON: `content_type` is
+// application/json, parameters and case aside.
+std::optional<ApiError> CheckMediaType(std::string_view body, std::string_view content_type);
+
 // A value, or the API error that explains why there is none.
 template <typename T>
 class ApiResult {

@@ -132,20 +132,6 @@ bool LeaderOnly(std::string_view method, std::string_view pattern) {
          pattern == "/v1/routers/{name}/work";
 }
 
-// 415 unless a mutation's body (if any) is JSON.
-std::optional<ApiError> CheckMediaType(const ApiRequest& request) {
-  if (request.body.empty()) return std::nullopt;
-  std::string type = request.content_type.substr(0, request.content_type.find(';'));
-  while (!type.empty() && type.back() == ' ') type.pop_back();
-  std::transform(type.begin(), type.end(), type.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (type == "application/json") return std::nullopt;
-  return ApiError{
-      415, "unsupported_media_type",
-      "the body's Content-Type must be application/json, got '" + request.content_type + "'",
-      std::nullopt};
-}
-
 }  // namespace
 
 const std::vector<ControlPlane::Impl::RouteSpec>& ControlPlane::Impl::Routes() {
@@ -233,7 +219,8 @@ ApiResponse ControlPlane::Impl::Route(const ApiRequest& request) {
     response = ErrorResponse(ApiError{405, "method_not_allowed",
                                       fmt::format("{} allows {}", route, allowed), std::nullopt});
   } else if (std::optional<ApiError> media =
-                 request.method != "GET" ? CheckMediaType(request) : std::nullopt;
+                 request.method != "GET" ? CheckMediaType(request.body, request.content_type)
+                                         : std::nullopt;
              media) {
     response = ErrorResponse(*media);
   } else if (std::optional<ApiResponse> sync =

@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "control/dra_routes.h"
 #include "control/extender_routes.h"
 #include "tessera/control/control_assets.h"
 #include "tessera/control/control_server.h"
@@ -55,7 +56,7 @@ struct RouteMethods {
   std::string_view route;
   std::string_view allow;
 };
-constexpr std::array<RouteMethods, 26> kRoutes = {{
+constexpr std::array<RouteMethods, 27> kRoutes = {{
     {"/", "GET, HEAD"},
     {"/static/{file}", "GET, HEAD"},
     {"/v1/openapi.json", "GET, HEAD"},
@@ -77,6 +78,7 @@ constexpr std::array<RouteMethods, 26> kRoutes = {{
     {"/v1/nodes", "GET, HEAD"},
     {"/v1/nodes/{node}/plan", "GET, HEAD"},
     {"/v1/nodes/{node}/status", "POST"},
+    {"/v1/dra/offers", "POST"},
     {"/scheduler/filter", "POST"},
     {"/scheduler/prioritize", "POST"},
     {"/scheduler/bind", "POST"},
@@ -455,6 +457,7 @@ class ControlServer::Impl {
     if (OwnRoute(route)) return Own(request.path, route);
     if (IsSchedulerRoute(route))
       return HandleSchedulerRoute(options_.extender, route, ToApi(request, ""));
+    if (route == kDraOffersRoute) return HandleDraOffers(ToApi(request, ""));
     if (route == "/v1/nodes/{node}/plan") LongPoll(request);
     return plane_.Handle(ToApi(request, ""));
   }
@@ -517,8 +520,9 @@ class ControlServer::Impl {
       return;
     }
     const ApiRequest api = ToApi(request, std::move(body));
-    Reply(IsSchedulerRoute(route) ? HandleSchedulerRoute(options_.extender, route, api)
-                                  : plane_.Handle(api),
+    Reply(IsSchedulerRoute(route)    ? HandleSchedulerRoute(options_.extender, route, api)
+          : route == kDraOffersRoute ? HandleDraOffers(api)
+                                     : plane_.Handle(api),
           request, response);
   }
 
