@@ -65,6 +65,14 @@ struct InventoryFlags {
   std::string output = "-";
 };
 
+struct MigFlags {
+  std::string nvml = kDefaultNvmlLibrary;
+  std::string format = "text";
+  int gpu = 0;
+  int profile_id = 0;
+  int start = 0;
+};
+
 // A command flag's words, split at spaces (no shell quoting: a command that
 // needs it goes in a script); "none" = no command.
 std::vector<std::string> Words(const std::string& text) {
@@ -229,6 +237,47 @@ int RunInventory(const InventoryFlags& flags) {
   return kExitOk;
 }
 
+// `agent mig create`: the instance found or made, one line of text or JSON.
+int RunMigCreate(const MigFlags& flags) {
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open(flags.nvml);
+  if (!nvml.ok()) return ReportError(nvml.status());
+  Result<NvmlGpuInstance> gi = EnsureMigInstance(**nvml, flags.gpu, flags.profile_id, flags.start);
+  if (!gi.ok()) return ReportError(gi.status());
+  const NvmlComputeInstance& ci = gi->compute_instances.front();
+  if (flags.format == "json") {
+    const nlohmann::ordered_json out = {{"gpu", flags.gpu},   {"profile_id", gi->profile_id},
+                                        {"start", gi->start}, {"size", gi->size},
+                                        {"gi", gi->id},       {"ci", ci.id},
+                                        {"uuid", ci.uuid}};
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << EscapeMessage(fmt::format("GPU {} start {}: GI {} CI {} {}\n", flags.gpu,
+                                           gi->start, gi->id, ci.id, ci.uuid));
+  }
+  return kExitOk;
+}
+
+// `agent mig destroy`: nothing printed but with --format json ({"gpu", "start"}).
+int RunMigDestroy(const MigFlags& flags) {
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open(flags.nvml);
+  if (!nvml.ok()) return ReportError(nvml.status());
+  if (Status s = RemoveMigInstance(**nvml, flags.gpu, flags.start); !s.ok()) return ReportError(s);
+  if (flags.format == "json") {
+    std::cout << nlohmann::ordered_json{{"gpu", flags.gpu}, {"start", flags.start}}.dump() << "\n";
+  }
+  return kExitOk;
+}
+
+constexpr const char* kMigFooter =
+    "Makes or removes one MIG instance, as the mig.tessera.io DRA node plugin does for a\n"
+    "claim (docs/dra.md): create finds the GPU instance of --profile-id at --start with\n"
+    "its full compute instance, or makes what is missing of them; destroy removes the\n"
+    "GPU instance at --start, compute instances first. Both are idempotent: run twice,\n"
+    "the second run changes nothing. The MIG mode is never changed.\n\n"
+    "Examples:\n"
+    "  tessera agent mig create --gpu 0 --profile-id 9 --start 4 --format json\n"
+    "  tessera agent mig destroy --gpu 0 --start 4";
+
 constexpr const char* kAgentFooter =
     "The node agent makes one node run its NodePlan (written by `tessera deploy`, one per\n"
     "node: DIR/nodes/<node>.json). It loads NVML at run time (--nvml; no CUDA needed to\n"
@@ -369,8 +418,35 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   inventory->add_option("-o,--output", inv->output, "Output file (- = stdout)");
   inventory->callback([inv, &exit_code] { exit_code = RunInventory(*inv); });
+
+  CLI::App* mig = cmd->add_subcommand("mig", "Make or remove one MIG instance (idempotent)");
+  mig->footer(kMigFooter);
+  mig->require_subcommand(1);
+  auto mig_flags = std::make_shared<MigFlags>();
+  const auto common = [&](CLI::App* sub) {
+    sub->add_option("--nvml", mig_flags->nvml, "NVML library to load")->capture_default_str();
+    sub->add_option("--format", mig_flags->format, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    sub->add_option("--gpu", mig_flags->gpu, "GPU index")->required()->check(CLI::Range(0, 63));
+    sub->add_option("--start", mig_flags->start, "First memory slice of the instance")
+        ->required()
+        ->check(CLI::Range(0, 7));
+  };
+  CLI::App* create = mig->add_subcommand("create", "Find or make the instance and its CI");
+  common(create);
+  create
+      ->add_option("--profile-id", mig_flags->profile_id,
+                   "GPU instance profile ID, as nvidia-smi mig -lgip lists it")
+      ->required()
+      ->check(CLI::Range(0, 63));
+  create->callback([mig_flags, &exit_code] { exit_code = RunMigCreate(*mig_flags); });
+  CLI::App* destroy = mig->add_subcommand("destroy", "Remove the instance at --start, if any");
+  common(destroy);
+  destroy->callback([mig_flags, &exit_code] { exit_code = RunMigDestroy(*mig_flags); });
+
   cmd->callback([cmd, flags, &exit_code] {
-    if (cmd->got_subcommand("inventory")) return;
+    if (cmd->got_subcommand("inventory") || cmd->got_subcommand("mig")) return;
     exit_code = RunAgent(*flags);
   });
 }

@@ -6,6 +6,7 @@
 #include "tessera/nvml/nvml.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
@@ -562,6 +563,47 @@ Result<std::vector<NvmlGpu>> ReadInventory(Nvml& nvml) {
     gpus.push_back(std::move(gpu));
   }
   return gpus;
+}
+
+namespace {
+
+// The GPU instance starting at `start` of `gpu`, read now; nullopt when none.
+Result<std::optional<NvmlGpuInstance>> InstanceAt(Nvml& nvml, int gpu, int start) {
+  TESSERA_ASSIGN_OR_RETURN(NvmlGpu read, nvml.ReadGpu(gpu));
+  for (NvmlGpuInstance& gi : read.instances) {
+    if (gi.start == start) return std::optional<NvmlGpuInstance>(std::move(gi));
+  }
+  return std::optional<NvmlGpuInstance>();
+}
+
+}  // namespace
+
+Result<NvmlGpuInstance> EnsureMigInstance(Nvml& nvml, int gpu, int profile_id, int start) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<NvmlGpuInstance> gi, InstanceAt(nvml, gpu, start));
+  if (gi && gi->profile_id != profile_id) {
+    return Status::InvalidArgument(
+        fmt::format("GPU {}: start {} holds GPU instance {} of profile {}, not profile {}", gpu,
+                    start, gi->id, gi->profile_id, profile_id));
+  }
+  if (!gi) {
+    TESSERA_ASSIGN_OR_RETURN(NvmlGpuInstance made, nvml.CreateGpuInstance(gpu, profile_id, start));
+    gi = std::move(made);
+  }
+  if (gi->compute_instances.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(NvmlComputeInstance ci, nvml.CreateComputeInstance(gpu, gi->id));
+    gi->compute_instances = {ci};
+  }
+  gi->compute_instances.resize(1);
+  return *gi;
+}
+
+Status RemoveMigInstance(Nvml& nvml, int gpu, int start) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<NvmlGpuInstance> gi, InstanceAt(nvml, gpu, start));
+  if (!gi) return Status::Ok();
+  for (const NvmlComputeInstance& ci : gi->compute_instances) {
+    TESSERA_RETURN_IF_ERROR(nvml.DestroyComputeInstance(gpu, gi->id, ci.id));
+  }
+  return nvml.DestroyGpuInstance(gpu, gi->id);
 }
 
 }  // namespace tessera

@@ -127,6 +127,17 @@ class Nvml {
 // inventory` prints. Read-only.
 Result<std::vector<NvmlGpu>> ReadInventory(Nvml& nvml);
 
+// The GPU instance of `profile_id` at memory slice `start` of `gpu` with one
+// compute instance of its full size (what `tessera agent mig create` and the
+// DRA node plugin make for a claim): found when it is there already, made
+// (GI, then CI) when not, completed when a GI without its CI is left from an
+// interrupted call. Returned with that one compute instance. InvalidArgument
+// when another profile's GPU instance starts there.
+Result<NvmlGpuInstance> EnsureMigInstance(Nvml& nvml, int gpu, int profile_id, int start);
+// Destroys the GPU instance at `start` of `gpu`, its compute instances
+// first; OK when none starts there (already destroyed).
+Status RemoveMigInstance(Nvml& nvml, int gpu, int start);
+
 }  // namespace tessera
 
 #endif  // TESSERA_NVML_H_
