@@ -19,6 +19,7 @@
 
 #include "agent_fixture.h"
 #include "k8s_cluster.h"
+#include "k8s_trace_support.h"
 #include "online/alibaba_trace.h"
 #include "tessera/gpu/mig_layout.h"
 #include "tessera/gpu_catalog.h"
@@ -33,22 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Calls `done` every 100 ms until it is true or `timeout_s` passes.
-template <typename F>
-bool Eventually(F done, double timeout_s) {
-  const auto start = Clock::now();
-  while (SecondsSince(start) < timeout_s) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
 
 // A pod's scheduling outcome as the API server shows it.
 struct PodView {
@@ -249,78 +234,6 @@ class KubeExtenderTest : public CliTest {
   std::unique_ptr<Background> daemon_;
   int port_ = 0;
 };
-
-// A trace in the Alibaba format: `nodes` nodes of `gpus` GPUs and `pods`
-// pods whose GPU shares map (GRMU Eq. 30) onto A100-80GB's profiles in the
-// proportions `weights` (1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb,
-// 7g.80gb), from a seeded draw; pod 0 asks for a whole GPU, so that shares
-// are normalised by 1000.
-std::string WriteMixedTrace(const fs::path& dir, int nodes, int gpus, int pods,
-                            const std::vector<double>& weights, unsigned seed) {
-  std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
-  for (int n = 0; n < nodes; ++n) {
-    char name[32];
-    std::snprintf(name, sizeof name, "node-%02d", n);
-    node_csv += std::string(name) + ",128000,1048576," + std::to_string(gpus) + ",A100\n";
-  }
-  // U_k / max U of A100-80GB's profiles (compute x memory slices / 56), in
-  // thousandths: the share that maps to each.
-  const int share[] = {18, 36, 71, 214, 286, 1000};
-  std::mt19937 rng(seed);
-  std::discrete_distribution<int> draw(weights.begin(), weights.end());
-  std::string pod_csv =
-      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-      "deletion_time,scheduled_time\n";
-  for (int p = 0; p < pods; ++p) {
-    char name[32];
-    std::snprintf(name, sizeof name, "pod-%03d", p);
-    const int milli = p == 0 ? 1000 : share[draw(rng)];
-    pod_csv += std::string(name) + ",1000,4096,1," + std::to_string(milli) + ",,LS,Running," +
-               std::to_string(10 * p) + "," + std::to_string(10 * p + 100000) + "," +
-               std::to_string(10 * p) + "\n";
-  }
-  WriteTextFile(dir / "nodes.csv", node_csv);
-  WriteTextFile(dir / "pods.csv", pod_csv);
-  return "--nodes " + Quote((dir / "nodes.csv").string()) + " --pods " +
-         Quote((dir / "pods.csv").string()) + " --gpu A100-80GB --lifetime none";
-}
-
-const GpuModel& A100_80() { return **FindMigGpu("A100-80GB"); }
-
-// Where the replay (GRMU without migrations, the same code in-process) puts
-// each VM of a shaped Alibaba-format trace: VM name -> (host, local GPU,
-// start), only the accepted ones; and its GPUs in use at the end.
-struct ReplayOutcome {
-  std::map<std::string, std::tuple<std::string, int, int>> placed;
-  int active_gpus = 0;
-};
-
-ReplayOutcome ReplayInProcess(const std::string& nodes, const std::string& pods,
-                              const GpuModel& gpu, const TraceShaping& shaping) {
-  ReplayOutcome outcome;
-  Result<VmTrace> loaded = LoadAlibabaTrace(nodes, pods, gpu);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (!loaded.ok()) return outcome;
-  Result<VmTrace> trace = ShapeTrace(std::move(*loaded), shaping);
-  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
-  if (!trace.ok()) return outcome;
-  PlacerOptions options;
-  options.defragment = false;
-  std::unique_ptr<OnlinePlacer> grmu = BuiltinPlacers().Create("grmu", options).value();
-  ReplayOptions replay;
-  replay.after_event = [&](const OnlineCluster& cluster) {
-    outcome.active_gpus = cluster.active_gpus();
-    for (const VmRequest& vm : trace->vms) {
-      const VmLocation at = cluster.LocationOf(vm.id);
-      if (at.gpu < 0) continue;
-      const int host = cluster.HostOf(at.gpu);
-      outcome.placed[vm.name] = {trace->hosts[host].name, at.gpu - cluster.FirstGpuOf(host),
-                                 at.start};
-    }
-  };
-  EXPECT_TRUE(tessera::Replay(*trace, *grmu, replay).ok());
-  return outcome;
-}
 
 // The bound pods' (node, GPU, start), by pod name.
 std::map<std::string, std::tuple<std::string, int, int>> BoundPlaces(

@@ -704,6 +704,31 @@ void AgentCases(std::vector<HostileCase>& out) {
             "agent inventory --nvml ./no-nvml.so",
             "no-nvml.so",
             {2}});
+  // `agent mig create|destroy`, the DRA node plugin's one-instance calls.
+  const std::vector<std::tuple<std::string, std::string, std::string>> mig = {
+      {"no_subcommand", "agent mig", ""},
+      {"create_no_gpu", "agent mig create --profile-id 9 --start 4", "--gpu"},
+      {"create_no_start", "agent mig create --gpu 0 --profile-id 9", "--start"},
+      {"create_no_profile", "agent mig create --gpu 0 --start 4", "--profile-id"},
+      {"create_gpu_negative", "agent mig create --gpu -1 --profile-id 9 --start 4", "--gpu"},
+      {"create_gpu_huge", "agent mig create --gpu 99999999999 --profile-id 9 --start 4", "--gpu"},
+      {"create_start_eight", "agent mig create --gpu 0 --profile-id 9 --start 8", "--start"},
+      {"create_start_nan", "agent mig create --gpu 0 --profile-id 9 --start nan", "--start"},
+      {"create_profile_text", "agent mig create --gpu 0 --profile-id 3g --start 4",
+       "--profile-id"},
+      {"create_format_bad", "agent mig create --gpu 0 --profile-id 9 --start 4 --format yaml",
+       "--format"},
+      {"create_nvml_missing",
+       "agent mig create --gpu 0 --profile-id 9 --start 4 --nvml ./no-nvml.so", "no-nvml.so"},
+      {"destroy_no_start", "agent mig destroy --gpu 0", "--start"},
+      {"destroy_profile_flag", "agent mig destroy --gpu 0 --start 0 --profile-id 9",
+       "--profile-id"},
+      {"destroy_nvml_missing", "agent mig destroy --gpu 0 --start 0 --nvml ./no-nvml.so",
+       "no-nvml.so"},
+  };
+  for (const auto& [tag, args, names] : mig) {
+    Add(out, {"agent_mig_" + tag, {}, args, names, {2}});
+  }
 }
 
 // ---- The serving data path's control loop ----------------------------------
