@@ -314,3 +314,33 @@ def test_the_replicas_example_is_valid():
     assert "--advertise-url=http://$(POD_IP):8080" in args
     store = next(a for a in args if a.startswith("--store=etcd:"))
     assert store.count("http://etcd-") == 3
+
+
+def test_the_dra_examples_are_valid():
+    """examples/kubernetes/tessera-dra.yaml and mig-claims.yaml (docs/dra.md):
+    every object valid against Kubernetes 1.37; the plugin mounts the kubelet's
+    plugin and registration directories and the CDI directory; every claim
+    asks the driver's class for one profile the selector names."""
+    folder = SOURCE_DIR / "examples" / "kubernetes"
+    driver = [d for d in yaml.safe_load_all((folder / "tessera-dra.yaml").read_text()) if d]
+    claims = [d for d in yaml.safe_load_all((folder / "mig-claims.yaml").read_text()) if d]
+    for doc in driver + claims:
+        kubernetes_validate.validate(doc, "1.37.0", strict=True)
+    by_kind = {(d["kind"], d["metadata"]["name"]): d for d in driver}
+    assert by_kind[("DeviceClass", "mig.tessera.io")]["spec"]["selectors"][0]["cel"][
+        "expression"] == 'device.driver == "mig.tessera.io"'
+    plugin = by_kind[("DaemonSet", "tessera-dra-plugin")]["spec"]["template"]["spec"]
+    mounts = {m["mountPath"] for m in plugin["containers"][0]["volumeMounts"]}
+    assert {"/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry",
+            "/var/run/cdi"} <= mounts
+    controller = by_kind[("Deployment", "tessera-dra-controller")]["spec"]
+    assert controller["replicas"] == 1
+    assert "--tessera=http://tessera.tessera:8080" in controller["template"]["spec"][
+        "containers"][0]["args"]
+    templates = [d for d in claims if d["kind"] == "ResourceClaimTemplate"]
+    assert templates
+    for template in templates:
+        request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        assert request["deviceClassName"] == "mig.tessera.io"
+        assert 'device.attributes["mig.tessera.io"].profile == "' in request["selectors"][0][
+            "cel"]["expression"]
