@@ -324,6 +324,12 @@ echo "   its request body alone (5,000 names), read by the one-pass reader (/0) 
 echo "   JSON tree (/1), side by side"
 wall_and_counters '^BM_ExtenderArgsRead' '%12.3f' body_kb '%10.1f'
 
+echo
+echo "== DRA driver: one POST /v1/dra/offers as tessera serve answers it (parse, replay the log"
+echo "   through the policy, ask one more claim of each of six profiles, serialise) on 200 nodes x 8"
+echo "   A100-80GB, by log length (/events/policy: 0 grmu, 1 bf), wall ms (median of 5)"
+wall_and_counters '^BM_DraOffers' '%12.2f' body_kb '%10.1f' offers '%10.0f'
+
 # "GPUS LOWEST%": the default planner's plan of `tessera plan "$@"` and the
 # lowest share of any service's requests within its SLO in 60 s of --verify.
 gpus_and_compliance() {
