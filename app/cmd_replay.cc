@@ -135,10 +135,13 @@ constexpr const char* kFooter =
     "Replays a VM/pod trace through an online MIG placement policy: each request asks for\n"
     "one MIG instance of a profile plus CPU and RAM, arrives, is placed or rejected at once,\n"
     "and leaves at its recorded time. The policy picks the GPU; inside a GPU the start slice\n"
-    "is the NVIDIA driver's (the start that leaves the most placement options, GRMU Alg. 1).\n\n"
+    "is the NVIDIA driver's (the start that leaves the most placement options, GRMU Alg. 1),\n"
+    "except for lfr and frag, which choose it too.\n\n"
     "Policies: ff (first fit), bf (best fit), mcc (max configuration capability), mecc (CC\n"
     "weighted by the recent profile mix), grmu (dual baskets, defragmentation, optional\n"
-    "consolidation). Reported as the GRMU paper does: acceptance overall, per profile and\n"
+    "consolidation), fair (grmu with a learned heavy cap), lfr (largest free run left, with\n"
+    "a rearranging fallback, as HAMi) and frag (fewest stranded slices, arXiv 2511.18906).\n"
+    "Reported as the GRMU paper does: acceptance overall, per profile and\n"
     "per hour; active hardware rate (hosts plus their GPUs, counted while a host runs any\n"
     "VM) and its area under the hourly curve in percent-hours; migrations.\n\n"
     "The trace is the Alibaba GPU cluster trace 2023 format (node list + pod list), mapped\n"
@@ -203,7 +206,7 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
       ->transform(ConsolidationFlag())
       ->default_str("off");
   cmd.add_flag("--no-defragment{false}", r.defragment,
-               "grmu, fair: do not rearrange a fragmented GPU after a rejection");
+               "grmu, fair, lfr: do not rearrange a GPU's instances to make room");
   cmd.add_option("--mecc-window", r.mecc_window_s,
                  "mecc: look-back window of arrivals estimating the profile mix, " +
                      DescribeRange(kMeccWindow))

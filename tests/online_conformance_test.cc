@@ -85,11 +85,14 @@ TEST_F(OnlineConformance, StressedGrmuAcceptsMostWithTheLeastActiveHardware) {
   const ReplayReport& grmu = r.at("grmu");
   for (const auto& [policy, report] : r) {
     // fair ties GRMU on acceptance (the next test); GRMU beats the paper's
-    // four baselines.
+    // four baselines and the field's two.
     if (policy == "grmu" || policy == "fair") continue;
     EXPECT_GT(grmu.accepted, report.accepted) << policy;
     EXPECT_LT(grmu.active_hw_auc, report.active_hw_auc) << policy;
-    EXPECT_EQ(report.intra_migrations + report.inter_migrations, 0) << policy;
+    // lfr rearranges a GPU when nothing fits; the others never migrate.
+    if (policy != "lfr") {
+      EXPECT_EQ(report.intra_migrations + report.inter_migrations, 0) << policy;
+    }
   }
   EXPECT_LE(grmu.migration_share, 0.01);
   // The paper's per-profile shape against MCC: more 3g and 4g, fewer 7g.
@@ -201,9 +204,10 @@ TEST(OptimumConformance, GiEncodingIsGrmuTable5) {
 
 // GRMU Fig. 3 / Table 3: two 1g.5gb placed by the driver's rule land on
 // blocks 6 and 4 and leave room for 2 x 1g.10gb; arranged on blocks 2 and 3
-// (same CC) they leave room for 3. Online, every policy places with the
-// driver's rule: 2 + 2 accepted. The offline optimum may arrange them as
-// Table 3's alternative: 2 + 3. Counts are integers: exact.
+// (same CC) they leave room for 3. Online, the policies that keep the
+// driver's start (and frag, whose start is the driver's here) accept 2 + 2.
+// The offline optimum may arrange them as Table 3's alternative: 2 + 3.
+// Counts are integers: exact.
 TEST(OptimumConformance, OptimumReachesGrmuTable3AlternativeArrangement) {
   const VmTrace trace = VmTraceBuilder("a100-40gb")
                             .Hosts(1, 1)
@@ -216,15 +220,20 @@ TEST(OptimumConformance, OptimumReachesGrmuTable3AlternativeArrangement) {
   const ReplayOptimum opt = SolveReplayOptimum(trace).value();
   ASSERT_TRUE(opt.acceptance_proven && opt.active_hw_proven && opt.migrations_proven);
   EXPECT_EQ(opt.accepted, 2 + 3);  // Table 3, alternative: 1g.10gb capacity 3
-  for (const auto& [policy, r] : ReplayQuietly(trace)) {
+  const std::map<std::string, ReplayReport> online = ReplayQuietly(trace);
+  for (const auto& [policy, r] : online) {
     EXPECT_LE(r.accepted, opt.accepted) << policy;
-    if (r.intra_migrations + r.inter_migrations == 0) {
+    if (r.intra_migrations + r.inter_migrations == 0 && policy != "lfr") {
       EXPECT_EQ(r.accepted, 2 + 2) << policy;  // Table 3, default placement: 2
     }
   }
+  // lfr takes 1g.5gb from the edge, as HAMi does: blocks 0 and 1, which
+  // leave 2-7 whole and room for the three 1g.10gb without a migration.
+  EXPECT_EQ(online.at("lfr").accepted, 2 + 3);
+  EXPECT_EQ(online.at("lfr").intra_migrations, 0);
   // GRMU's defragmentation re-creates the GPU largest first after the third
   // 1g.10gb is rejected, which reaches the alternative arrangement.
-  EXPECT_EQ(ReplayQuietly(trace).at("grmu").accepted, 2 + 3);
+  EXPECT_EQ(online.at("grmu").accepted, 2 + 3);
 }
 
 // By hand: one single-GPU host. A 7g.40gb arrives at 0 h, a 4g.20gb at 1 h,

@@ -2,17 +2,23 @@
 // every output format, and errors that name the file, line and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_fixture.h"
 #include "svg_check.h"
+#include "tessera/online/online_placer.h"
 
 namespace tessera {
 namespace {
 
 class ReplayCliTest : public testing::CliTest {
  protected:
+  // How many policies --compare and --sweep replay: every built-in one.
+  static size_t Policies() { return BuiltinPlacers().Names().size(); }
+
   // Two hosts with one GPU each and four pods: a whole-GPU pod, two small
   // ones and a CPU-only one (mapped to the smallest profile).
   std::string TraceFlags() {
@@ -54,7 +60,7 @@ TEST_F(ReplayCliTest, CompareAsJsonIsOneRowPerPolicy) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json rows = nlohmann::json::parse(o.out);
   ASSERT_TRUE(rows.is_array());
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), Policies());
   for (const auto& row : rows) {
     for (const char* key :
          {"policy", "requests", "accepted", "acceptance", "active_hw_auc", "migrations"}) {
@@ -74,8 +80,9 @@ TEST_F(ReplayCliTest, CsvAndSvgCarryTheHourlySeries) {
       Tessera(TraceFlags() + " --compare --format csv --svg " + svg.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out.rfind("policy,hour,", 0), 0u);
-  // 6 policies x 3 hours (0 s to the last departure at 9,000 s) + header.
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 19);
+  // Every policy x 3 hours (0 s to the last departure at 9,000 s) + header.
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'),
+            static_cast<std::ptrdiff_t>(3 * Policies() + 1));
   EXPECT_EQ(testing::ReadAll(svg).rfind("<svg", 0), 0u);
 }
 
@@ -134,7 +141,7 @@ TEST_F(ReplayCliTest, OptimumReportsEveryPolicysDistance) {
   const testing::Outcome o = Tessera(TraceFlags() + " --compare --optimum --format json");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json rows = nlohmann::json::parse(o.out);
-  ASSERT_EQ(rows.size(), 7u);  // six policies, then the optimum
+  ASSERT_EQ(rows.size(), Policies() + 1);  // every policy, then the optimum
   const nlohmann::json& optimum = rows.back();
   EXPECT_EQ(optimum["policy"], "optimum");
   EXPECT_TRUE(optimum["acceptance_proven"].get<bool>());
@@ -158,13 +165,14 @@ TEST_F(ReplayCliTest, SweepWritesOneCsvRowPerValueAndPolicyAndAChart) {
             "knob,value,policy,hosts,gpus,requests,accepted,acceptance,active_hw_auc,"
             "mean_active_hw_rate,intra_migrations,inter_migrations,migration_share,"
             "optimum_accepted");
-  // 2 values x (6 policies + the optimum) + the header.
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 15);
+  // 2 values x (every policy + the optimum) + the header.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
+            static_cast<std::ptrdiff_t>(2 * (Policies() + 1) + 1));
   EXPECT_NE(text.find("gpus-per-host,2,optimum,2,4,4,4,"), std::string::npos) << text;
   EXPECT_NE(text.find("gpus-per-host,1,ff,2,2,4,3,"), std::string::npos) << text;
   const std::string chart = testing::ReadAll(svg);
   EXPECT_TRUE(WellFormedXml(chart));
-  EXPECT_EQ(Count(chart, "<polyline"), 2u * 6 + 1);  // two charts, the optimum once
+  EXPECT_EQ(Count(chart, "<polyline"), 2 * Policies() + 1);  // two charts, the optimum once
   EXPECT_NE(chart.find("optimum (ILP)"), std::string::npos);
 }
 

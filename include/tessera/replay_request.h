@@ -43,7 +43,7 @@ struct ReplayRequest {
   double heavy_share = 0.3;        // grmu: the heavy basket's share of the GPUs
   double fair_factor = 0.55;       // fair: the full-GPU basket's factor
   double consolidate_every_s = 0;  // grmu, fair: 0 = never
-  bool defragment = true;          // grmu, fair
+  bool defragment = true;          // grmu, fair, lfr
   double mecc_window_s = 86400;    // mecc: look-back window of arrivals
   bool optimum = false;            // also solve GRMU's ILP offline
   double optimum_time_limit_s = 60;

@@ -83,4 +83,6 @@ def test_replay_to_pandas(trace) -> None:
 
 
 def test_policies_list() -> None:
-    assert sorted(tessera.policies()) == ["bf", "fair", "ff", "grmu", "mcc", "mecc"]
+    assert sorted(tessera.policies()) == [
+        "bf", "fair", "ff", "frag", "grmu", "lfr", "mcc", "mecc"
+    ]

@@ -28,6 +28,14 @@ PlacerRegistry MakeBuiltins() {
                  "Max expected CC (GRMU Alg. 7): CC weighted by the profile mix of "
                  "recent arrivals",
                  Scan(ScanRule::kMaxEcc));
+  r.MustRegister("lfr",
+                 "Largest free run (HAMi): the GPU and start leaving the longest run of free "
+                 "memory slices; rearranges one GPU when nothing fits",
+                 Scan(ScanRule::kLargestFreeRun));
+  r.MustRegister("frag",
+                 "Fragmentation greedy (arXiv 2511.18906): the GPU and start that strand the "
+                 "fewest free memory slices, summed over the profiles",
+                 Scan(ScanRule::kLeastFragmentation));
   r.MustRegister(
       "grmu",
       "GRMU: dual-basket pooling, defragmentation on rejection, optional "

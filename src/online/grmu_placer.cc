@@ -152,6 +152,10 @@ class GrmuPlacer : public OnlinePlacer {
 
   double MaintenanceIntervalS() const override { return options_.consolidate_every_s; }
 
+  std::unique_ptr<OnlinePlacer> Clone() const override {
+    return std::make_unique<GrmuPlacer>(*this);
+  }
+
   void Maintain(double now_s, OnlineCluster& cluster) override { Consolidate(now_s, cluster); }
 
  private:

@@ -1,5 +1,6 @@
 #include "tessera/online/mig_capability.h"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 
@@ -28,6 +29,8 @@ CapabilityTable::CapabilityTable(const GpuModel& gpu)
   capability_.assign(masks, 0);
   assign_start_.assign(masks * p, -1);
   fragmentation_.assign(masks, 0);
+  largest_free_run_.assign(masks, 0);
+  stranded_.assign(masks, 0);
   // Capacities first: AssignStart needs the CC of every mask.
   for (SliceMask used = 0; used < masks; ++used) {
     for (size_t s = 0; s < p; ++s) {
@@ -41,17 +44,26 @@ CapabilityTable::CapabilityTable(const GpuModel& gpu)
   for (SliceMask used = 0; used < masks; ++used) {
     double fragmentation = 0;
     const int free_slices = FreeSlices(used);
+    int run = 0, longest = 0;
+    for (int slice = 0; slice < gpu.memory_slices; ++slice) {
+      run = (used >> slice) & 1 ? 0 : run + 1;
+      longest = std::max(longest, run);
+    }
+    largest_free_run_[used] = static_cast<std::uint8_t>(longest);
     for (size_t s = 0; s < p; ++s) {
       const MigProfile& profile = gpu.profiles[profiles_[s]];
       int best_cc = -1;
+      SliceMask usable = 0;
       for (int start : profile.starts) {
         if (!Fits(profile, start, used, gpu.memory_slices)) continue;
+        usable |= SpanMask(profile, start);
         const int cc = capability_[used | SpanMask(profile, start)];
         if (cc > best_cc) {  // strict: the first of equal starts wins, as the driver does
           best_cc = cc;
           assign_start_[used * p + s] = static_cast<std::int8_t>(start);
         }
       }
+      stranded_[used] += free_slices - std::popcount(usable);
       if (profile.memory_slices > free_slices) continue;
       SliceMask packed = used;
       for (int start : profile.starts) {

@@ -110,6 +110,33 @@ TEST(CapabilityTable, FragmentationIsZeroWhenFullAndCountsUnusableSpace) {
   EXPECT_GT(t.Fragmentation(Used({0, 3})), t.Fragmentation(Used({0, 1, 2, 3})));
 }
 
+TEST(CapabilityTable, LargestFreeRunIsTheLongestStretchOfFreeSlices) {
+  CapabilityTable t(A100());
+  EXPECT_EQ(t.LargestFreeRun(0), 8);
+  EXPECT_EQ(t.LargestFreeRun(0xff), 0);
+  EXPECT_EQ(t.LargestFreeRun(Used({0})), 7);
+  EXPECT_EQ(t.LargestFreeRun(Used({2, 3})), 4);     // free {0,1} and {4..7}
+  EXPECT_EQ(t.LargestFreeRun(Used({1, 4, 6})), 2);  // free {0}, {2,3}, {5}, {7}
+}
+
+// frag's measure: for every profile, the free slices none of its free
+// allowed starts covers, summed (docs/online-placement.md).
+TEST(CapabilityTable, StrandedSlicesCountTheFreeSlicesEachProfileCannotUse) {
+  CapabilityTable t(A100());
+  EXPECT_EQ(t.StrandedSlices(0xff), 0);
+  // Empty: slice 7 for 1g.5gb (starts 0-6), 6-7 for 2g.10gb (0, 2, 4), 4-7
+  // for 4g.20gb (0); 1g.10gb, 3g.20gb and 7g.40gb tile the GPU.
+  EXPECT_EQ(t.StrandedSlices(0), 1 + 2 + 4);
+  // A 4g.20gb on 0-3: free 4-7. 1g.5gb strands 7, 2g.10gb 6-7, 4g.20gb and
+  // 7g.40gb all four: 1 + 2 + 4 + 4.
+  EXPECT_EQ(t.StrandedSlices(Used({0, 1, 2, 3})), 11);
+  // A 3g.20gb on 4-7: free 0-3, which only 7g.40gb cannot use.
+  EXPECT_EQ(t.StrandedSlices(Used({4, 5, 6, 7})), 4);
+  // A 1g.5gb on 6: free 0-5 and 7. 1g.5gb, 1g.10gb and 2g.10gb each strand
+  // 7; 3g.20gb and 4g.20gb strand 4, 5 and 7; 7g.40gb all 7.
+  EXPECT_EQ(t.StrandedSlices(Used({6})), 1 + 1 + 1 + 3 + 3 + 7);
+}
+
 TEST(CapabilityTable, ExpectedCapabilityWeighsEachProfilesStarts) {
   CapabilityTable t(A100());
   std::vector<double> only_1g10(6, 0);

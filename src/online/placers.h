@@ -9,13 +9,20 @@
 
 namespace tessera {
 
-// How a scanning policy ranks the GPUs that can take a VM; every policy scans
-// GPUs in global-index order and keeps the first of equal scores.
+// How a scanning policy ranks the placements that can take a VM. FF, BF, MCC
+// and MECC rank GPUs (the start is the driver's) and keep the lowest index of
+// equal scores; LFR and FRAG rank (GPU, start) pairs and keep, of equal
+// scores, a GPU holding VMs, then an idle GPU of a host running VMs, then the
+// lowest index, then the first start.
 enum class ScanRule {
-  kFirstFit,  // FF: the first GPU that fits
-  kBestFit,   // BF: fewest memory slices left free after the placement
-  kMaxCc,     // MCC (GRMU Algorithm 6): highest CC after the placement
-  kMaxEcc,    // MECC (Algorithm 7): highest probability-weighted CC after it
+  kFirstFit,            // FF: the first GPU that fits
+  kBestFit,             // BF: fewest memory slices left free after the placement
+  kMaxCc,               // MCC (GRMU Algorithm 6): highest CC after the placement
+  kMaxEcc,              // MECC (Algorithm 7): highest probability-weighted CC after it
+  kLargestFreeRun,      // LFR (HAMi): longest run of free slices left on the GPU;
+                        // rearranges one GPU when nothing fits (defragment on)
+  kLeastFragmentation,  // FRAG (arXiv 2511.18906): least growth of the GPU's
+                        // stranded slices (CapabilityTable::StrandedSlices)
 };
 
 std::unique_ptr<OnlinePlacer> NewScanPlacer(ScanRule rule, const PlacerOptions& options);

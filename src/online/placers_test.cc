@@ -1,12 +1,15 @@
 // Behaviour of each built-in policy on small hand-made clusters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "online/synthetic_trace.h"
 #include "tessera/online/online_placer.h"
 #include "tessera/online/replay.h"
 #include "vm_trace_builder.h"
@@ -33,14 +36,15 @@ std::vector<int> PlaceAll(const VmTrace& trace, OnlinePlacer& placer, OnlineClus
   return gpus;
 }
 
-TEST(OnlinePlacers, RegistryHasTheSixPoliciesAndNamesUnknownOnes) {
+TEST(OnlinePlacers, RegistryHasTheEightPoliciesAndNamesUnknownOnes) {
   EXPECT_EQ(BuiltinPlacers().Names(),
-            (std::vector<std::string>{"bf", "fair", "ff", "grmu", "mcc", "mecc"}));
+            (std::vector<std::string>{"bf", "fair", "ff", "frag", "grmu", "lfr", "mcc", "mecc"}));
   for (const std::string& name : BuiltinPlacers().Names()) EXPECT_EQ(Make(name)->Name(), name);
   auto missing = BuiltinPlacers().Create("worst-fit", PlacerOptions{});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("unknown policy 'worst-fit' (known: bf, fair, ff"),
-            std::string::npos);
+  EXPECT_NE(
+      missing.status().message().find("unknown policy 'worst-fit' (known: bf, fair, ff, frag"),
+      std::string::npos);
 }
 
 TEST(OnlinePlacers, OptionsAreValidated) {
@@ -313,6 +317,213 @@ TEST(OnlinePlacers, GrmuConsolidatesHalfFullGpusAtItsInterval) {
   // After the consolidation GPU 0 is full and GPU 1 empty; the last VM then
   // needs a GPU of its own.
   EXPECT_EQ(gpus_in_use, (std::vector<int>{1, 1, 2, 2, 1, 2}));
+}
+
+// ---- lfr and frag choose the start as well as the GPU ----
+
+// Places `vm` with `policy` on `cluster` (already holding what the test put
+// there) and returns where it landed; gpu -1 when rejected.
+VmLocation PlaceOne(std::string_view policy, const VmRequest& vm, OnlineCluster& cluster,
+                    const PlacerOptions& options = {}) {
+  auto placer = Make(policy, options);
+  placer->Start(cluster);
+  if (!placer->Place(vm, cluster)) return {};
+  EXPECT_TRUE(cluster.CheckInvariants().ok()) << cluster.CheckInvariants().ToString();
+  return cluster.LocationOf(vm.id);
+}
+
+// A 4g.20gb holds slices 0-3 of GPU 0. Beside it a 1g.5gb would leave at most
+// 3 free slices in a row; on the empty GPU 1, at its edge (slice 0), 7. The
+// driver would have put it on slice 6.
+TEST(OnlinePlacers, LfrLeavesTheLongestRunOfFreeSlices) {
+  const VmTrace t =
+      VmTraceBuilder("a100-40gb").Hosts(2, 1).Vm("4g.20gb", 0).Vm("1g.5gb", 1).Build();
+  OnlineCluster c(t);
+  ASSERT_TRUE(c.Place(0, 0, 0).ok());
+  const VmLocation at = PlaceOne("lfr", t.vms[1], c);
+  EXPECT_EQ(at.gpu, 1);
+  EXPECT_EQ(at.start, 0);
+  EXPECT_EQ(c.capability().AssignStart(0, t.vms[1].profile), 6);
+}
+
+// One GPU, a 2g.10gb on slices 2-3: a 1g.5gb on slice 0 or 1 leaves 4-7
+// free (a run of 4), on 4 or above less. Of equal runs the first start wins.
+TEST(OnlinePlacers, LfrChoosesTheStartInsideTheGpu) {
+  const VmTrace t =
+      VmTraceBuilder("a100-40gb").Hosts(1, 1).Vm("2g.10gb", 0).Vm("1g.5gb", 1).Build();
+  OnlineCluster c(t);
+  ASSERT_TRUE(c.Place(0, 0, 2).ok());
+  EXPECT_EQ(PlaceOne("lfr", t.vms[1], c).start, 0);
+}
+
+// Nothing fits a 4g.20gb as placed: 1g.5gb instances hold slice 0 of both
+// GPUs, and slice 1 of GPU 0 too. lfr rearranges the GPU that needs the
+// fewest moves, GPU 1 (one 1g.5gb moves off slice 0), and places the 4g.20gb
+// on slices 0-3; without defragmentation it refuses.
+TEST(OnlinePlacers, LfrRearrangesTheGpuNeedingFewestMovesWhenNothingFits) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(2, 1)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 0)
+                        .Vm("4g.20gb", 1)
+                        .Build();
+  for (const bool defragment : {true, false}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 0, 0).ok());
+    ASSERT_TRUE(c.Place(1, 0, 1).ok());
+    ASSERT_TRUE(c.Place(2, 1, 0).ok());
+    PlacerOptions o;
+    o.defragment = defragment;
+    const VmLocation at = PlaceOne("lfr", t.vms[3], c, o);
+    if (!defragment) {
+      EXPECT_EQ(at.gpu, -1);
+      EXPECT_TRUE(c.migrations().empty());
+      continue;
+    }
+    EXPECT_EQ(at.gpu, 1);
+    EXPECT_EQ(at.start, 0);
+    ASSERT_EQ(c.migrations().size(), 1u);
+    EXPECT_EQ(c.migrations()[0].vm, 2);
+    EXPECT_EQ(c.migrations()[0].kind, MigrationKind::kIntraGpu);
+    EXPECT_EQ(c.migrations()[0].time_s, 1);
+    EXPECT_GE(c.LocationOf(2).start, 4);
+    EXPECT_EQ(c.LocationOf(0).start, 0);  // GPU 0 untouched
+    EXPECT_EQ(c.LocationOf(1).start, 1);
+  }
+}
+
+// Two 1g.5gb on slices 0 and 4; a 4g.20gb needs 0-3. The packing keeps the
+// instance on slice 4 where it is and moves only the one on slice 0.
+TEST(OnlinePlacers, LfrRearrangementMovesAsFewVmsAsItCan) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(1, 1)
+                        .Vm("1g.5gb", 0)
+                        .Vm("1g.5gb", 0)
+                        .Vm("4g.20gb", 1)
+                        .Build();
+  OnlineCluster c(t);
+  ASSERT_TRUE(c.Place(0, 0, 0).ok());
+  ASSERT_TRUE(c.Place(1, 0, 4).ok());
+  EXPECT_EQ(PlaceOne("lfr", t.vms[2], c).start, 0);
+  EXPECT_EQ(c.LocationOf(1).start, 4);
+  EXPECT_EQ(c.migrations().size(), 1u);
+}
+
+// GPU 0 holds a 3g.20gb on 4-7 (free 0-3, room for a 4g.20gb), GPU 1 a
+// 4g.20gb on 0-3 (free 4-7). Both leave 3 slices free after a 1g.5gb, so BF
+// takes GPU 0, the lower index, at the driver's start 0, and spoils its lower
+// half. frag counts the free slices each profile can no longer use: there
+// the 3g.20gb and 4g.20gb lose all three left and the 1g.10gb and 2g.10gb
+// one each (7 more stranded, 7g.40gb one fewer); on GPU 1, slice 6 keeps 4-5
+// for a 1g.10gb or 2g.10gb and strands one slice more.
+TEST(OnlinePlacers, FragStrandsTheFewestFreeSlices) {
+  const VmTrace t = VmTraceBuilder("a100-40gb")
+                        .Hosts(2, 1)
+                        .Vm("3g.20gb", 0)
+                        .Vm("4g.20gb", 0)
+                        .Vm("1g.5gb", 1)
+                        .Build();
+  for (const auto& [policy, gpu, start] :
+       std::vector<std::tuple<std::string, int, int>>{{"bf", 0, 0}, {"frag", 1, 6}}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 0, 4).ok());
+    ASSERT_TRUE(c.Place(1, 1, 0).ok());
+    const VmLocation at = PlaceOne(policy, t.vms[2], c);
+    EXPECT_EQ(at.gpu, gpu) << policy;
+    EXPECT_EQ(at.start, start) << policy;
+  }
+}
+
+// Two hosts of two GPUs; a 1g.5gb runs on GPU 2 (host 1). Every empty GPU
+// takes a 7g.40gb alike: BF takes GPU 0, frag GPU 3, beside the VM, and
+// keeps host 0 idle.
+TEST(OnlinePlacers, FragPrefersAnIdleGpuOfABusyHost) {
+  const VmTrace t =
+      VmTraceBuilder("a100-40gb").Hosts(2, 2).Vm("1g.5gb", 0).Vm("7g.40gb", 1).Build();
+  for (const auto& [policy, gpu] :
+       std::vector<std::pair<std::string, int>>{{"bf", 0}, {"frag", 3}}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 2, 6).ok());
+    EXPECT_EQ(PlaceOne(policy, t.vms[1], c).gpu, gpu) << policy;
+  }
+}
+
+// ---- Clone ----
+
+// Where each VM is (gpu -1: not resident).
+std::vector<std::pair<int, int>> Locations(const OnlineCluster& cluster, size_t vms) {
+  std::vector<std::pair<int, int>> at;
+  for (size_t v = 0; v < vms; ++v) {
+    const VmLocation where = cluster.LocationOf(static_cast<int>(v));
+    at.push_back({where.gpu, where.gpu < 0 ? 0 : where.start});
+  }
+  return at;
+}
+
+// Offers the arrivals [from, to) of `trace` to `placer`, first releasing the
+// VMs that left by each arrival, as the replay does; returns where each
+// arrival landed.
+std::vector<std::pair<int, int>> Drive(const VmTrace& trace, OnlinePlacer& placer,
+                                       OnlineCluster& cluster, int from, int to) {
+  std::vector<std::pair<int, int>> landed;
+  for (int i = from; i < to; ++i) {
+    const VmRequest& vm = trace.vms[i];
+    std::vector<std::pair<double, int>> leaving;
+    for (int v = 0; v < i; ++v) {
+      if (cluster.LocationOf(v).gpu >= 0 && trace.vms[v].departure_s <= vm.arrival_s) {
+        leaving.push_back({trace.vms[v].departure_s, v});
+      }
+    }
+    std::sort(leaving.begin(), leaving.end());
+    for (const auto& [time, v] : leaving) {
+      const int gpu = cluster.LocationOf(v).gpu;
+      EXPECT_TRUE(cluster.Release(v).ok());
+      placer.Released(v, gpu, cluster);
+    }
+    placer.Place(vm, cluster);
+    landed.push_back({cluster.LocationOf(i).gpu, cluster.LocationOf(i).start});
+  }
+  return landed;
+}
+
+// Clone() lets a caller ask what a policy would do next: a clone, on a copy
+// of the cluster, decides as the original then does on the same requests,
+// and changes neither the original cluster nor the original placer.
+TEST(OnlinePlacers, ACloneOnAClusterCopyDecidesAsTheOriginalAndTouchesNothing) {
+  SyntheticTraceOptions so;
+  so.hosts = 3;
+  so.gpus_per_host = 2;
+  so.vms = 160;
+  so.arrivals_per_hour = 120;
+  so.median_lifetime_s = 1800;
+  so.seed = 5;
+  const VmTrace trace = GenerateSyntheticTrace(*FindGpu("a100-40gb").value(), so).value();
+  constexpr int kPrefix = 80;
+  for (const std::string& policy : BuiltinPlacers().Names()) {
+    SCOPED_TRACE(policy);
+    OnlineCluster cluster(trace);
+    auto placer = Make(policy);
+    placer->Start(cluster);
+    Drive(trace, *placer, cluster, 0, kPrefix);
+    const auto before = Locations(cluster, trace.vms.size());
+    const size_t migrations = cluster.migrations().size();
+
+    OnlineCluster copy = cluster;
+    const std::unique_ptr<OnlinePlacer> clone = placer->Clone();
+    EXPECT_EQ(clone->Name(), policy);
+    const auto by_clone = Drive(trace, *clone, copy, kPrefix, so.vms);
+    const auto rejected = [](const std::pair<int, int>& at) { return at.first < 0; };
+    EXPECT_TRUE(std::any_of(by_clone.begin(), by_clone.end(), rejected));  // a busy cluster
+    EXPECT_FALSE(std::all_of(by_clone.begin(), by_clone.end(), rejected));
+    EXPECT_EQ(Locations(cluster, trace.vms.size()), before);
+    EXPECT_EQ(cluster.migrations().size(), migrations);
+    ASSERT_TRUE(cluster.CheckInvariants().ok());
+
+    EXPECT_EQ(Drive(trace, *placer, cluster, kPrefix, so.vms), by_clone);
+    EXPECT_EQ(Locations(cluster, trace.vms.size()), Locations(copy, trace.vms.size()));
+    EXPECT_EQ(cluster.migrations().size(), copy.migrations().size());
+  }
 }
 
 }  // namespace

@@ -1,5 +1,11 @@
 // FF, BF, MCC and MECC: score every GPU the VM fits (the driver's start, host
 // CPU/RAM free) and take the best score; ties go to the lower global index.
+// LFR and FRAG score every (GPU, allowed free start) instead and place at the
+// start they chose; ties go to a GPU holding VMs, then to an idle GPU of a
+// host running VMs, then to the lower index, then to the start first in the
+// profile's list. LFR falls back to rearranging one GPU when nothing fits
+// (rearrange.h).
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -8,6 +14,7 @@
 #include <vector>
 
 #include "online/placers.h"
+#include "online/rearrange.h"
 
 namespace tessera {
 namespace {
@@ -62,6 +69,10 @@ class ScanPlacer : public OnlinePlacer {
         return "mcc";
       case ScanRule::kMaxEcc:
         return "mecc";
+      case ScanRule::kLargestFreeRun:
+        return "lfr";
+      case ScanRule::kLeastFragmentation:
+        return "frag";
     }
     return "?";
   }
@@ -75,8 +86,14 @@ class ScanPlacer : public OnlinePlacer {
       window_->Add(vm.arrival_s, cluster.capability().Slot(vm.profile));
       weights_ = window_->Probabilities();
     }
-    const Candidate best = BestGpu(vm, cluster);
-    return best.gpu >= 0 && cluster.Place(vm.id, best.gpu, best.start).ok();
+    const Candidate best = BestPlacement(vm, cluster);
+    if (best.gpu >= 0) return cluster.Place(vm.id, best.gpu, best.start).ok();
+    return rule_ == ScanRule::kLargestFreeRun && options_.defragment &&
+           PlaceByRearranging(vm, cluster);
+  }
+
+  std::unique_ptr<OnlinePlacer> Clone() const override {
+    return std::make_unique<ScanPlacer>(*this);
   }
 
  private:
@@ -84,35 +101,88 @@ class ScanPlacer : public OnlinePlacer {
     int gpu = -1;
     int start = -1;
     double score = -std::numeric_limits<double>::infinity();
+    int tier = 0;  // see GpuIn
+
+    // Higher score, then higher tier, then the lower index.
+    bool Beats(const Candidate& other) const {
+      if (score != other.score) return score > other.score;
+      if (tier != other.tier) return tier > other.tier;
+      return gpu < other.gpu;
+    }
   };
 
-  // The best-scoring GPU, lowest index among equals. GPUs with the same
-  // occupancy score alike, so each occupancy is scored once and only its
-  // lowest-index GPU whose host has room competes.
-  Candidate BestGpu(const VmRequest& vm, const OnlineCluster& cluster) const {
+  bool ChoosesStart() const {
+    return rule_ == ScanRule::kLargestFreeRun || rule_ == ScanRule::kLeastFragmentation;
+  }
+
+  // The best-scoring (GPU, start): the driver's start, or every allowed free
+  // start when the rule chooses it (the first of equal scores). GPUs with the
+  // same occupancy score alike, so each occupancy is scored once, for the GPU
+  // GpuIn picks, and only when its score can win.
+  Candidate BestPlacement(const VmRequest& vm, const OnlineCluster& cluster) const {
     Candidate best;
+    const CapabilityTable& table = cluster.capability();
     const SliceMask masks = SliceMask{1} << cluster.gpu_model().memory_slices;
     for (SliceMask used = 0; used < masks; ++used) {
       const std::set<int>& gpus = cluster.GpusWithMask(used);
-      const int start = gpus.empty() ? -1 : cluster.capability().AssignStart(used, vm.profile);
-      if (start < 0) continue;
-      const double score = Score(cluster, vm, used, start);
-      if (score < best.score) continue;
-      const int must_beat = score == best.score ? best.gpu : std::numeric_limits<int>::max();
-      for (int gpu : gpus) {
-        if (gpu >= must_beat) break;
-        if (!cluster.HostFits(cluster.HostOf(gpu), vm)) continue;
-        best = {gpu, start, score};
-        break;
+      if (gpus.empty()) continue;
+      Candidate here;
+      for (int start : Starts(table, vm.profile, used)) {
+        const double score =
+            Score(cluster, used, used | MaskOf(cluster.gpu_model(), {vm.profile, start}));
+        if (score > here.score) here.score = score, here.start = start;
       }
+      if (here.start < 0 || here.score < best.score) continue;
+      const Candidate gpu = GpuIn(gpus, used, vm, cluster);
+      here.gpu = gpu.gpu;
+      here.tier = gpu.tier;
+      if (here.gpu >= 0 && here.Beats(best)) best = here;
     }
     return best;
   }
 
-  // Higher is better.
-  double Score(const OnlineCluster& cluster, const VmRequest& vm, SliceMask used, int start) const {
+  // Of `gpus`, every GPU occupied as `used`, the one this rule takes among
+  // equal scores, of those whose host has room for `vm` (gpu -1: none), with
+  // its tier. FF, BF, MCC and MECC: the lowest index, tier 0. LFR and FRAG
+  // keep fewer hosts active: a GPU holding VMs (tier 2), else the
+  // lowest-index idle GPU of a host running VMs (tier 1), else of an idle
+  // host (tier 0).
+  Candidate GpuIn(const std::set<int>& gpus, SliceMask used, const VmRequest& vm,
+                  const OnlineCluster& cluster) const {
+    const auto fits = [&](int gpu) { return cluster.HostFits(cluster.HostOf(gpu), vm); };
+    const auto first_fit = std::find_if(gpus.begin(), gpus.end(), fits);
+    if (first_fit == gpus.end()) return {};
+    if (!ChoosesStart()) return {.gpu = *first_fit};
+    if (used != 0) return {.gpu = *first_fit, .tier = 2};
+    // Hosts and their GPUs come in index order: the first idle GPU of a
+    // busy host found is the lowest-index one.
+    for (int host = 0; host < cluster.num_hosts(); ++host) {
+      if (cluster.VmsOnHost(host) == 0) continue;
+      const int end = cluster.FirstGpuOf(host) + cluster.host(host).gpus;
+      for (int gpu = cluster.FirstGpuOf(host); gpu < end; ++gpu) {
+        if (cluster.GpuEmpty(gpu) && fits(gpu)) return {.gpu = gpu, .tier = 1};
+      }
+    }
+    return {.gpu = *first_fit};
+  }
+
+  // The starts a VM of `profile` may take on a GPU occupied as `used`: the
+  // driver's, or with LFR and FRAG every allowed start that is free.
+  std::vector<int> Starts(const CapabilityTable& table, int profile, SliceMask used) const {
+    if (!ChoosesStart()) {
+      const int start = table.AssignStart(used, profile);
+      return start < 0 ? std::vector<int>{} : std::vector<int>{start};
+    }
+    std::vector<int> free;
+    for (int start : table.gpu().profiles[profile].starts) {
+      if ((MaskOf(table.gpu(), {profile, start}) & used) == 0) free.push_back(start);
+    }
+    return free;
+  }
+
+  // Higher is better; `after` = `used` with the VM placed.
+  double Score(const OnlineCluster& cluster, SliceMask used, SliceMask after) const {
     const CapabilityTable& table = cluster.capability();
-    const SliceMask after = used | MaskOf(cluster.gpu_model(), {vm.profile, start});
     switch (rule_) {
       case ScanRule::kFirstFit:
         return 0;
@@ -122,6 +192,13 @@ class ScanPlacer : public OnlinePlacer {
         return table.Capability(after);
       case ScanRule::kMaxEcc:
         return table.ExpectedCapability(after, weights_);
+      case ScanRule::kLargestFreeRun:
+        return table.LargestFreeRun(after);
+      case ScanRule::kLeastFragmentation:
+        // Lexicographic, exact in a double: the stranding avoided first,
+        // then the fewer free slices (best fit); a GPU has at most 8.
+        return 16.0 * (table.StrandedSlices(used) - table.StrandedSlices(after)) -
+               table.FreeSlices(after);
     }
     return 0;
   }

@@ -53,15 +53,27 @@ class CapabilityTable {
   double Fragmentation(SliceMask used) const { return fragmentation_[used]; }
   // Memory slices free under `used`.
   int FreeSlices(SliceMask used) const;
+  // The longest run of consecutive free memory slices under `used` (HAMi's
+  // reservation-first MIG scheduler keeps it as long as it can).
+  int LargestFreeRun(SliceMask used) const { return largest_free_run_[used]; }
+  // Fragmentation of one GPU as the frag policy measures it
+  // (docs/online-placement.md): the sum over profiles of the free memory
+  // slices under `used` that no free allowed start of the profile covers,
+  // i.e. the free memory each profile can no longer use. 0 on a full GPU;
+  // not on an empty one, where the geometry alone strands some slices
+  // (slice 7 of an A100 for 1g.5gb).
+  int StrandedSlices(SliceMask used) const { return stranded_[used]; }
 
  private:
   const GpuModel* gpu_;
   std::vector<int> profiles_;
-  std::vector<int> slot_of_profile_;       // catalog index -> slot or -1
-  std::vector<std::uint8_t> capacity_;     // [mask * P + slot]
-  std::vector<int> capability_;            // [mask]
-  std::vector<std::int8_t> assign_start_;  // [mask * P + slot]
-  std::vector<double> fragmentation_;      // [mask]
+  std::vector<int> slot_of_profile_;            // catalog index -> slot or -1
+  std::vector<std::uint8_t> capacity_;          // [mask * P + slot]
+  std::vector<int> capability_;                 // [mask]
+  std::vector<std::int8_t> assign_start_;       // [mask * P + slot]
+  std::vector<double> fragmentation_;           // [mask]
+  std::vector<std::uint8_t> largest_free_run_;  // [mask]
+  std::vector<int> stranded_;                   // [mask]
 };
 
 }  // namespace tessera

@@ -7,6 +7,10 @@
 // host CPU/RAM) or is refused with a Status; CheckInvariants() re-derives the
 // whole state from the placed VMs, for tests.
 //
+// A value: a copy is an independent cluster in the same state, sharing the
+// trace (and the RestrictHosts limit), so a caller can try placements on a
+// copy without touching the original.
+//
 // Thread-safety: not synchronised; one replay owns one cluster.
 #ifndef TESSERA_ONLINE_CLUSTER_H_
 #define TESSERA_ONLINE_CLUSTER_H_

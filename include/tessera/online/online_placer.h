@@ -1,13 +1,14 @@
 // OnlinePlacer: one small interface for every online VM placement policy
-// (First-Fit, Best-Fit, MCC, MECC, GRMU, and "fair", GRMU's baskets with a
-// heavy cap learned from the demand seen so far), and a name-keyed registry
-// of them.
+// (First-Fit, Best-Fit, MCC, MECC, GRMU, "fair", GRMU's baskets with a heavy
+// cap learned from the demand seen so far, the field's largest-free-run and
+// fragmentation greedies) and a name-keyed registry of them.
 //
-// A placer chooses the GPU for each arriving VM; the start slice inside the
-// GPU is the driver's (CapabilityTable::AssignStart), for every policy. A
-// placer may migrate resident VMs (OnlineCluster::Migrate), which the replay
+// A placer chooses the GPU for each arriving VM; FF, BF, MCC, MECC, GRMU and
+// fair leave the start slice inside the GPU to the driver
+// (CapabilityTable::AssignStart), lfr and frag choose it too. A placer may
+// migrate resident VMs (OnlineCluster::Migrate, Rearrange), which the replay
 // reports as explicit events. Placers keep per-replay state (baskets, arrival
-// windows), so one instance serves one replay.
+// windows), so one instance serves one replay; Clone() copies it.
 //
 // Thread-safety: not synchronised; one replay owns one placer.
 #ifndef TESSERA_ONLINE_PLACER_H_
@@ -34,9 +35,10 @@ struct PlacerOptions {
   // GRMU and fair: seconds between inter-GPU consolidations; 0 = off (the paper's
   // choice for the Alibaba trace).
   double consolidate_every_s = 0;
-  // GRMU and fair: defragment the most fragmented light-basket GPU after a rejection.
+  // GRMU and fair: defragment the most fragmented light-basket GPU after a
+  // rejection; lfr: rearrange one GPU when nothing fits.
   bool defragment = true;
-  // MECC: look-back window of the arrivals that estimate profile
+  // MECC and frag: look-back window of the arrivals that estimate profile
   // probabilities; within limits::kMeccWindowS.
   double mecc_window_s = 24 * 3600.0;
 
@@ -66,11 +68,16 @@ class OnlinePlacer {
   virtual double MaintenanceIntervalS() const { return 0; }
   // Periodic work such as consolidation, at replay time `now_s`.
   virtual void Maintain(double now_s, OnlineCluster& cluster) { (void)now_s, (void)cluster; }
+  // A placer with the same options and per-replay state: given a copy of the
+  // cluster (OnlineCluster is a value; copies share the trace), it makes the
+  // decisions this one would, and neither changes the other. Lets a caller
+  // ask what the policy would do next without doing it.
+  virtual std::unique_ptr<OnlinePlacer> Clone() const = 0;
 };
 
 using PlacerRegistry = NamedRegistry<OnlinePlacer, const PlacerOptions&>;
 
-// Every built-in policy: bf, fair, ff, grmu, mcc, mecc.
+// Every built-in policy: bf, fair, ff, frag, grmu, lfr, mcc, mecc.
 const PlacerRegistry& BuiltinPlacers();
 
 }  // namespace tessera
