@@ -136,12 +136,13 @@ constexpr const char* kFooter =
     "one MIG instance of a profile plus CPU and RAM, arrives, is placed or rejected at once,\n"
     "and leaves at its recorded time. The policy picks the GPU; inside a GPU the start slice\n"
     "is the NVIDIA driver's (the start that leaves the most placement options, GRMU Alg. 1),\n"
-    "except for lfr and frag, which choose it too.\n\n"
+    "except for lfr, frag and steer, which choose it too.\n\n"
     "Policies: ff (first fit), bf (best fit), mcc (max configuration capability), mecc (CC\n"
     "weighted by the recent profile mix), grmu (dual baskets, defragmentation, optional\n"
     "consolidation), fair (grmu with a learned heavy cap), lfr (largest free run left, with\n"
-    "a rearranging fallback, as HAMi) and frag (fewest stranded slices, arXiv 2511.18906).\n"
-    "Reported as the GRMU paper does: acceptance overall, per profile and\n"
+    "a rearranging fallback, as HAMi), frag (fewest stranded slices, arXiv 2511.18906) and\n"
+    "steer (Tessera's: frag's placements, lfr's fallback and fair's full-GPU reserve, which\n"
+    "fades as VMs leave). Reported as the GRMU paper does: acceptance overall, per profile and\n"
     "per hour; active hardware rate (hosts plus their GPUs, counted while a host runs any\n"
     "VM) and its area under the hourly curve in percent-hours; migrations.\n\n"
     "The trace is the Alibaba GPU cluster trace 2023 format (node list + pod list), mapped\n"
@@ -196,8 +197,8 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
       ->check(Within(InputRange{0.0, 1.0}))
       ->capture_default_str();
   cmd.add_option("--fair-factor", r.fair_factor,
-                 "fair: the full-GPU basket may hold this fraction of the full-GPU requests' "
-                 "share of the GPU demand seen so far")
+                 "fair, steer: the full-GPU requests may hold this fraction of their share of "
+                 "the GPU demand seen so far (steer: while no VM leaves)")
       ->check(Within(limits::kFairFactor))
       ->capture_default_str();
   cmd.add_option("--consolidate-every", r.consolidate_every_s,
@@ -206,7 +207,7 @@ void AddPolicyFlags(CLI::App& cmd, ReplayFlags& flags) {
       ->transform(ConsolidationFlag())
       ->default_str("off");
   cmd.add_flag("--no-defragment{false}", r.defragment,
-               "grmu, fair, lfr: do not rearrange a GPU's instances to make room");
+               "grmu, fair, lfr, steer: do not rearrange a GPU's instances to make room");
   cmd.add_option("--mecc-window", r.mecc_window_s,
                  "mecc: look-back window of arrivals estimating the profile mix, " +
                      DescribeRange(kMeccWindow))

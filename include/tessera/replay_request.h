@@ -41,9 +41,9 @@ struct ReplayRequest {
   std::string policy = "grmu";     // one of BuiltinPlacers()
   bool every_policy = false;       // replay every policy instead
   double heavy_share = 0.3;        // grmu: the heavy basket's share of the GPUs
-  double fair_factor = 0.55;       // fair: the full-GPU basket's factor
+  double fair_factor = 0.55;       // fair, steer: the full-GPU cap's factor
   double consolidate_every_s = 0;  // grmu, fair: 0 = never
-  bool defragment = true;          // grmu, fair, lfr
+  bool defragment = true;          // grmu, fair, lfr, steer
   double mecc_window_s = 86400;    // mecc: look-back window of arrivals
   bool optimum = false;            // also solve GRMU's ILP offline
   double optimum_time_limit_s = 60;

@@ -84,5 +84,5 @@ def test_replay_to_pandas(trace) -> None:
 
 def test_policies_list() -> None:
     assert sorted(tessera.policies()) == [
-        "bf", "fair", "ff", "frag", "grmu", "lfr", "mcc", "mecc"
+        "bf", "fair", "ff", "frag", "grmu", "lfr", "mcc", "mecc", "steer"
     ]

@@ -47,6 +47,10 @@ PlacerRegistry MakeBuiltins() {
                  [](const PlacerOptions& options) {
                    return NewGrmuPlacer(BasketCap::kLearnedShare, options);
                  });
+  r.MustRegister("steer",
+                 "Tessera's: frag's placements, lfr's rearranging fallback, and fair's full-GPU "
+                 "reserve weighted by the share of accepted demand still resident",
+                 [](const PlacerOptions& options) { return NewSteerPlacer(options); });
   return r;
 }
 

@@ -115,10 +115,7 @@ class GrmuPlacer : public OnlinePlacer {
     const int gpus = cluster.num_gpus();
     for (GpuSet* set : {&pool_, &heavy_, &light_}) set->Resize(gpus);
     for (int g = 0; g < gpus; ++g) pool_.insert(g);
-    const GpuModel& model = cluster.gpu_model();
-    for (size_t p = 0; p < model.profiles.size(); ++p) {
-      if (model.profiles[p].memory_slices == model.memory_slices) full_profiles_.push_back(p);
-    }
+    gpu_ = &cluster.gpu_model();
     if (cap_ == BasketCap::kLearnedShare) return;
     SetHeavyCapacity(options_.heavy_share, gpus);
     // Algorithm 2: each basket starts with one empty GPU from the pool.
@@ -159,10 +156,7 @@ class GrmuPlacer : public OnlinePlacer {
   void Maintain(double now_s, OnlineCluster& cluster) override { Consolidate(now_s, cluster); }
 
  private:
-  bool IsHeavy(const VmRequest& vm) const {
-    return std::find(full_profiles_.begin(), full_profiles_.end(), vm.profile) !=
-           full_profiles_.end();
-  }
+  bool IsHeavy(const VmRequest& vm) const { return IsFullGpuProfile(*gpu_, vm.profile); }
 
   void SetHeavyCapacity(double share, int gpus) {
     heavy_capacity_ = static_cast<int>(std::lround(share * gpus));
@@ -172,10 +166,9 @@ class GrmuPlacer : public OnlinePlacer {
   // fair: counts `vm` in the demand of its class, 1 / max_instances of a GPU,
   // and caps the heavy basket at fair_factor x the heavy share of the demand.
   void LearnDemand(const VmRequest& vm, const OnlineCluster& cluster) {
-    const MigProfile& profile = cluster.gpu_model().profiles[vm.profile];
-    (IsHeavy(vm) ? heavy_demand_ : light_demand_) += 1.0 / std::max(1, profile.max_instances);
-    SetHeavyCapacity(options_.fair_factor * heavy_demand_ / (heavy_demand_ + light_demand_),
-                     cluster.num_gpus());
+    demand_.Count(cluster.gpu_model(), vm.profile);
+    heavy_capacity_ = demand_.HeavyCap(options_.fair_factor, cluster.num_gpus());
+    light_capacity_ = cluster.num_gpus() - heavy_capacity_;
   }
 
   void MoveFromPool(int gpu, GpuSet& basket) {
@@ -284,11 +277,10 @@ class GrmuPlacer : public OnlinePlacer {
 
   BasketCap cap_;
   PlacerOptions options_;
-  double heavy_demand_ = 0;  // fair: GPUs' worth of requests seen, per class
-  double light_demand_ = 0;
+  ClassDemand demand_;  // fair: GPUs' worth of requests seen, per class
   int heavy_capacity_ = 0;
   int light_capacity_ = 0;
-  std::vector<int> full_profiles_;
+  const GpuModel* gpu_ = nullptr;
   GpuSet pool_, heavy_, light_;
 };
 

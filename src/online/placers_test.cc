@@ -36,9 +36,9 @@ std::vector<int> PlaceAll(const VmTrace& trace, OnlinePlacer& placer, OnlineClus
   return gpus;
 }
 
-TEST(OnlinePlacers, RegistryHasTheEightPoliciesAndNamesUnknownOnes) {
-  EXPECT_EQ(BuiltinPlacers().Names(),
-            (std::vector<std::string>{"bf", "fair", "ff", "frag", "grmu", "lfr", "mcc", "mecc"}));
+TEST(OnlinePlacers, RegistryHasTheNinePoliciesAndNamesUnknownOnes) {
+  EXPECT_EQ(BuiltinPlacers().Names(), (std::vector<std::string>{"bf", "fair", "ff", "frag", "grmu",
+                                                                "lfr", "mcc", "mecc", "steer"}));
   for (const std::string& name : BuiltinPlacers().Names()) EXPECT_EQ(Make(name)->Name(), name);
   auto missing = BuiltinPlacers().Create("worst-fit", PlacerOptions{});
   ASSERT_FALSE(missing.ok());
@@ -180,10 +180,11 @@ TEST(OnlinePlacers, GrmuCapsTheHeavyBasket) {
   EXPECT_EQ(PlaceAll(t, *Make("grmu"), c), (std::vector<int>{0, 2, 3, -1, -1, 1}));
 }
 
-// Where fair with `factor` puts each VM (-1 = rejected) of a trace on
-// `gpus` single-GPU hosts: runs of (profile, count), one arrival a second.
+// Where `policy` (fair unless said) with fair_factor `factor` puts each VM
+// (-1 = rejected) of a trace on `gpus` single-GPU hosts: runs of (profile,
+// count), one arrival a second.
 std::vector<int> FairPlaces(int gpus, const std::vector<std::pair<std::string, int>>& runs,
-                            double factor) {
+                            double factor, std::string_view policy = "fair") {
   VmTraceBuilder b("a100-40gb");
   b.Hosts(gpus, 1);
   int second = 0;
@@ -194,7 +195,7 @@ std::vector<int> FairPlaces(int gpus, const std::vector<std::pair<std::string, i
   PlacerOptions o;
   o.fair_factor = factor;
   OnlineCluster c(trace);
-  return PlaceAll(trace, *Make("fair", o), c);
+  return PlaceAll(trace, *Make(policy, o), c);
 }
 
 // fair caps the heavy basket at fair_factor x the full-GPU requests' share of
@@ -319,7 +320,7 @@ TEST(OnlinePlacers, GrmuConsolidatesHalfFullGpusAtItsInterval) {
   EXPECT_EQ(gpus_in_use, (std::vector<int>{1, 1, 2, 2, 1, 2}));
 }
 
-// ---- lfr and frag choose the start as well as the GPU ----
+// ---- lfr, frag and steer choose the start as well as the GPU ----
 
 // Places `vm` with `policy` on `cluster` (already holding what the test put
 // there) and returns where it landed; gpu -1 when rejected.
@@ -394,20 +395,23 @@ TEST(OnlinePlacers, LfrRearrangesTheGpuNeedingFewestMovesWhenNothingFits) {
 }
 
 // Two 1g.5gb on slices 0 and 4; a 4g.20gb needs 0-3. The packing keeps the
-// instance on slice 4 where it is and moves only the one on slice 0.
-TEST(OnlinePlacers, LfrRearrangementMovesAsFewVmsAsItCan) {
+// instance on slice 4 where it is and moves only the one on slice 0. steer
+// falls back on the same rearrangement.
+TEST(OnlinePlacers, LfrAndSteerRearrangementMovesAsFewVmsAsItCan) {
   const VmTrace t = VmTraceBuilder("a100-40gb")
                         .Hosts(1, 1)
                         .Vm("1g.5gb", 0)
                         .Vm("1g.5gb", 0)
                         .Vm("4g.20gb", 1)
                         .Build();
-  OnlineCluster c(t);
-  ASSERT_TRUE(c.Place(0, 0, 0).ok());
-  ASSERT_TRUE(c.Place(1, 0, 4).ok());
-  EXPECT_EQ(PlaceOne("lfr", t.vms[2], c).start, 0);
-  EXPECT_EQ(c.LocationOf(1).start, 4);
-  EXPECT_EQ(c.migrations().size(), 1u);
+  for (const char* policy : {"lfr", "steer"}) {
+    OnlineCluster c(t);
+    ASSERT_TRUE(c.Place(0, 0, 0).ok());
+    ASSERT_TRUE(c.Place(1, 0, 4).ok());
+    EXPECT_EQ(PlaceOne(policy, t.vms[2], c).start, 0) << policy;
+    EXPECT_EQ(c.LocationOf(1).start, 4) << policy;
+    EXPECT_EQ(c.migrations().size(), 1u) << policy;
+  }
 }
 
 // GPU 0 holds a 3g.20gb on 4-7 (free 0-3, room for a 4g.20gb), GPU 1 a
@@ -447,6 +451,30 @@ TEST(OnlinePlacers, FragPrefersAnIdleGpuOfABusyHost) {
     ASSERT_TRUE(c.Place(0, 2, 6).ok());
     EXPECT_EQ(PlaceOne(policy, t.vms[1], c).gpu, gpu) << policy;
   }
+}
+
+// While nothing leaves, steer's full-GPU reserve is fair's: the same
+// decisions as FairCapsTheHeavyBasketAtItsFactorOfTheDemandShare.
+TEST(OnlinePlacers, SteerKeepsFairsReserveWhileNothingLeaves) {
+  EXPECT_EQ(FairPlaces(10, {{"7g.40gb", 7}, {"4g.20gb", 6}}, 0.5, "steer"),
+            (std::vector<int>{0, 1, 2, 3, 4, -1, -1, 5, 6, 7, 8, 9, -1}));
+}
+
+// Five 7g.40gb fill fair's cap (0.5 x 10 GPUs) and leave at 5 s. Then eight
+// more arrive: fair still caps them at 5. steer's reserve is fair's 5 GPUs x
+// the share of accepted demand still resident, k / (5 + k) with k of them
+// placed, so the k-th more is placed while k < 10 - round(5k / (5 + k)):
+// 7 of the 8.
+TEST(OnlinePlacers, SteerLetsFullGpuVmsUseTheCapacityThatCameBack) {
+  VmTraceBuilder b("a100-40gb");
+  b.Hosts(10, 1);
+  for (int i = 0; i < 5; ++i) b.Vm("7g.40gb", i, 5);
+  for (int i = 10; i < 18; ++i) b.Vm("7g.40gb", i);
+  const VmTrace t = b.Build();
+  PlacerOptions o;
+  o.fair_factor = 0.5;
+  EXPECT_EQ(Replay(t, *Make("fair", o)).value().accepted, 5 + 5);
+  EXPECT_EQ(Replay(t, *Make("steer", o)).value().accepted, 5 + 7);
 }
 
 // ---- Clone ----

@@ -1,7 +1,7 @@
 // Making room for a VM on one GPU by re-creating that GPU's instances at
 // other starts: the backtracking fallback of lfr (HAMi's reservation-first
 // MIG scheduler falls back to a backtracking search when its greedy choice
-// finds no placement). Internal to the library.
+// finds no placement) and of the steering policy. Internal to the library.
 #ifndef TESSERA_ONLINE_REARRANGE_H_
 #define TESSERA_ONLINE_REARRANGE_H_
 

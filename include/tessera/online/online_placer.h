@@ -29,14 +29,14 @@ struct PlacerOptions {
   // GRMU: share of all GPUs the heavy basket (full-GPU profile) may hold.
   double heavy_share = 0.3;
   // fair: the heavy basket may hold this fraction of the full-GPU requests'
-  // demand-proportional share of the GPUs (docs/online-placement.md); in
-  // (0, 1].
+  // demand-proportional share of the GPUs (docs/online-placement.md); steer:
+  // the cap its full-GPU reserve starts from. In (0, 1].
   double fair_factor = 0.55;
   // GRMU and fair: seconds between inter-GPU consolidations; 0 = off (the paper's
   // choice for the Alibaba trace).
   double consolidate_every_s = 0;
   // GRMU and fair: defragment the most fragmented light-basket GPU after a
-  // rejection; lfr: rearrange one GPU when nothing fits.
+  // rejection; lfr and steer: rearrange one GPU when nothing fits.
   bool defragment = true;
   // MECC and frag: look-back window of the arrivals that estimate profile
   // probabilities; within limits::kMeccWindowS.
