@@ -1,7 +1,8 @@
 // Benchmarks of online placement: replaying the Alibaba GPU trace 2023
-// (8,063 VMs) through each policy, as recorded (6,212 GPUs) and stressed
-// (one GPU per host, VMs never leave), plus every policy back to back
-// (BM_ReplayAllPolicies: the figure `tessera replay --compare` needs).
+// (8,063 VMs) through each policy, as recorded (6,212 GPUs), stressed (one
+// GPU per host, VMs never leave) and with departures (100 single-GPU hosts,
+// lifetimes x 10), plus every policy back to back (BM_ReplayAllPolicies: the
+// figure `tessera replay --compare` needs).
 // Counters: accepted share and active-hardware AUC (percent-hours).
 // Skipped with a message when ../shared/data is absent.
 #include <benchmark/benchmark.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "online/alibaba_trace.h"
 #include "tessera/online/online_placer.h"
@@ -19,31 +21,37 @@ namespace {
 
 const std::string kTraceDir = std::string(TESSERA_SHARED_DATA_DIR) + "/alibaba-gpu-2023/csv/";
 
+enum class Shape { kRecorded, kStressed, kDepartures };
+
 // The trace, shaped; nullopt when the data is absent.
-std::optional<VmTrace> LoadTrace(bool stressed) {
+std::optional<VmTrace> LoadTrace(Shape shape) {
   Result<VmTrace> trace =
       LoadAlibabaTrace(kTraceDir + "openb_node_list_gpu_node.csv",
                        kTraceDir + "openb_pod_list_default.csv", **FindGpu("a100-40gb"));
   if (!trace.ok()) return std::nullopt;
   TraceShaping shaping;
-  if (stressed) {
-    shaping.gpus_per_host = 1;
-    shaping.lifetime.mode = Lifetime::Mode::kNone;
+  if (shape != Shape::kRecorded) shaping.gpus_per_host = 1;
+  if (shape == Shape::kStressed) shaping.lifetime.mode = Lifetime::Mode::kNone;
+  if (shape == Shape::kDepartures) {
+    shaping.max_hosts = 100;
+    shaping.lifetime = Lifetime::Parse("scale:10").value();
   }
   Result<VmTrace> shaped = ShapeTrace(std::move(*trace), shaping);
   if (!shaped.ok()) return std::nullopt;
   return std::move(*shaped);
 }
 
-const std::optional<VmTrace>& Trace(bool stressed) {
-  static const std::optional<VmTrace> recorded = LoadTrace(false);
-  static const std::optional<VmTrace> busy = LoadTrace(true);
-  return stressed ? busy : recorded;
+const std::optional<VmTrace>& Trace(Shape shape) {
+  static const std::optional<VmTrace> recorded = LoadTrace(Shape::kRecorded);
+  static const std::optional<VmTrace> busy = LoadTrace(Shape::kStressed);
+  static const std::optional<VmTrace> departing = LoadTrace(Shape::kDepartures);
+  if (shape == Shape::kRecorded) return recorded;
+  return shape == Shape::kStressed ? busy : departing;
 }
 
 // Replays `policy` (every policy, back to back, when empty) per iteration.
-void BenchReplay(benchmark::State& state, bool stressed, const std::string& policy) {
-  const std::optional<VmTrace>& trace = Trace(stressed);
+void BenchReplay(benchmark::State& state, Shape shape, const std::string& policy) {
+  const std::optional<VmTrace>& trace = Trace(shape);
   if (!trace) {
     state.SkipWithError("../shared/data/alibaba-gpu-2023 is absent");
     return;
@@ -68,16 +76,19 @@ void BenchReplay(benchmark::State& state, bool stressed, const std::string& poli
 }
 
 void RegisterAll() {
-  for (bool stressed : {false, true}) {
-    const std::string shape = stressed ? "Stressed" : "Recorded";
+  const std::pair<Shape, std::string> shapes[] = {{Shape::kRecorded, "Recorded"},
+                                                  {Shape::kStressed, "Stressed"},
+                                                  {Shape::kDepartures, "Departures"}};
+  for (const auto& entry : shapes) {
+    const Shape shape = entry.first;
     for (const std::string& policy : BuiltinPlacers().Names()) {
       benchmark::RegisterBenchmark(
-          ("BM_Replay" + shape + "/" + policy).c_str(),
-          [stressed, policy](benchmark::State& s) { BenchReplay(s, stressed, policy); })
+          ("BM_Replay" + entry.second + "/" + policy).c_str(),
+          [shape, policy](benchmark::State& s) { BenchReplay(s, shape, policy); })
           ->Unit(benchmark::kMillisecond);
     }
-    benchmark::RegisterBenchmark(("BM_ReplayAllPolicies/" + shape).c_str(),
-                                 [stressed](benchmark::State& s) { BenchReplay(s, stressed, ""); })
+    benchmark::RegisterBenchmark(("BM_ReplayAllPolicies/" + entry.second).c_str(),
+                                 [shape](benchmark::State& s) { BenchReplay(s, shape, ""); })
         ->Unit(benchmark::kMillisecond);
   }
 }
