@@ -9,7 +9,8 @@
 // placement the event is followed, where it did not (the allocator took
 // another device, as in publish-every-placement mode) the recorded placement
 // is forced and the policy adopts it. Then, for each profile, a copy of the
-// cluster and the placer is asked for one more VM of that profile. A DRA
+// cluster and a clone of the placer (OnlinePlacer::Clone) are asked for one
+// more VM of that profile. A DRA
 // allocation cannot move a running instance, so the policies run without
 // defragmentation and consolidation.
 //

@@ -77,21 +77,21 @@ std::vector<std::string> ProfileNames(const CapabilityTable& table) {
 // Whole MiB of `gib` GiB.
 long long MemoryMib(double gib) { return std::llround(gib * 1024); }
 
-// One replay of the log, optionally asked for one more VM.
+// One replay of the log, then asked where one more VM would go.
 class LogReplay {
  public:
   LogReplay(const VmTrace& trace, const std::vector<Resolved>& events,
             std::unique_ptr<OnlinePlacer> placer)
       : trace_(trace), events_(events), cluster_(trace_), placer_(std::move(placer)) {}
 
-  void Run(DraOffers* counts) {
+  void Run(DraOffers& counts) {
     placer_->Start(cluster_);
     std::map<std::string, int> resident;
     for (size_t i = 0; i < events_.size(); ++i) {
       const Resolved& e = events_[i];
       const std::string& claim = e.event->claim;
       const auto ignore = [&](std::string_view why) {
-        if (counts) counts->ignored.push_back(fmt::format("events[{}] ({}): {}", i, claim, why));
+        counts.ignored.push_back(fmt::format("events[{}] ({}): {}", i, claim, why));
       };
       if (e.event->op == DraEvent::Op::kRelease) {
         const auto it = resident.find(claim);
@@ -116,7 +116,7 @@ class LogReplay {
       const bool placed = placer_->Place(trace_.vms[e.vm], cluster_);
       const VmLocation at = cluster_.LocationOf(e.vm);
       if (placed && at.gpu == e.gpu && at.start == e.event->start) {
-        if (counts) ++counts->followed;
+        ++counts.followed;
         resident[claim] = e.vm;
         continue;
       }
@@ -129,15 +129,18 @@ class LogReplay {
         continue;
       }
       placer_->Adopted(e.vm, cluster_);
-      if (counts) ++counts->adopted;
+      ++counts.adopted;
       resident[claim] = e.vm;
     }
   }
 
-  // Where the policy puts `vm` (not in the log) now; gpu -1 when it refuses.
-  VmLocation Ask(int vm) {
-    if (!placer_->Place(trace_.vms[vm], cluster_)) return {};
-    return cluster_.LocationOf(vm);
+  // Where the policy would put `vm` (not in the log) now, asked of a copy
+  // of the cluster and a clone of the placer; gpu -1 when it refuses.
+  VmLocation Ask(int vm) const {
+    OnlineCluster cluster = cluster_;
+    std::unique_ptr<OnlinePlacer> placer = placer_->Clone();
+    if (!placer->Place(trace_.vms[vm], cluster)) return {};
+    return cluster.LocationOf(vm);
   }
 
  private:
@@ -255,16 +258,15 @@ Result<DraOffers> RunDraOffers(const DraOffersRequest& request) {
     events.push_back(resolved);
   }
 
-  DraOffers out;
-  out.gpu = *gpu;
-  LogReplay(trace, events, make_placer().value()).Run(&out);
-  // One probe VM per profile, asked of a fresh replay each.
+  // One probe VM, given each profile in turn, after the log.
   const int probe = static_cast<int>(trace.vms.size());
   trace.vms.push_back({probe, "probe", 0, 0, 0, static_cast<double>(events.size()), kNeverDeparts});
+  DraOffers out;
+  out.gpu = *gpu;
+  LogReplay replay(trace, events, make_placer().value());
+  replay.Run(out);
   for (int profile : table.profiles()) {
     trace.vms[probe].profile = profile;
-    LogReplay replay(trace, events, make_placer().value());
-    replay.Run(nullptr);
     const VmLocation at = replay.Ask(probe);
     if (at.gpu < 0) continue;
     const int host = static_cast<int>(std::upper_bound(first_gpu.begin(), first_gpu.end(), at.gpu) -

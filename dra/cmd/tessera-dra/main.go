@@ -131,7 +131,7 @@ func runController(args []string, stderr io.Writer) error {
 	servers := fs.String("tessera", "", "tessera serve URL, http://HOST:PORT; several, comma-separated, for replicas (required)")
 	tokenFile := fs.String("token-file", "", "file holding tessera serve's bearer token")
 	gpu := fs.String("gpu", "a100-80gb", "catalog model of the nodes' MIG GPUs (tessera gpus lists them)")
-	policy := fs.String("policy", "grmu", "placement policy that steers (tessera replay --help lists them)")
+	policy := fs.String("policy", "steer", "placement policy that steers (tessera replay --help lists them; DRA runs them without migrations)")
 	publish := fs.String("publish", "steered", "steered (the policy's next choice per profile) or all (every legal placement)")
 	statusListen := fs.String("status-listen", "", "serve GET /status (JSON) and /healthz on this 127.0.0.1:PORT or HOST:PORT")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long one call to tessera serve may take")
