@@ -57,8 +57,7 @@ std::optional<std::vector<int>> StartsWith(const OnlineCluster& cluster, int gpu
 
 }  // namespace
 
-bool PlaceByRearranging(const VmRequest& vm, OnlineCluster& cluster,
-                        const std::function<bool(int gpu)>& eligible) {
+bool PlaceByRearranging(const VmRequest& vm, OnlineCluster& cluster) {
   const CapabilityTable& table = cluster.capability();
   const int size = cluster.gpu_model().profiles[vm.profile].memory_slices;
   int best_gpu = -1, best_moves = 0;
@@ -67,7 +66,7 @@ bool PlaceByRearranging(const VmRequest& vm, OnlineCluster& cluster,
   for (SliceMask used = 1; used < masks; ++used) {
     if (table.FreeSlices(used) < size) continue;
     for (int gpu : cluster.GpusWithMask(used)) {
-      if ((eligible && !eligible(gpu)) || !cluster.HostFits(cluster.HostOf(gpu), vm)) continue;
+      if (!cluster.HostFits(cluster.HostOf(gpu), vm)) continue;
       std::optional<std::vector<int>> starts = StartsWith(cluster, gpu, vm.profile);
       if (!starts) continue;
       const std::vector<int>& vms = cluster.VmsOn(gpu);
