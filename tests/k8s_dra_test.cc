@@ -65,18 +65,15 @@ struct RunOutcome {
   double seconds = 0;
 };
 
-class KubeDraTest : public CliTest {
+class KubeDraTest : public KubeClusterTest {
  protected:
   void SetUp() override {
-    CliTest::SetUp();
-    if (Status s = RequireBinary(KubeBinDir(), "tessera-dra"); !s.ok()) FAIL() << s.ToString();
-    Result<std::unique_ptr<KubeTestCluster>> cluster =
-        KubeTestCluster::Start(dir_ / "cluster", KubeBinDir());
-    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-    cluster_ = std::move(*cluster);
-    Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(cluster_->config());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
+    if (Status s = RequireBinary(KubeBinDir(), "tessera-dra"); !s.ok()) {
+      CliTest::SetUp();
+      FAIL() << s.ToString();
+    }
+    KubeClusterTest::SetUp();
+    ASSERT_FALSE(HasFatalFailure());
     fs::create_directories(dir_ / "logs");
     processes_ = std::make_unique<TestProcesses>(dir_ / "logs");
     Result<std::vector<int>> ports = FreePorts(2);
@@ -490,8 +487,6 @@ class KubeDraTest : public CliTest {
     pods_ = pods;
   }
 
-  std::unique_ptr<KubeTestCluster> cluster_;
-  std::unique_ptr<KubeClient> client_;
   std::unique_ptr<TestProcesses> processes_;
   std::vector<std::pair<std::string, int>> nodes_;
   int serve_port_ = 0;

@@ -44,19 +44,8 @@ struct PodView {
   std::optional<PodPlacement> placement;
 };
 
-class KubeExtenderTest : public CliTest {
+class KubeExtenderTest : public KubeClusterTest {
  protected:
-  void SetUp() override {
-    CliTest::SetUp();
-    Result<std::unique_ptr<KubeTestCluster>> cluster =
-        KubeTestCluster::Start(dir_ / "cluster", KubeBinDir());
-    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-    cluster_ = std::move(*cluster);
-    Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(cluster_->config());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
-  }
-
   void TearDown() override {
     cluster_.reset();  // the scheduler first: it calls the daemon
     daemon_.reset();
@@ -229,8 +218,6 @@ class KubeExtenderTest : public CliTest {
     return accepted;
   }
 
-  std::unique_ptr<KubeTestCluster> cluster_;
-  std::unique_ptr<KubeClient> client_;
   std::unique_ptr<Background> daemon_;
   int port_ = 0;
 };

@@ -15,6 +15,17 @@ namespace tessera::testing {
 
 namespace fs = std::filesystem;
 
+void KubeClusterTest::SetUp() {
+  CliTest::SetUp();
+  Result<std::unique_ptr<KubeTestCluster>> cluster =
+      KubeTestCluster::Start(dir_ / "cluster", KubeBinDir());
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  cluster_ = std::move(*cluster);
+  Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(cluster_->config());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  client_ = std::move(*client);
+}
+
 std::string WriteMixedTrace(const fs::path& dir, int nodes, int gpus, int pods,
                             const std::vector<double>& weights, unsigned seed) {
   std::string node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";

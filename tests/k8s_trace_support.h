@@ -9,12 +9,16 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "agent_fixture.h"
+#include "k8s_cluster.h"
 #include "tessera/gpu_catalog.h"
+#include "tessera/k8s/kube_client.h"
 #include "tessera/online/vm_trace.h"
 
 namespace tessera::testing {
@@ -35,6 +39,17 @@ bool Eventually(F done, double timeout_s, int poll_ms = 100) {
   }
   return done();
 }
+
+// A test with a real control plane (KubeTestCluster: etcd and
+// kube-apiserver, started in SetUp) and an admin client of it; the test
+// starts the scheduler and the rest.
+class KubeClusterTest : public CliTest {
+ protected:
+  void SetUp() override;
+
+  std::unique_ptr<KubeTestCluster> cluster_;
+  std::unique_ptr<KubeClient> client_;
+};
 
 // A trace in the Alibaba format: `nodes` nodes of `gpus` GPUs and `pods`
 // pods whose GPU shares map (GRMU Eq. 30) onto A100-80GB's profiles in the

@@ -86,6 +86,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return usageError{fmt.Errorf("unknown command %q: want controller or kubelet-plugin", args[0])}
 }
 
+// newFlagSet is a command's flags, starting with the --kubeconfig both take.
+func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs, fs.String("kubeconfig", "", "kubeconfig file (default: the pod's service account)")
+}
+
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -125,9 +132,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func runController(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: the pod's service account)")
+	fs, kubeconfig := newFlagSet("controller", stderr)
 	servers := fs.String("tessera", "", "tessera serve URL, http://HOST:PORT; several, comma-separated, for replicas (required)")
 	tokenFile := fs.String("token-file", "", "file holding tessera serve's bearer token")
 	gpu := fs.String("gpu", "a100-80gb", "catalog model of the nodes' MIG GPUs (tessera gpus lists them)")
@@ -211,9 +216,7 @@ func serveStatus(ctx context.Context, listener net.Listener, c *controller.Contr
 }
 
 func runPlugin(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("kubelet-plugin", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: the pod's service account)")
+	fs, kubeconfig := newFlagSet("kubelet-plugin", stderr)
 	node := fs.String("node", "", "this node's name (required; in a DaemonSet, from spec.nodeName)")
 	tessera := fs.String("tessera-binary", "tessera", "the tessera executable (its agent commands drive NVML)")
 	nvml := fs.String("nvml", "libnvidia-ml.so.1", "NVML library tessera loads")

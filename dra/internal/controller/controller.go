@@ -198,17 +198,24 @@ func (c *Controller) setError(message string) {
 	c.status.LastError = message
 }
 
-func (c *Controller) nodeChanged(ctx context.Context, obj any, deleted bool) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-			node, ok = tomb.Obj.(*corev1.Node)
-		}
-		if !ok {
-			return
-		}
-		deleted = true
+// object is an informer's object of type T, or the last state of one it
+// saw deleted (then deleted is true); false for anything else.
+func object[T any](obj any) (value T, deleted bool, ok bool) {
+	if value, ok = obj.(T); ok {
+		return value, false, true
 	}
+	if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
+		value, ok = tomb.Obj.(T)
+	}
+	return value, true, ok
+}
+
+func (c *Controller) nodeChanged(ctx context.Context, obj any, deleted bool) {
+	node, tomb, ok := object[*corev1.Node](obj)
+	if !ok {
+		return
+	}
+	deleted = deleted || tomb
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if deleted {
@@ -257,16 +264,11 @@ func ParseGPUs(text string) ([]slices.GPU, error) {
 // claimChanged appends the claim's new allocations, or its release, to the
 // log, in the order the watch delivers them.
 func (c *Controller) claimChanged(obj any, deleted bool) {
-	claim, ok := obj.(*resourceapi.ResourceClaim)
+	claim, tomb, ok := object[*resourceapi.ResourceClaim](obj)
 	if !ok {
-		if tomb, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-			claim, ok = tomb.Obj.(*resourceapi.ResourceClaim)
-		}
-		if !ok {
-			return
-		}
-		deleted = true
+		return
 	}
+	deleted = deleted || tomb
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.ready {

@@ -187,34 +187,39 @@ func (h *harness) prepared() ([]string, error) {
 	return (&Driver{checkpoint: filepath.Join(h.state, "checkpoint.json")}).Prepared()
 }
 
-func (h *harness) prepare(claims ...*resourceapi.ResourceClaim) *drapb.NodePrepareResourcesResponse {
-	h.t.Helper()
-	req := &drapb.NodePrepareResourcesRequest{}
+// grpcClaims names claims as the kubelet does in its calls.
+func grpcClaims(claims []*resourceapi.ResourceClaim) []*drapb.Claim {
+	var out []*drapb.Claim
 	for _, c := range claims {
-		req.Claims = append(req.Claims, &drapb.Claim{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)})
+		out = append(out, &drapb.Claim{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)})
 	}
+	return out
+}
+
+// call runs one gRPC call with a deadline and fails the test on its error.
+func call[R any](h *harness, name string, do func(context.Context) (R, error)) R {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := h.client.NodePrepareResources(ctx, req)
+	resp, err := do(ctx)
 	if err != nil {
-		h.t.Fatalf("NodePrepareResources: %v", err)
+		h.t.Fatalf("%s: %v", name, err)
 	}
 	return resp
 }
 
+func (h *harness) prepare(claims ...*resourceapi.ResourceClaim) *drapb.NodePrepareResourcesResponse {
+	h.t.Helper()
+	return call(h, "NodePrepareResources", func(ctx context.Context) (*drapb.NodePrepareResourcesResponse, error) {
+		return h.client.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: grpcClaims(claims)})
+	})
+}
+
 func (h *harness) unprepare(claims ...*resourceapi.ResourceClaim) *drapb.NodeUnprepareResourcesResponse {
 	h.t.Helper()
-	req := &drapb.NodeUnprepareResourcesRequest{}
-	for _, c := range claims {
-		req.Claims = append(req.Claims, &drapb.Claim{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := h.client.NodeUnprepareResources(ctx, req)
-	if err != nil {
-		h.t.Fatalf("NodeUnprepareResources: %v", err)
-	}
-	return resp
+	return call(h, "NodeUnprepareResources", func(ctx context.Context) (*drapb.NodeUnprepareResourcesResponse, error) {
+		return h.client.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: grpcClaims(claims)})
+	})
 }
 
 func readSpec(t *testing.T, dir, uid string) cdiSpec {
