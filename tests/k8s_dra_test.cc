@@ -10,8 +10,13 @@
 // allocator chooses alone, and both are reported side by side.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -46,6 +51,20 @@ struct TracePod {
   std::string name;
   std::string profile;
 };
+
+// "" when something accepts connections on the Unix socket `path`, or why
+// not.
+std::string ConnectUnix(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return std::strerror(errno);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  const int connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  const std::string why = connected == 0 ? "" : std::strerror(errno);
+  ::close(fd);
+  return why;
+}
 
 // Where a claim's device is: node, GPU, start (from the device's name,
 // "gpu<G>-<profile>-s<S>").
@@ -440,6 +459,110 @@ class KubeDraTest : public KubeClusterTest {
     return accepted;
   }
 
+  // The node side on `node`, for real claims: the kubelet plugin on a fake
+  // machine of the node's 8 GPUs (the project's fake NVML), driven through
+  // its gRPC by `tessera-dra prepare` as the kubelet would, for every claim
+  // the run allocated there; then NVML's instances are exactly those
+  // allocations, each claim's CDI spec parses, and after `tessera-dra
+  // unprepare` no instance is left.
+  void PrepareOnNode(const std::string& node, const GpuModel& gpu,
+                     const std::vector<TracePod>& pods, const RunOutcome& run) {
+    // Unix socket paths hold 107 bytes: the plugin's files go in a short
+    // directory of their own.
+    char short_dir[] = "/tmp/dra-XXXXXX";
+    ASSERT_NE(::mkdtemp(short_dir), nullptr) << std::strerror(errno);
+    const fs::path root = short_dir;
+    struct Remove {
+      fs::path path;
+      ~Remove() { fs::remove_all(path); }
+    } remove{root};
+    for (const char* sub : {"state", "registrar", "cdi"}) fs::create_directories(root / sub);
+    const std::vector<std::string> machine = {
+        "/usr/bin/env",
+        "TESSERA_FAKE_NVML_DEVICES=" + gpu.name + std::string(",") + gpu.name + "," + gpu.name +
+            "," + gpu.name + "," + gpu.name + "," + gpu.name + "," + gpu.name + "," + gpu.name,
+        "TESSERA_FAKE_NVML_STATE=" + (root / "nvml.json").string()};
+    const auto with_machine = [&](std::vector<std::string> argv) {
+      argv.insert(argv.begin(), machine.begin(), machine.end());
+      return argv;
+    };
+    const std::string dra = KubeBinDir() + "/tessera-dra";
+    ASSERT_TRUE(
+        processes_
+            ->Launch("plugin", with_machine({dra, "kubelet-plugin", "--node", node, "--kubeconfig",
+                                             cluster_->kubeconfig(), "--tessera-binary",
+                                             TESSERA_BINARY, "--nvml", TESSERA_FAKE_NVML,
+                                             "--state-dir", (root / "state").string(),
+                                             "--registrar-dir", (root / "registrar").string(),
+                                             "--cdi-dir", (root / "cdi").string()}))
+            .ok());
+    const Status ready = processes_->WaitReady(
+        "plugin", 60, [&] { return ConnectUnix((root / "state" / "dra.sock").string()); });
+    ASSERT_TRUE(ready.ok()) << ready.ToString();
+
+    std::vector<std::string> claims;
+    std::set<std::tuple<int, int, int>> want;  // GPU, profile ID, start
+    for (const TracePod& pod : pods) {
+      const auto placed = run.placed.find(pod.name);
+      if (placed == run.placed.end() || std::get<0>(placed->second) != node) continue;
+      const Result<json> claim = client_->Get(std::string(kClaims) + "/" + pod.name);
+      ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+      claims.push_back("default/" + pod.name + "/" +
+                       (*claim)["metadata"]["uid"].get<std::string>());
+      want.insert({std::get<1>(placed->second), gpu.FindProfile(pod.profile)->id,
+                   std::get<2>(placed->second)});
+    }
+    ASSERT_FALSE(claims.empty()) << "no claim was allocated on " << node;
+    const auto call = [&](const std::string& verb) {
+      std::vector<std::string> argv = {dra, verb, "--socket",
+                                       (root / "state" / "dra.sock").string()};
+      argv.insert(argv.end(), claims.begin(), claims.end());
+      return processes_->Run(verb, argv);
+    };
+    int listings = 0;
+    const auto instances = [&] {
+      std::set<std::tuple<int, int, int>> got;
+      const std::string log = "inventory-" + std::to_string(++listings);
+      const Status listed =
+          processes_->Run(log, with_machine({TESSERA_BINARY, "agent", "inventory", "--nvml",
+                                             TESSERA_FAKE_NVML, "--format", "json"}));
+      EXPECT_TRUE(listed.ok()) << listed.ToString();
+      const std::string text = ReadAll(processes_->LogPath(log));
+      const json doc = json::parse(text, nullptr, false);
+      EXPECT_FALSE(doc.is_discarded()) << "the inventory is not JSON: " << text;
+      if (doc.is_discarded()) return got;
+      for (const json& g : doc.value("gpus", json::array())) {
+        for (const json& gi : g["gpu_instances"]) {
+          got.insert({g["index"].get<int>(), gi["profile_id"].get<int>(), gi["start"].get<int>()});
+        }
+      }
+      return got;
+    };
+    const Status prepared = call("prepare");
+    ASSERT_TRUE(prepared.ok()) << prepared.ToString() << "\n" << processes_->LogTail("plugin");
+    EXPECT_EQ(instances(), want) << "NVML's instances are not the allocations on " << node;
+    size_t specs = 0;
+    for (const auto& entry : fs::directory_iterator(root / "cdi")) {
+      const json spec = json::parse(ReadAll(entry.path()), nullptr, false);
+      ASSERT_FALSE(spec.is_discarded()) << entry.path() << " does not parse";
+      EXPECT_EQ(spec["kind"], "tessera.io/mig");
+      EXPECT_EQ(spec["devices"][0]["containerEdits"]["env"][0].get<std::string>().rfind(
+                    "NVIDIA_VISIBLE_DEVICES=MIG-", 0),
+                0u)
+          << spec.dump();
+      ++specs;
+    }
+    EXPECT_EQ(specs, claims.size());
+    const Status unprepared = call("unprepare");
+    ASSERT_TRUE(unprepared.ok()) << unprepared.ToString();
+    EXPECT_TRUE(instances().empty());
+    std::printf(
+        "[ figure ] node side: %zu claims of %s prepared through the plugin's gRPC on the "
+        "fake NVML, each instance where the allocator put it, then unprepared\n",
+        claims.size(), node.c_str());
+    ASSERT_TRUE(processes_->Stop("plugin").ok());
+  }
+
   // The claims and pods of a run gone, the controller stopped.
   void Clear(const std::vector<TracePod>& pods, const RunOutcome& run, const std::string& suffix) {
     for (const TracePod& pod : pods) {
@@ -471,6 +594,7 @@ class KubeDraTest : public KubeClusterTest {
     EXPECT_EQ(status["adopted"], 0) << status.dump();
     EXPECT_FALSE(status.contains("last_error")) << status.dump();
     ValidateSlices("steered");
+    if (prepare_node_) PrepareOnNode(nodes_.front().first, **FindMigGpu(gpu), pods, steered);
     Clear(pods, steered, "");
 
     StartController(gpu, /*publish_all=*/true);
@@ -493,6 +617,7 @@ class KubeDraTest : public KubeClusterTest {
   int status_port_ = 0;
   RunOutcome every_;
   std::vector<TracePod> pods_;
+  bool prepare_node_ = false;  // PrepareOnNode after the steered run
 };
 
 // 200 pods of six profiles on 20 nodes x 8 A100-80GB, in trace order.
@@ -506,6 +631,7 @@ TEST_F(KubeDraTest, SteeredClaimsMatchReplayAndDeletingFreesCounters) {
       WriteMixedTrace(dir_, 20, 8, 200, {0.25, 0.15, 0.15, 0.15, 0.1, 0.2}, 7);
   TraceShaping never_leave;
   never_leave.lifetime.mode = Lifetime::Mode::kNone;
+  prepare_node_ = true;
   SteeredAgainstEveryPlacement(trace, "a100-80gb", "NVIDIA A100-SXM4-80GB",
                                (dir_ / "nodes.csv").string(), (dir_ / "pods.csv").string(),
                                never_leave, "200 pods of six profiles on 20 nodes x 8 A100-80GB");

@@ -2,6 +2,7 @@
 //
 //	tessera-dra controller      publish every node's MIG devices, steered by Tessera
 //	tessera-dra kubelet-plugin  prepare and unprepare claims on one node through NVML
+//	tessera-dra prepare|unprepare  call a kubelet plugin's gRPC as the kubelet does
 //
 // Bad flags exit 2 naming the flag; a failure while running exits 1.
 package main
@@ -21,12 +22,15 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
 	"tessera.local/dra/internal/controller"
 	"tessera.local/dra/internal/plugin"
@@ -47,6 +51,11 @@ Usage:
       Serve the kubelet's NodePrepareResources / NodeUnprepareResources: create
       and destroy the claim's MIG instance through tessera's NVML layer, write
       its CDI spec; annotate the Node with its GPUs for the controller.
+
+  tessera-dra prepare|unprepare --socket PATH NAMESPACE/NAME/UID...
+      Call a kubelet plugin's NodePrepareResources or NodeUnprepareResources as
+      the kubelet does, for the claims given, and print its answer as JSON; exit
+      1 when a claim fails. For checking a node by hand, and for the tests.
 
 Run "tessera-dra COMMAND -h" for a command's flags.
 Exit codes: 0 ok, 1 failure while running, 2 bad flags.
@@ -72,7 +81,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return usageError{errors.New("a command is needed: controller or kubelet-plugin")}
+		return usageError{errors.New("a command is needed: controller, kubelet-plugin, prepare or unprepare")}
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -82,8 +91,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runController(args[1:], stderr)
 	case "kubelet-plugin":
 		return runPlugin(args[1:], stderr)
+	case "prepare", "unprepare":
+		return runCall(args[0], args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown command %q: want controller or kubelet-plugin", args[0])}
+	return usageError{fmt.Errorf("unknown command %q: want controller, kubelet-plugin, prepare or unprepare", args[0])}
 }
 
 // newFlagSet is a command's flags, starting with the --kubeconfig both take.
@@ -259,6 +270,79 @@ func runPlugin(args []string, stderr io.Writer) error {
 	}
 	<-ctx.Done()
 	helper.Stop()
+	return nil
+}
+
+// runCall calls the plugin at --socket for the claims NAMESPACE/NAME/UID.
+func runCall(command string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	socket := fs.String("socket", "", "the plugin's gRPC socket, <state-dir>/dra.sock (required)")
+	timeout := fs.Duration("timeout", time.Minute, "how long the call may take")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if *socket == "" {
+		return usageError{errors.New("--socket: required")}
+	}
+	if *timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v: want more than 0", *timeout)}
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("no claim given: NAMESPACE/NAME/UID")}
+	}
+	var claims []*drapb.Claim
+	for _, arg := range fs.Args() {
+		parts := strings.Split(arg, "/")
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			return usageError{fmt.Errorf("claim %q: want NAMESPACE/NAME/UID", arg)}
+		}
+		claims = append(claims, &drapb.Claim{Namespace: parts[0], Name: parts[1], Uid: parts[2]})
+	}
+	conn, err := grpc.NewClient("unix://"+*socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return usageError{fmt.Errorf("--socket %s: %w", *socket, err)}
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	client := drapb.NewDRAPluginClient(conn)
+	failed := map[string]string{}
+	var answer any
+	if command == "prepare" {
+		resp, err := client.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: claims})
+		if err != nil {
+			return fmt.Errorf("NodePrepareResources at %s: %w", *socket, err)
+		}
+		for uid, claim := range resp.Claims {
+			if claim.Error != "" {
+				failed[uid] = claim.Error
+			}
+		}
+		answer = resp
+	} else {
+		resp, err := client.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: claims})
+		if err != nil {
+			return fmt.Errorf("NodeUnprepareResources at %s: %w", *socket, err)
+		}
+		for uid, claim := range resp.Claims {
+			if claim.Error != "" {
+				failed[uid] = claim.Error
+			}
+		}
+		answer = resp
+	}
+	out, err := json.MarshalIndent(answer, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, string(out))
+	if len(failed) > 0 {
+		return fmt.Errorf("%s: %d of %d claims failed: %v", command, len(failed), len(claims), failed)
+	}
 	return nil
 }
 

@@ -50,6 +50,11 @@ func TestBadCommandLinesNameTheirFlag(t *testing.T) {
 		{[]string{"controller", "--tessera", "http://x:1", "extra"}, `unexpected argument "extra"`},
 		{[]string{"controller", "--no-such-flag"}, "no-such-flag"},
 		{[]string{"kubelet-plugin"}, "--node"},
+		{[]string{"prepare", "default/a/uid"}, "--socket"},
+		{[]string{"prepare", "--socket", "s"}, "no claim given"},
+		{[]string{"unprepare", "--socket", "s", "default/a"}, "NAMESPACE/NAME/UID"},
+		{[]string{"unprepare", "--socket", "s", "default//uid"}, "NAMESPACE/NAME/UID"},
+		{[]string{"prepare", "--socket", "s", "--timeout", "0s", "a/b/c"}, "--timeout"},
 		{[]string{"kubelet-plugin", "--node", "n", "--kubeconfig", filepath.Join(dir, "none")}, "--kubeconfig"},
 		{[]string{"kubelet-plugin", "--node", "n", "--state-dir", empty + "/sub"}, "--state-dir"},
 		{[]string{"kubelet-plugin", "--node", "n", "--cdi-dir", empty + "/sub", "--state-dir", dir}, "--cdi-dir"},
@@ -72,9 +77,9 @@ func TestHelpIsNotAnError(t *testing.T) {
 	if err := run([]string{"--help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "tessera-dra controller") {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	for _, command := range []string{"controller", "kubelet-plugin"} {
+	for command, flagName := range map[string]string{"controller": "-kubeconfig", "kubelet-plugin": "-node", "prepare": "-socket"} {
 		var usage strings.Builder
-		if err := run([]string{command, "-h"}, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) || !strings.Contains(usage.String(), "-kubeconfig") {
+		if err := run([]string{command, "-h"}, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) || !strings.Contains(usage.String(), flagName) {
 			t.Fatalf("%s -h: %v: %s", command, err, usage.String())
 		}
 	}
