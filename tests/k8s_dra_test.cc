@@ -84,14 +84,14 @@ struct RunOutcome {
   double seconds = 0;
 };
 
-class KubeDraTest : public KubeClusterTest {
+class KubeDraTest : public KubeControlPlaneTest {
  protected:
   void SetUp() override {
     if (Status s = RequireBinary(KubeBinDir(), "tessera-dra"); !s.ok()) {
       CliTest::SetUp();
       FAIL() << s.ToString();
     }
-    KubeClusterTest::SetUp();
+    KubeControlPlaneTest::SetUp();
     ASSERT_FALSE(HasFatalFailure());
     fs::create_directories(dir_ / "logs");
     processes_ = std::make_unique<TestProcesses>(dir_ / "logs");

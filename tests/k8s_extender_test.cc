@@ -44,7 +44,7 @@ struct PodView {
   std::optional<PodPlacement> placement;
 };
 
-class KubeExtenderTest : public KubeClusterTest {
+class KubeExtenderTest : public KubeControlPlaneTest {
  protected:
   void TearDown() override {
     cluster_.reset();  // the scheduler first: it calls the daemon

@@ -15,7 +15,7 @@ namespace tessera::testing {
 
 namespace fs = std::filesystem;
 
-void KubeClusterTest::SetUp() {
+void KubeControlPlaneTest::SetUp() {
   CliTest::SetUp();
   Result<std::unique_ptr<KubeTestCluster>> cluster =
       KubeTestCluster::Start(dir_ / "cluster", KubeBinDir());

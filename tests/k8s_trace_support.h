@@ -43,7 +43,7 @@ bool Eventually(F done, double timeout_s, int poll_ms = 100) {
 // A test with a real control plane (KubeTestCluster: etcd and
 // kube-apiserver, started in SetUp) and an admin client of it; the test
 // starts the scheduler and the rest.
-class KubeClusterTest : public CliTest {
+class KubeControlPlaneTest : public CliTest {
  protected:
   void SetUp() override;
 
