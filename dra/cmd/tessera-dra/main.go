@@ -310,30 +310,20 @@ func runCall(command string, args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	client := drapb.NewDRAPluginClient(conn)
-	failed := map[string]string{}
 	var answer any
+	var failed map[string]string
 	if command == "prepare" {
 		resp, err := client.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: claims})
 		if err != nil {
 			return fmt.Errorf("NodePrepareResources at %s: %w", *socket, err)
 		}
-		for uid, claim := range resp.Claims {
-			if claim.Error != "" {
-				failed[uid] = claim.Error
-			}
-		}
-		answer = resp
+		answer, failed = resp, claimErrors(resp.Claims)
 	} else {
 		resp, err := client.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: claims})
 		if err != nil {
 			return fmt.Errorf("NodeUnprepareResources at %s: %w", *socket, err)
 		}
-		for uid, claim := range resp.Claims {
-			if claim.Error != "" {
-				failed[uid] = claim.Error
-			}
-		}
-		answer = resp
+		answer, failed = resp, claimErrors(resp.Claims)
 	}
 	out, err := json.MarshalIndent(answer, "", "  ")
 	if err != nil {
@@ -344,6 +334,18 @@ func runCall(command string, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %d of %d claims failed: %v", command, len(failed), len(claims), failed)
 	}
 	return nil
+}
+
+// claimErrors is the error of each claim that failed in a plugin's answer,
+// by UID.
+func claimErrors[C interface{ GetError() string }](claims map[string]C) map[string]string {
+	failed := map[string]string{}
+	for uid, claim := range claims {
+		if e := claim.GetError(); e != "" {
+			failed[uid] = e
+		}
+	}
+	return failed
 }
 
 // annotateNode records the node's MIG GPUs for the controller.
