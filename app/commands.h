@@ -22,6 +22,7 @@ void AddReplayCommand(CLI::App& app, int& exit_code);
 void AddGenCommand(CLI::App& app, int& exit_code);
 void AddIgniterCommand(CLI::App& app, int& exit_code);
 void AddTransitionCommand(CLI::App& app, int& exit_code);
+void AddAutoscaleCommand(CLI::App& app, int& exit_code);
 void AddDeployCommand(CLI::App& app, int& exit_code);
 void AddAgentCommand(CLI::App& app, int& exit_code);
 void AddServeCommand(CLI::App& app, int& exit_code);

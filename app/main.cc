@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddGenCommand(app, exit_code);
   tessera::cli::AddIgniterCommand(app, exit_code);
   tessera::cli::AddTransitionCommand(app, exit_code);
+  tessera::cli::AddAutoscaleCommand(app, exit_code);
   tessera::cli::AddDeployCommand(app, exit_code);
   tessera::cli::AddAgentCommand(app, exit_code);
   tessera::cli::AddServeCommand(app, exit_code);

@@ -1,0 +1,149 @@
+// A day of traffic, autoscaled (`tessera autoscale`, docs/autoscale.md): the
+// scenario's services follow per-minute rates (day_rates.h); an autoscaling
+// policy re-plans ahead of the load and moves the cluster between plans
+// through transitions of real duration (transition_duration.h); the day is
+// simulated minute by minute (simulator.h) and set beside (a) the static plan
+// for the day's peak and (b) an oracle that plans each interval for its true
+// peak and moves at once.
+//
+// The policy, once a minute while no transition runs (the minute's rates
+// are seen when it ends):
+//  * forecasts each service over the lead window (forecaster.h) and needs
+//    (1 + margin) x the highest of that forecast and the last minute seen;
+//  * moves up when a service needs more than the rate its plan was made for,
+//    unless the forecast says the need is gone before the move would end (a
+//    spike shorter than a transition);
+//  * moves down when some service needs less than (1 - hysteresis) x its
+//    planned rate and no service more, for `down_hold_s` running, and the
+//    plan for the need uses fewer GPUs;
+//  * plans the need incrementally from the running plan (no more GPUs than a
+//    plan from scratch), plans the transition with at most `spare_gpus`
+//    spare GPUs, times it, and never starts one whose floors (min of the two
+//    plans' rates) the forecast crosses before it ends, except the rising
+//    services' own floors on a move up (not moving crosses them too: such a
+//    move is counted late).
+// The day starts on the plan for the first lead window's need (the cluster
+// ran before the day began).
+//
+// Simulation: each minute on the instances serving in it, at that minute's
+// rates with Poisson arrivals: a minute without a transition for `sample_s`
+// seconds, a minute a transition runs through from its start to the
+// transition's end (at least `sample_s`, at most 60 s) with every instance
+// taking requests only while it serves (transition_simulation.h); a minute
+// starts with empty queues. GPUs of a minute: those holding an
+// instance (during a transition, its peak). GPU-hours: their sum / 60.
+//
+// Errors: InvalidArgument naming the flag or file, line and field; a rate
+// no plan can serve is an error naming the service and minute.
+//
+// Thread-safety: RunAutoscale may run on any thread; it starts `jobs`
+// threads of its own for the simulation.
+#ifndef TESSERA_AUTOSCALE_REQUEST_H_
+#define TESSERA_AUTOSCALE_REQUEST_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/problem_inputs.h"
+#include "tessera/scenario.h"
+#include "tessera/status.h"
+#include "tessera/transition/transition_duration.h"
+#include "tessera/workload/day_rates.h"
+
+namespace tessera {
+
+struct AutoscaleOptions {
+  std::string forecaster = "holt";  // BuiltinForecasters()
+  double lead_s = 10 * 60;          // plan for the forecast peak this far ahead
+  double margin = 0.05;             // plan for (1 + margin) x the need
+  double hysteresis = 0.15;         // move down below (1 - hysteresis) x planned
+  double down_hold_s = 10 * 60;     // ... for this long
+  int spare_gpus = 2;               // GPUs a transition may add
+  StepDurations durations;
+  double sample_s = 5;  // simulated seconds of a minute without a transition
+  double oracle_interval_s = 15 * 60;
+  int jobs = 0;  // simulation threads; 0: the machine's cores
+  std::uint64_t seed = 1;
+};
+
+struct AutoscaleRequest {
+  ProblemInputs inputs;              // the scenario (rates at the shape's 1) and profiles
+  std::optional<Scenario> scenario;  // in memory, in place of inputs.scenario
+  std::string rates_path;
+  std::optional<DayRates> rates;  // in memory, in place of rates_path
+  std::string planner;            // empty: the default MIG planner
+  AutoscaleOptions options;
+  NoteSink notes;
+  std::function<void(std::string_view)> progress;
+};
+
+struct AutoscaleMove {
+  int minute = 0;  // starts at the beginning of this minute
+  double seconds = 0;
+  int phases = 0;
+  int steps = 0;
+  int from_gpus = 0;
+  int to_gpus = 0;
+  int peak_gpus = 0;
+  int spare_gpus = 0;  // beyond both plans' GPUs, at the peak
+  bool up = false;
+  bool late = false;  // a rising service's forecast crosses its floor before the end
+};
+
+// One way of running the day.
+struct AutoscaleStrategy {
+  std::string name;  // "autoscale", "static-peak", "oracle"
+  double gpu_hours = 0;
+  int peak_gpus = 0;                 // the most GPUs holding an instance at any moment
+  int min_gpus = 0;                  // the fewest
+  int max_spare_gpus = 0;            // most GPUs beyond both plans' during a move
+  std::vector<double> gpus;          // per minute: mean GPUs holding an instance
+  std::vector<AutoscaleMove> moves;  // autoscale and oracle
+  // Moves the autoscaler weighed and did not start, by why (minutes).
+  std::map<std::string, int> declined;
+  // Per service (scenario order), per minute.
+  std::vector<std::vector<double>> compliance;  // share within the SLO
+  std::vector<std::vector<double>> capacity;    // SLO-safe capacity, rps
+  std::vector<double> lowest;                   // per service: lowest minute
+  std::vector<int> lowest_minute;               // ... and which
+  int minutes_below_target = 0;                 // service-minutes < kComplianceTarget
+};
+
+struct AutoscaleReport {
+  std::string scenario;
+  std::string rates;  // the rates file
+  std::string planner;
+  AutoscaleOptions options;
+  std::vector<std::string> services;
+  int minutes = 0;
+  std::vector<std::vector<double>> rps;  // per service, per minute
+  AutoscaleStrategy autoscale, static_peak, oracle;
+};
+
+Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request);
+
+// Reads "mig-create=2s,model-load=20s" (keys mig-create, mig-destroy,
+// mps-start, model-load, drain; each a duration from 0 to an hour) over the
+// defaults; InvalidArgument naming `flag`, the key, and the keys or range.
+Result<StepDurations> ParseStepDurations(std::string_view flag, std::string_view text);
+// "mig-create=2s,mig-destroy=1s,mps-start=1s,model-load=15s,drain=1s".
+std::string FormatStepDurations(const StepDurations& durations);
+
+// For people: the day's figures, strategy by strategy, then each service's
+// lowest minute, then the moves. For programs: JSON with every per-minute
+// series (docs/autoscale.md).
+std::string FormatAutoscaleText(const AutoscaleReport& report);
+std::string FormatAutoscaleJson(const AutoscaleReport& report);
+// The day as an SVG timeline: GPUs over the day (the three strategies), and
+// each service's rate against the autoscaled capacity (their sums past 12
+// services), the moves shaded.
+std::string FormatAutoscaleSvg(const AutoscaleReport& report);
+
+}  // namespace tessera
+
+#endif  // TESSERA_AUTOSCALE_REQUEST_H_

@@ -1,0 +1,730 @@
+#include "tessera/autoscale_request.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "tessera/durations.h"
+#include "tessera/plan_request.h"
+#include "tessera/simulate/transition_simulation.h"
+#include "tessera/simulator.h"
+#include "tessera/transition.h"
+#include "tessera/transition_request.h"
+#include "tessera/util/text_io.h"
+#include "tessera/workload/forecaster.h"
+
+namespace tessera {
+namespace {
+
+// The lowest rate a plan is asked for: a scenario's rates are > 0.
+constexpr double kMinPlannedRps = 1e-3;
+constexpr DurationRange kStepTime{0, kHour, true};
+
+int MinutesOf(double seconds) { return static_cast<int>(std::ceil(seconds / kMinute - 1e-9)); }
+
+int GpusHolding(const Deployment& d) {
+  int n = 0;
+  for (const GpuAssignment& g : d.gpus)
+    n += g.shared_whole() ? !g.processes().empty() : !g.instances().empty();
+  return n;
+}
+
+std::vector<double> CapacityOf(const Deployment& d, const std::vector<std::string>& services) {
+  const TransitionCapacity counted(d, d);
+  std::map<std::string, double> by_name;
+  for (const GpuAssignment& g : d.gpus) {
+    if (g.shared_whole()) continue;
+    for (const Instance& i : g.instances()) by_name[i.service] += counted.Of(i);
+  }
+  std::vector<double> out;
+  for (const std::string& s : services) out.push_back(by_name[s]);
+  return out;
+}
+
+// What the day is planned and simulated with.
+struct Day {
+  Scenario scenario;
+  DayRates rates;
+  ProblemInputs inputs;  // with the profiles in memory
+  std::string planner;
+  // The scenario at the shape's 1: profiles and SLOs for the simulator.
+  std::optional<Problem> problem;
+};
+
+// One steady plan, or a transition between two, as the simulator runs it.
+struct Epoch {
+  std::shared_ptr<const ServingModel> model;
+  // A transition's instances: from when to when each serves, in seconds of
+  // the day (-inf / +inf: before and after it); empty for a steady plan.
+  std::vector<std::pair<double, double>> serves;
+  // A transition's cluster GPUs: from when to when each holds an instance
+  // (from the start of the phase creating its first to the end of the one
+  // destroying its last).
+  std::vector<std::pair<double, double>> held;
+};
+
+// The mean number of `epoch`'s GPUs held over minute m.
+double MeanGpusHeld(const Epoch& epoch, int m) {
+  const double from = m * kMinute;
+  const double to = from + kMinute;
+  double seconds = 0;
+  for (const auto& [a, b] : epoch.held)
+    seconds += std::max(0.0, std::min(b, to) - std::max(a, from));
+  return seconds / kMinute;
+}
+
+// A minute to simulate: the epoch it runs on, and for how long.
+struct MinuteRun {
+  int epoch = 0;
+  double seconds = 0;
+};
+
+struct Timeline {
+  std::vector<Epoch> epochs;
+  std::vector<MinuteRun> minutes;
+};
+
+Result<Deployment> PlanFor(const Day& day, const std::vector<double>& rates,
+                           const Deployment* current, int minute, int extra_gpus = 0) {
+  PlanRequest request;
+  request.inputs = day.inputs;
+  std::vector<double> clamped = rates;
+  for (double& r : clamped) r = std::max(r, kMinPlannedRps);
+  request.scenario = WithRates(day.scenario, clamped);
+  request.planner = day.planner;
+  if (current) {
+    request.current = *current;
+    request.max_extra_gpus = extra_gpus;
+  }
+  Result<PlanRun> run = Plan(request);
+  if (!run.ok()) {
+    return run.status().WithContext(
+        fmt::format("minute {}: planning {}", minute, day.scenario.name));
+  }
+  if (run->outcome != PlanOutcome::kFeasible) {
+    for (const ServiceOutcome& s : run->deployment.services) {
+      if (s.status != ServiceStatus::kOk) {
+        return Status::InvalidArgument(
+            fmt::format("{}: minute {}: service '{}' at {:.6g} req/s: {}", day.rates.source, minute,
+                        s.name, s.rate_rps, s.reason));
+      }
+    }
+  }
+  return std::move(run->deployment);
+}
+
+Result<int> AddSteadyEpoch(const Day& day, const Deployment& d, Timeline& timeline) {
+  TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(d, *day.problem));
+  timeline.epochs.push_back({std::make_shared<const ServingModel>(std::move(model)), {}, {}});
+  return static_cast<int>(timeline.epochs.size()) - 1;
+}
+
+Result<int> AddTransitionEpoch(const Day& day, const Deployment& from, const Transition& t,
+                               double start_s, const StepDurations& durations, Timeline& timeline) {
+  TESSERA_ASSIGN_OR_RETURN(TransitionLives lives, BuildTransitionLives(from, t, *day.problem, 1.0));
+  const std::vector<double> phases = PhaseSeconds(t, durations);
+  std::vector<double> phase_start{start_s};
+  for (double p : phases) phase_start.push_back(phase_start.back() + p);
+  Epoch epoch;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::map<int, std::pair<double, double>> held;  // cluster GPU -> held from, until
+  size_t k = 0;
+  for (const GpuAssignment& g : lives.deployment.gpus) {
+    for (size_t i = 0; i < g.instances().size(); ++i, ++k) {
+      const auto [starts_after, stops_at] = lives.phases[k];
+      epoch.serves.emplace_back(starts_after == 0 ? -inf : phase_start[starts_after],
+                                stops_at == 0 ? inf : phase_start[stops_at - 1]);
+      const double from = starts_after == 0 ? -inf : phase_start[starts_after - 1];
+      const double until = stops_at == 0 ? inf : phase_start[stops_at];
+      auto [it, fresh] = held.try_emplace(g.index, from, until);
+      if (!fresh)
+        it->second = {std::min(it->second.first, from), std::max(it->second.second, until)};
+    }
+  }
+  for (const auto& [gpu, span] : held) epoch.held.push_back(span);
+  epoch.model = std::make_shared<const ServingModel>(std::move(lives.model));
+  timeline.epochs.push_back(std::move(epoch));
+  return static_cast<int>(timeline.epochs.size()) - 1;
+}
+
+// The per-minute bookkeeping of one strategy.
+void StartStrategy(AutoscaleStrategy& s, std::string name, int minutes, int services) {
+  s.name = std::move(name);
+  s.gpus.assign(minutes, 0);
+  s.capacity.assign(services, std::vector<double>(minutes, 0));
+}
+
+void SetMinute(AutoscaleStrategy& s, int minute, double gpus, const std::vector<double>& capacity) {
+  s.gpus[minute] = gpus;
+  for (size_t k = 0; k < capacity.size(); ++k) s.capacity[k][minute] = capacity[k];
+}
+
+std::vector<double> Lower(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> out(a.size());
+  for (size_t k = 0; k < a.size(); ++k) out[k] = std::min(a[k], b[k]);
+  return out;
+}
+
+// The autoscaling policy over the day (see the header).
+class Policy {
+ public:
+  Policy(const Day& day, const AutoscaleOptions& options, const Forecaster& forecaster)
+      : day_(day), options_(options), forecaster_(forecaster) {
+    lead_ = std::max(1, MinutesOf(options.lead_s));
+    const int n = day.rates.minutes();
+    series_.assign(day.scenario.services.size(), std::vector<double>(n));
+    for (int m = 0; m < n; ++m) {
+      for (size_t s = 0; s < series_.size(); ++s) series_[s][m] = day.rates.rps[m][s];
+    }
+  }
+
+  Status Run(AutoscaleStrategy& out, Timeline& timeline,
+             const std::function<void(std::string_view)>& progress) {
+    declined_ = &out.declined;
+    const int n = day_.rates.minutes();
+    const int services = static_cast<int>(series_.size());
+    StartStrategy(out, "autoscale", n, services);
+    // The plan the day starts on: the first lead window's need, as if seen.
+    std::vector<double> need(services);
+    for (int s = 0; s < services; ++s) {
+      need[s] = (1 + options_.margin) * day_.rates.PeakOf(s, 0, lead_);
+    }
+    TESSERA_ASSIGN_OR_RETURN(current_, PlanFor(day_, need, nullptr, 0));
+    planned_ = need;
+    TESSERA_ASSIGN_OR_RETURN(int epoch, AddSteadyEpoch(day_, current_, timeline));
+    capacity_ = CapacityOf(current_, day_.rates.services);
+    int busy_until = 0;  // the first minute no transition runs in
+    int down_since = -1;
+    for (int m = 0; m < n; ++m) {
+      if (m > 0 && m >= busy_until) {
+        TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, Decide(m, down_since));
+        if (started && started->move.steps == 0) {  // the running plan serves the need as it is
+          current_ = std::move(started->to);
+          planned_ = std::move(started->rates);
+          capacity_ = CapacityOf(current_, day_.rates.services);
+        } else if (started) {
+          const int minutes = std::max(1, MinutesOf(started->move.seconds));
+          TESSERA_ASSIGN_OR_RETURN(
+              const int moving, AddTransitionEpoch(day_, current_, started->transition, m * kMinute,
+                                                   options_.durations, timeline));
+          const std::vector<double> after = CapacityOf(started->to, day_.rates.services);
+          for (int k = m; k < std::min(n, m + minutes); ++k) {
+            // The part of the minute the move runs through (at least a sample).
+            const double left = (m - k) * kMinute + started->move.seconds;
+            timeline.minutes.push_back({moving, std::clamp(left, options_.sample_s, kMinute)});
+            SetMinute(out, k, MeanGpusHeld(timeline.epochs[moving], k), Lower(capacity_, after));
+          }
+          out.max_spare_gpus = std::max(out.max_spare_gpus, started->move.spare_gpus);
+          out.peak_gpus = std::max(out.peak_gpus, started->move.peak_gpus);
+          out.moves.push_back(started->move);
+          current_ = std::move(started->to);
+          planned_ = std::move(started->rates);
+          capacity_ = after;
+          TESSERA_ASSIGN_OR_RETURN(epoch, AddSteadyEpoch(day_, current_, timeline));
+          busy_until = m + minutes;
+          m = busy_until - 1;
+          if (progress && out.moves.size() % 10 == 0) {
+            progress(
+                fmt::format("autoscale: minute {} of {}, {} moves", m + 1, n, out.moves.size()));
+          }
+          continue;
+        }
+      }
+      timeline.minutes.push_back({epoch, options_.sample_s});
+      SetMinute(out, m, GpusHolding(current_), capacity_);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Started {
+    AutoscaleMove move;
+    Transition transition;
+    Deployment to;
+    std::vector<double> rates;
+  };
+
+  // The highest of forecast[from, to) (clipped), or 0.
+  static double Peak(const std::vector<double>& forecast, int from, int to) {
+    double peak = 0;
+    for (int k = std::max(from, 0); k < std::min<int>(to, forecast.size()); ++k) {
+      peak = std::max(peak, forecast[k]);
+    }
+    return peak;
+  }
+
+  Result<std::optional<Started>> Decide(int m, int& down_since) {
+    const int services = static_cast<int>(series_.size());
+    const int horizon = 2 * lead_ + 60;
+    std::vector<std::vector<double>> forecast(services);
+    std::vector<double> need(services);
+    bool up = false;
+    bool down = false;
+    for (int s = 0; s < services; ++s) {
+      const std::span<const double> seen(series_[s].data(), m);
+      forecast[s] = forecaster_.Forecast(seen, series_[s], horizon);
+      // The last minute seen is part of every forecast window.
+      forecast[s].insert(forecast[s].begin(), seen.back());
+      need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead_ + 1), kMinPlannedRps);
+      up = up || need[s] > planned_[s] * (1 + 1e-9);
+      down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
+    }
+    if (up) {
+      down_since = -1;
+      // Up to the need over two lead windows: a ramp is not followed step by step.
+      std::vector<double> target(services);
+      for (int s = 0; s < services; ++s) {
+        target[s] =
+            std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead_ + 1), kMinPlannedRps);
+      }
+      return TryMove(m, target, forecast, true);
+    }
+    if (!down) {
+      down_since = -1;
+      return std::optional<Started>();
+    }
+    if (down_since < 0) down_since = m;
+    if ((m - down_since) * kMinute < options_.down_hold_s) return std::optional<Started>();
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, TryMove(m, need, forecast, false));
+    if (!started) down_since = m;  // no move that pays: wait another hold
+    return started;
+  }
+
+  Result<std::optional<Started>> TryMove(int m, std::vector<double> target,
+                                         const std::vector<std::vector<double>>& forecast,
+                                         bool up) {
+    const int services = static_cast<int>(target.size());
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // The fewest GPUs first; a plan that keeps more of the running one (up
+      // to spare_gpus more GPUs) when moving to the first needs more spare
+      // GPUs than allowed.
+      Deployment to;
+      std::optional<TransitionRun> found;
+      const int from_gpus = GpusHolding(current_);
+      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
+        TESSERA_ASSIGN_OR_RETURN(to, PlanFor(day_, target, &current_, m, extra));
+        if (!up && GpusHolding(to) >= from_gpus) break;
+        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
+                                 RunTransition(current_, to, options_.spare_gpus));
+        if (run.transition) found = std::move(run);
+      }
+      const int to_gpus = GpusHolding(to);
+      if (!up && to_gpus >= from_gpus) return Decline("the plan for the need has no fewer GPUs");
+      if (!found) return Decline("the transition needs more spare GPUs");
+      TransitionRun& run = *found;
+      const double seconds = TransitionSeconds(*run.transition, options_.durations);
+      const int ends = std::max(1, MinutesOf(seconds));  // forecast index of the first minute after
+      bool lowered_crossed = false;
+      bool late = false;
+      bool still_needed = !up;
+      for (int s = 0; s < services; ++s) {
+        const double floor = std::min(planned_[s], target[s]);
+        const double during = Peak(forecast[s], 0, ends + 1);
+        if (target[s] > planned_[s]) {
+          late = late || during > planned_[s];
+          still_needed =
+              still_needed ||
+              (1 + options_.margin) * Peak(forecast[s], ends + 1, std::max(ends + 2, lead_ + 1)) >
+                  planned_[s] * (1 + 1e-9);
+        } else if (during > floor) {
+          lowered_crossed = true;
+          target[s] = planned_[s];  // keep what it had: its floor stays where it was
+        }
+      }
+      if (up && !still_needed) return Decline("the need is gone before the move would end");
+      if (lowered_crossed) {
+        if (!up) return Decline("the forecast crosses a floor before the move would end");
+        continue;  // the move up without lowering anyone the forecast still needs
+      }
+      Started started;
+      started.move.minute = m;
+      started.move.seconds = seconds;
+      started.move.phases = static_cast<int>(run.transition->phases.size());
+      started.move.steps = run.transition->summary.steps;
+      started.move.from_gpus = from_gpus;
+      started.move.to_gpus = to_gpus;
+      started.move.peak_gpus =
+          std::max(run.transition->summary.peak_gpus, std::max(from_gpus, to_gpus));
+      started.move.spare_gpus = started.move.peak_gpus - std::max(from_gpus, to_gpus);
+      started.move.up = up;
+      started.move.late = late;
+      started.transition = std::move(*run.transition);
+      started.to = std::move(to);
+      started.rates = std::move(target);
+      return std::optional<Started>(std::move(started));
+    }
+    return std::optional<Started>();
+  }
+
+  std::optional<Started> Decline(const std::string& why) {
+    ++(*declined_)[why];
+    return std::nullopt;
+  }
+
+  const Day& day_;
+  const AutoscaleOptions& options_;
+  std::map<std::string, int>* declined_ = nullptr;
+  const Forecaster& forecaster_;
+  int lead_ = 1;
+  std::vector<std::vector<double>> series_;  // per service, per minute
+  Deployment current_;
+  std::vector<double> planned_;   // the rates current_ was planned for
+  std::vector<double> capacity_;  // its SLO-safe capacity
+};
+
+Status RunStatic(const Day& day, AutoscaleStrategy& out, Timeline& timeline) {
+  const int n = day.rates.minutes();
+  const int services = static_cast<int>(day.scenario.services.size());
+  StartStrategy(out, "static-peak", n, services);
+  std::vector<double> peak(services);
+  for (int s = 0; s < services; ++s) peak[s] = day.rates.PeakOf(s, 0, n);
+  TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, 0));
+  TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
+  const std::vector<double> capacity = CapacityOf(d, day.rates.services);
+  for (int m = 0; m < n; ++m) SetMinute(out, m, GpusHolding(d), capacity);
+  timeline.minutes.assign(n, {epoch, 0});
+  return Status::Ok();
+}
+
+Status RunOracle(const Day& day, const AutoscaleOptions& options, AutoscaleStrategy& out,
+                 Timeline& timeline) {
+  const int n = day.rates.minutes();
+  const int services = static_cast<int>(day.scenario.services.size());
+  StartStrategy(out, "oracle", n, services);
+  const int interval = std::max(1, MinutesOf(options.oracle_interval_s));
+  int previous_gpus = -1;
+  for (int from = 0; from < n; from += interval) {
+    const int to = std::min(n, from + interval);
+    std::vector<double> peak(services);
+    for (int s = 0; s < services; ++s) peak[s] = day.rates.PeakOf(s, from, to);
+    TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, from));
+    TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
+    const std::vector<double> capacity = CapacityOf(d, day.rates.services);
+    const int gpus = GpusHolding(d);
+    if (previous_gpus >= 0 && gpus != previous_gpus) {
+      AutoscaleMove move;
+      move.minute = from;
+      move.from_gpus = previous_gpus;
+      move.to_gpus = move.peak_gpus = gpus;
+      move.up = gpus > previous_gpus;
+      out.moves.push_back(move);
+    }
+    previous_gpus = gpus;
+    for (int m = from; m < to; ++m) {
+      SetMinute(out, m, gpus, capacity);
+      timeline.minutes.push_back({epoch, 0});
+    }
+  }
+  return Status::Ok();
+}
+
+// Simulates every minute of every strategy on `jobs` threads.
+Status SimulateMinutes(const Day& day, const AutoscaleOptions& options,
+                       std::vector<std::pair<AutoscaleStrategy*, const Timeline*>> strategies,
+                       const std::function<void(std::string_view)>& progress) {
+  const int n = day.rates.minutes();
+  const int services = static_cast<int>(day.scenario.services.size());
+  for (auto& [strategy, timeline] : strategies) {
+    strategy->compliance.assign(services, std::vector<double>(n, 1));
+  }
+  const int total = n * static_cast<int>(strategies.size());
+  std::atomic<int> next{0};
+  std::atomic<int> done{0};
+  std::vector<Status> failures(total, Status::Ok());
+  const auto work = [&] {
+    for (int job = next++; job < total; job = next++) {
+      const auto& [strategy, timeline] = strategies[job / n];
+      const int m = job % n;
+      const MinuteRun& run = timeline->minutes[m];
+      const Epoch& epoch = timeline->epochs[run.epoch];
+      ServingModel model = *epoch.model;
+      for (int s = 0; s < services; ++s) model.services[s].rate_rps = day.rates.rps[m][s];
+      for (size_t i = 0; i < epoch.serves.size(); ++i) {
+        model.instances[i].accepts_from_s = epoch.serves[i].first - m * kMinute;
+        model.instances[i].accepts_until_s = epoch.serves[i].second - m * kMinute;
+      }
+      SimOptions sim;
+      sim.duration_s = run.seconds > 0 ? run.seconds : options.sample_s;
+      sim.seed = options.seed + static_cast<std::uint64_t>(job);
+      Result<SimReport> report = Simulate(model, sim);
+      if (!report.ok()) {
+        failures[job] = report.status();
+        continue;
+      }
+      for (int s = 0; s < services; ++s) {
+        const ServiceReport& r = report->services[s];
+        strategy->compliance[s][m] = r.requests > 0 ? r.compliance : 1;
+      }
+      const int finished = ++done;
+      if (progress && finished % 500 == 0) {
+        progress(fmt::format("simulated {} of {} minutes", finished, total));
+      }
+    }
+  };
+  int jobs =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
+  jobs = std::clamp(jobs, 1, 64);
+  std::vector<std::thread> threads;
+  for (int k = 1; k < jobs; ++k) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : failures) {
+    if (!s.ok()) return s;
+  }
+  for (auto& [strategy, timeline] : strategies) {
+    strategy->lowest.assign(services, 1);
+    strategy->lowest_minute.assign(services, 0);
+    for (int s = 0; s < services; ++s) {
+      for (int m = 0; m < n; ++m) {
+        const double c = strategy->compliance[s][m];
+        if (c < strategy->lowest[s]) {
+          strategy->lowest[s] = c;
+          strategy->lowest_minute[s] = m;
+        }
+        strategy->minutes_below_target += c < kComplianceTarget;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void Summarise(AutoscaleStrategy& s) {
+  double minutes = 0;
+  for (double g : s.gpus) minutes += g;
+  s.gpu_hours = minutes / 60;
+  if (s.gpus.empty()) return;
+  const auto [low, high] = std::minmax_element(s.gpus.begin(), s.gpus.end());
+  s.peak_gpus = std::max(s.peak_gpus, static_cast<int>(std::ceil(*high - 1e-9)));
+  s.min_gpus = static_cast<int>(std::floor(*low + 1e-9));
+}
+
+Status CheckOptions(const AutoscaleOptions& o) {
+  TESSERA_RETURN_IF_ERROR(BuiltinForecasters().Check(o.forecaster));
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--lead", o.lead_s, {kMinute, kDay}).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--down-hold", o.down_hold_s, {0, kDay, true}).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--sample", o.sample_s, {0.1, kMinute}).status());
+  TESSERA_RETURN_IF_ERROR(
+      CheckDuration("--oracle-interval", o.oracle_interval_s, {kMinute, kDay}).status());
+  const auto share = [](std::string_view flag, double v, double max) {
+    if (std::isfinite(v) && v >= 0 && v <= max) return Status::Ok();
+    return Status::InvalidArgument(
+        fmt::format("{}: must be a finite number in [0, {}], got {}", flag, max, v));
+  };
+  TESSERA_RETURN_IF_ERROR(share("--margin", o.margin, 1));
+  TESSERA_RETURN_IF_ERROR(share("--hysteresis", o.hysteresis, 0.9));
+  if (o.spare_gpus < 0 || o.spare_gpus > 1000) {
+    return Status::InvalidArgument(
+        fmt::format("--spare-gpus: must be an integer in [0, 1000], got {}", o.spare_gpus));
+  }
+  if (o.jobs < 0 || o.jobs > 64) {
+    return Status::InvalidArgument(
+        fmt::format("--jobs: must be an integer in [0, 64], got {}", o.jobs));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<StepDurations> ParseStepDurations(std::string_view flag, std::string_view text) {
+  StepDurations d;
+  const std::map<std::string, double StepDurations::*, std::less<>> keys = {
+      {"mig-create", &StepDurations::mig_create_s},
+      {"mig-destroy", &StepDurations::mig_destroy_s},
+      {"mps-start", &StepDurations::mps_start_s},
+      {"model-load", &StepDurations::model_load_s},
+      {"drain", &StepDurations::drain_s}};
+  for (std::string_view item : SplitCsvFields(text)) {
+    const size_t eq = item.find('=');
+    const auto key = keys.find(item.substr(0, eq));
+    if (eq == std::string_view::npos || key == keys.end()) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: expected KEY=DURATION with KEY one of mig-create, mig-destroy, mps-start, "
+          "model-load, drain, got {}",
+          flag, QuoteForMessage(item)));
+    }
+    TESSERA_ASSIGN_OR_RETURN(d.*(key->second), ParseDuration(fmt::format("{} {}", flag, key->first),
+                                                             item.substr(eq + 1), kStepTime));
+  }
+  return d;
+}
+
+std::string FormatStepDurations(const StepDurations& d) {
+  return fmt::format(
+      "mig-create={:g}s,mig-destroy={:g}s,mps-start={:g}s,model-load={:g}s,drain={:g}s",
+      d.mig_create_s, d.mig_destroy_s, d.mps_start_s, d.model_load_s, d.drain_s);
+}
+
+Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
+  const AutoscaleOptions& options = request.options;
+  TESSERA_RETURN_IF_ERROR(CheckOptions(options));
+  Day day;
+  if (request.scenario) {
+    day.scenario = *request.scenario;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(day.scenario, LoadScenario(request.inputs));
+  }
+  if (request.rates) {
+    day.rates = *request.rates;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(day.rates, LoadDayRates(request.rates_path, day.scenario));
+  }
+  if (day.rates.services.size() != day.scenario.services.size()) {
+    return Status::InvalidArgument(day.rates.source + ": its services are not the scenario's");
+  }
+  day.inputs = request.inputs;
+  TESSERA_ASSIGN_OR_RETURN(
+      day.problem, LoadProblem(request.inputs, day.scenario, false, nullptr, request.notes));
+  day.inputs.profile_table = std::make_shared<const ProfileTable>(day.problem->profiles());
+  day.inputs.profiles.clear();
+  PlanRequest probe;
+  probe.inputs = day.inputs;
+  probe.planner = request.planner;
+  day.planner = PlannerFor(probe);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Forecaster> forecaster,
+                           BuiltinForecasters().Create(options.forecaster));
+
+  AutoscaleReport report;
+  report.scenario = day.scenario.name.empty() ? day.scenario.source : day.scenario.name;
+  report.rates = day.rates.source;
+  report.planner = day.planner;
+  report.options = options;
+  report.services = day.rates.services;
+  report.minutes = day.rates.minutes();
+  report.rps.assign(report.services.size(), std::vector<double>(report.minutes));
+  for (int m = 0; m < report.minutes; ++m) {
+    for (size_t s = 0; s < report.services.size(); ++s) report.rps[s][m] = day.rates.rps[m][s];
+  }
+
+  Timeline autoscaled, fixed, oracle;
+  if (request.progress) request.progress("planning the static plan for the day's peak");
+  TESSERA_RETURN_IF_ERROR(RunStatic(day, report.static_peak, fixed));
+  if (request.progress) request.progress("planning the oracle's intervals");
+  TESSERA_RETURN_IF_ERROR(RunOracle(day, options, report.oracle, oracle));
+  if (request.progress) request.progress("autoscaling the day");
+  Policy policy(day, options, *forecaster);
+  TESSERA_RETURN_IF_ERROR(policy.Run(report.autoscale, autoscaled, request.progress));
+  TESSERA_RETURN_IF_ERROR(SimulateMinutes(
+      day, options,
+      {{&report.autoscale, &autoscaled}, {&report.static_peak, &fixed}, {&report.oracle, &oracle}},
+      request.progress));
+  for (AutoscaleStrategy* s : {&report.autoscale, &report.static_peak, &report.oracle})
+    Summarise(*s);
+  return report;
+}
+
+namespace {
+
+std::string ClockOf(int minute) {
+  return fmt::format("{:02d}:{:02d}", minute / 60 % 24, minute % 60);
+}
+
+double Lowest(const AutoscaleStrategy& s) {
+  return s.lowest.empty() ? 1 : *std::min_element(s.lowest.begin(), s.lowest.end());
+}
+
+}  // namespace
+
+std::string FormatAutoscaleText(const AutoscaleReport& r) {
+  std::string out =
+      fmt::format("Autoscale: {} over {} minutes of {} ({} planner, {} forecaster)\n\n", r.scenario,
+                  r.minutes, r.rates, r.planner, r.options.forecaster);
+  out += fmt::format("  {:<12} {:>10} {:>8} {:>6} {:>6} {:>6} {:>9} {:>12}\n", "strategy",
+                     "GPU-hours", "vs peak", "min", "max", "moves", "lowest %", "minutes<99%");
+  const double base = r.static_peak.gpu_hours;
+  for (const AutoscaleStrategy* s : {&r.autoscale, &r.static_peak, &r.oracle}) {
+    out += fmt::format("  {:<12} {:>10.2f} {:>8.3f} {:>6} {:>6} {:>6} {:>9.2f} {:>12}\n", s->name,
+                       s->gpu_hours, base > 0 ? s->gpu_hours / base : 0, s->min_gpus, s->peak_gpus,
+                       s->moves.size(), 100 * Lowest(*s), s->minutes_below_target);
+  }
+  out += fmt::format("\n  autoscale / oracle: {:.3f}; most spare GPUs during a move: {}\n",
+                     r.oracle.gpu_hours > 0 ? r.autoscale.gpu_hours / r.oracle.gpu_hours : 0,
+                     r.autoscale.max_spare_gpus);
+  out += "\nLowest minute per service (% within SLO, autoscale / static-peak / oracle)\n";
+  for (size_t s = 0; s < r.services.size(); ++s) {
+    out += fmt::format("  {:<24} {:>7.2f} at {}  {:>7.2f}  {:>7.2f}\n", r.services[s],
+                       100 * r.autoscale.lowest[s], ClockOf(r.autoscale.lowest_minute[s]),
+                       100 * r.static_peak.lowest[s], 100 * r.oracle.lowest[s]);
+  }
+  if (!r.autoscale.declined.empty()) {
+    out += "\nMoves weighed and not started (minutes)\n";
+    for (const auto& [why, count] : r.autoscale.declined)
+      out += fmt::format("  {:>5}  {}\n", count, why);
+  }
+  out += "\nMoves (autoscale)\n";
+  for (const AutoscaleMove& m : r.autoscale.moves) {
+    out +=
+        fmt::format("  {} {:<4} {:>3} -> {:<3} GPUs  {:>6.1f} s  {} phases, {} steps, peak {}{}\n",
+                    ClockOf(m.minute), m.up ? "up" : "down", m.from_gpus, m.to_gpus, m.seconds,
+                    m.phases, m.steps, m.peak_gpus, m.late ? "  (late)" : "");
+  }
+  return out;
+}
+
+std::string FormatAutoscaleJson(const AutoscaleReport& r) {
+  using nlohmann::json;
+  const auto strategy = [&](const AutoscaleStrategy& s) {
+    json moves = json::array();
+    for (const AutoscaleMove& m : s.moves) {
+      moves.push_back({{"minute", m.minute},
+                       {"seconds", m.seconds},
+                       {"phases", m.phases},
+                       {"steps", m.steps},
+                       {"from_gpus", m.from_gpus},
+                       {"to_gpus", m.to_gpus},
+                       {"peak_gpus", m.peak_gpus},
+                       {"spare_gpus", m.spare_gpus},
+                       {"direction", m.up ? "up" : "down"},
+                       {"late", m.late}});
+    }
+    json services = json::array();
+    for (size_t k = 0; k < r.services.size(); ++k) {
+      services.push_back({{"name", r.services[k]},
+                          {"lowest_compliance", s.lowest[k]},
+                          {"lowest_minute", s.lowest_minute[k]},
+                          {"compliance", s.compliance[k]},
+                          {"capacity_rps", s.capacity[k]}});
+    }
+    return json{{"name", s.name},
+                {"gpu_hours", s.gpu_hours},
+                {"min_gpus", s.min_gpus},
+                {"peak_gpus", s.peak_gpus},
+                {"max_spare_gpus", s.max_spare_gpus},
+                {"service_minutes_below_target", s.minutes_below_target},
+                {"gpus", s.gpus},
+                {"moves", moves},
+                {"declined", s.declined},
+                {"services", services}};
+  };
+  json rates = json::array();
+  for (size_t k = 0; k < r.services.size(); ++k)
+    rates.push_back({{"name", r.services[k]}, {"rps", r.rps[k]}});
+  const json out = {
+      {"scenario", r.scenario},
+      {"rates", r.rates},
+      {"planner", r.planner},
+      {"minutes", r.minutes},
+      {"options",
+       {{"forecaster", r.options.forecaster},
+        {"lead_s", r.options.lead_s},
+        {"margin", r.options.margin},
+        {"hysteresis", r.options.hysteresis},
+        {"down_hold_s", r.options.down_hold_s},
+        {"spare_gpus", r.options.spare_gpus},
+        {"step_durations", FormatStepDurations(r.options.durations)},
+        {"sample_s", r.options.sample_s},
+        {"oracle_interval_s", r.options.oracle_interval_s},
+        {"seed", r.options.seed}}},
+      {"service_rates", rates},
+      {"strategies", {strategy(r.autoscale), strategy(r.static_peak), strategy(r.oracle)}}};
+  return out.dump(2) + "\n";
+}
+
+}  // namespace tessera

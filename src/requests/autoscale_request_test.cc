@@ -1,0 +1,165 @@
+// The autoscaling policy's decisions on synthetic days: a step up, a step
+// down, a spike shorter than a transition and a slow ramp; the report's
+// bookkeeping; bad options named by their flag.
+#include "tessera/autoscale_request.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+namespace {
+
+using ::testing::HasSubstr;
+
+Scenario Small() {
+  Scenario s;
+  s.name = "small";
+  s.source = "small.yaml";
+  s.gpu = "a100-80gb";
+  s.services = {{"resnet50", "resnet50", 2000, 204.5, 0}, {"vgg19", "vgg19", 600, 396.5, 0}};
+  return s;
+}
+
+// A day of `minutes` minutes at the scenario's rates x shape(minute).
+DayRates Shaped(int minutes, const std::function<double(int)>& shape) {
+  DayRates day;
+  day.source = "synthetic.csv";
+  day.shape = true;
+  const Scenario s = Small();
+  for (const Service& service : s.services) day.services.push_back(service.name);
+  for (int m = 0; m < minutes; ++m) {
+    std::vector<double> row;
+    for (const Service& service : s.services) row.push_back(service.rate_rps * shape(m));
+    day.rps.push_back(row);
+  }
+  return day;
+}
+
+AutoscaleReport Autoscaled(const DayRates& day, AutoscaleOptions options = {}) {
+  AutoscaleRequest request;
+  request.scenario = Small();
+  request.rates = day;
+  options.sample_s = 0.5;
+  options.jobs = 2;
+  request.options = options;
+  Result<AutoscaleReport> report = RunAutoscale(request);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  return report.ok() ? *report : AutoscaleReport{};
+}
+
+TEST(Autoscale, AStepUpIsFollowedTheMinuteAfterItIsSeenAndCountedLate) {
+  const AutoscaleReport r = Autoscaled(Shaped(120, [](int m) { return m < 60 ? 1.0 : 2.0; }));
+  ASSERT_FALSE(r.autoscale.moves.empty());
+  const AutoscaleMove& first = r.autoscale.moves.front();
+  EXPECT_EQ(first.minute, 61);  // minute 60's rates are seen when it ends
+  EXPECT_TRUE(first.up);
+  EXPECT_TRUE(first.late);
+  EXPECT_GT(first.to_gpus, first.from_gpus);
+  for (const AutoscaleMove& m : r.autoscale.moves) EXPECT_GT(m.minute, 60);
+  for (size_t s = 0; s < r.services.size(); ++s) {
+    EXPECT_GE(r.autoscale.capacity[s][119], r.rps[s][119]) << r.services[s];
+  }
+}
+
+TEST(Autoscale, AStepDownWaitsForTheHoldThenMovesToFewerGpus) {
+  AutoscaleOptions options;
+  options.down_hold_s = 10 * 60;
+  const AutoscaleReport r =
+      Autoscaled(Shaped(120, [](int m) { return m < 60 ? 2.0 : 1.0; }), options);
+  ASSERT_EQ(r.autoscale.moves.size(), 1u);
+  const AutoscaleMove& move = r.autoscale.moves.front();
+  EXPECT_FALSE(move.up);
+  EXPECT_GE(move.minute, 71);  // seen at 61, held for ten minutes
+  EXPECT_LE(move.minute, 72);
+  EXPECT_LT(move.to_gpus, move.from_gpus);
+  EXPECT_LT(r.autoscale.gpus[119], r.autoscale.gpus[0]);
+  EXPECT_LT(r.autoscale.gpu_hours, r.static_peak.gpu_hours);
+}
+
+TEST(Autoscale, ASpikeShorterThanATransitionMovesNothing) {
+  AutoscaleOptions options;
+  options.forecaster = "seasonal";       // it knows the spike ends
+  options.durations.model_load_s = 600;  // every move takes over ten minutes
+  const AutoscaleReport r =
+      Autoscaled(Shaped(120, [](int m) { return m == 60 || m == 61 ? 3.0 : 1.0; }), options);
+  EXPECT_TRUE(r.autoscale.moves.empty());
+  // The same spike with moves of seconds is met by a move before it.
+  options.durations.model_load_s = 5;
+  const AutoscaleReport quick =
+      Autoscaled(Shaped(120, [](int m) { return m == 60 || m == 61 ? 3.0 : 1.0; }), options);
+  ASSERT_FALSE(quick.autoscale.moves.empty());
+  EXPECT_LT(quick.autoscale.moves.front().minute, 60);
+  EXPECT_FALSE(quick.autoscale.moves.front().late);
+}
+
+TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
+  const AutoscaleReport r = Autoscaled(Shaped(300, [](int m) { return 1.0 + m / 300.0; }));
+  EXPECT_GE(r.autoscale.moves.size(), 2u);
+  for (const AutoscaleMove& m : r.autoscale.moves) {
+    EXPECT_TRUE(m.up);
+    EXPECT_FALSE(m.late) << "minute " << m.minute << " seconds " << m.seconds << " " << m.from_gpus
+                         << "->" << m.to_gpus;
+    EXPECT_LE(m.spare_gpus, 2);
+  }
+  for (size_t s = 0; s < r.services.size(); ++s) {
+    for (int m = 0; m < r.minutes; ++m) {
+      EXPECT_GE(r.autoscale.capacity[s][m], r.rps[s][m]) << r.services[s] << " minute " << m;
+    }
+  }
+}
+
+TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {
+  const AutoscaleReport r = Autoscaled(Shaped(60, [](int m) { return m < 30 ? 0.5 : 1.0; }));
+  ASSERT_EQ(r.static_peak.gpus.size(), 60u);
+  EXPECT_DOUBLE_EQ(r.static_peak.gpu_hours, r.static_peak.gpus[0]);  // 60 minutes of one plan
+  EXPECT_EQ(r.static_peak.gpus[0], r.static_peak.gpus[59]);
+  EXPECT_LE(r.oracle.gpus[0], r.oracle.gpus[59]);
+  EXPECT_EQ(r.oracle.gpus[59], r.static_peak.gpus[59]);
+  EXPECT_LE(r.oracle.gpu_hours, r.static_peak.gpu_hours);
+  for (const AutoscaleStrategy* s : {&r.autoscale, &r.static_peak, &r.oracle}) {
+    ASSERT_EQ(s->compliance.size(), 2u);
+    ASSERT_EQ(s->compliance[0].size(), 60u);
+  }
+  const std::string json = FormatAutoscaleJson(r);
+  EXPECT_THAT(json, HasSubstr("\"name\": \"static-peak\""));
+  EXPECT_THAT(FormatAutoscaleText(r), HasSubstr("autoscale / oracle"));
+}
+
+TEST(Autoscale, BadOptionsNameTheirFlag) {
+  const DayRates day = Shaped(10, [](int) { return 1.0; });
+  const auto error = [&](const std::function<void(AutoscaleOptions&)>& set) {
+    AutoscaleRequest request;
+    request.scenario = Small();
+    request.rates = day;
+    set(request.options);
+    Result<AutoscaleReport> r = RunAutoscale(request);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.forecaster = "arima"; }), HasSubstr("arima"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.lead_s = 1; }), HasSubstr("--lead"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.margin = -1; }), HasSubstr("--margin"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.hysteresis = 0.95; }), HasSubstr("--hysteresis"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.sample_s = 0; }), HasSubstr("--sample"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.spare_gpus = -1; }), HasSubstr("--spare-gpus"));
+}
+
+TEST(Autoscale, StepDurationsParseOverTheDefaults) {
+  Result<StepDurations> d = ParseStepDurations("--step-durations", "model-load=30s,drain=500ms");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_DOUBLE_EQ(d->model_load_s, 30);
+  EXPECT_DOUBLE_EQ(d->drain_s, 0.5);
+  EXPECT_DOUBLE_EQ(d->mig_create_s, 2);
+  EXPECT_EQ(FormatStepDurations(*d),
+            "mig-create=2s,mig-destroy=1s,mps-start=1s,model-load=30s,drain=0.5s");
+  EXPECT_THAT(ParseStepDurations("--step-durations", "load=3s").status().message(),
+              HasSubstr("KEY one of mig-create"));
+  EXPECT_THAT(ParseStepDurations("--step-durations", "drain=2h").status().message(),
+              HasSubstr("--step-durations drain"));
+}
+
+}  // namespace
+}  // namespace tessera
