@@ -122,7 +122,9 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--jobs", o.jobs, "Simulation threads, 0 = one per core, at most 64")
       ->check(Within(InputRange{0, 64, false, true}))
       ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed of the simulated arrivals")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the simulated arrivals")
+      ->check(NonNegative())
+      ->capture_default_str();
   cmd->add_option("--format", flags->format, "text (for people) or json (every per-minute series)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

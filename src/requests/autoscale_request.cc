@@ -659,6 +659,7 @@ std::string FormatAutoscaleText(const AutoscaleReport& r) {
       out += fmt::format("  {:>5}  {}\n", count, why);
   }
   out += "\nMoves (autoscale)\n";
+  if (r.autoscale.moves.empty()) out += "  none\n";
   for (const AutoscaleMove& m : r.autoscale.moves) {
     out +=
         fmt::format("  {} {:<4} {:>3} -> {:<3} GPUs  {:>6.1f} s  {} phases, {} steps, peak {}{}\n",

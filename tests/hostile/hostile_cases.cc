@@ -825,6 +825,91 @@ void ControlLoopCases(std::vector<HostileCase>& out) {
   }
 }
 
+// ---- tessera autoscale -----------------------------------------------------
+
+// The rates file and every flag of `autoscale`: a bad one is exit 2 naming
+// it; a good short day runs (three minutes, so each case stays quick).
+void AutoscaleCases(std::vector<HostileCase>& out) {
+  const std::string scenario =
+      "name: pair\ngpu: a100-80gb\nservices:\n"
+      "  - {name: resnet50, model: resnet50, rate_rps: 100, slo_ms: 204.5}\n"
+      "  - {name: vgg19, model: vgg19, rate_rps: 50, slo_ms: 396.5}\n";
+  const std::string run = "autoscale --scenario s.yaml --rates r.csv --sample 0.2s ";
+  const std::string good = "minute,multiplier\n0,1\n1,0.5\n2,1\n";
+  const std::vector<std::tuple<std::string, std::string>> files = {
+      {"empty", ""},
+      {"header_only", "minute,multiplier\n"},
+      {"one_minute", "minute,multiplier\n0,1\n"},
+      {"first_column", "time,multiplier\n0,1\n1,1\n"},
+      {"unknown_service", "minute,resnet50,vgg16\n0,1,1\n1,1,1\n"},
+      {"missing_service", "minute,resnet50\n0,1\n1,1\n"},
+      {"twice", "minute,resnet50,resnet50,vgg19\n0,1,1,1\n1,1,1,1\n"},
+      {"gap", "minute,multiplier\n0,1\n2,1\n"},
+      {"start_one", "minute,multiplier\n1,1\n2,1\n"},
+      {"nan", "minute,multiplier\n0,nan\n1,1\n"},
+      {"inf", "minute,multiplier\n0,inf\n1,1\n"},
+      {"negative", "minute,multiplier\n0,-1\n1,1\n"},
+      {"zero", "minute,multiplier\n0,0\n1,1\n"},
+      {"huge_multiplier", "minute,multiplier\n0,1e6\n1,1\n"},
+      {"huge_rate", "minute,resnet50,vgg19\n0,1e300,1\n1,1,1\n"},
+      {"extra_field", "minute,multiplier\n0,1,1\n1,1\n"},
+      {"short_row", "minute,resnet50,vgg19\n0,1\n1,1,1\n"},
+      {"nul", std::string("minute,multiplier\n0,1") + '\0' + "\n1,1\n"},
+      {"binary", std::string("\x7f\x45\x4c\x46\x02\x01\x01\x00\xff\xfe", 10)},
+      {"invalid_utf8", "minute,multi\xffplier\n0,1\n1,1\n"},
+  };
+  for (const auto& [tag, text] : files) {
+    Add(out,
+        {"autoscale_rates_" + tag, {{"s.yaml", scenario}, {"r.csv", text}}, run, "r.csv", {2}});
+  }
+  Add(out, {"autoscale_rates_missing", {{"s.yaml", scenario}}, run, "r.csv", {2}});
+  Add(out, {"autoscale_rates_crlf_bom",
+            {{"s.yaml", scenario},
+             {"r.csv", "\xEF\xBB\xBF# day\r\nminute,multiplier\r\n0,1\r\n1,0.5\r\n"}},
+            run,
+            "",
+            {0}});
+  Add(out, {"autoscale_good_day",
+            {{"s.yaml", scenario}, {"r.csv", good}},
+            run + "--svg d.svg -o d.txt",
+            "",
+            {0}});
+  const std::vector<std::tuple<std::string, std::string, std::string>> flags = {
+      {"no_rates", "autoscale --scenario s.yaml", "--rates"},
+      {"no_scenario", "autoscale --rates r.csv", "--scenario"},
+      {"lead_zero", run + "--lead 0", "--lead"},
+      {"lead_long", run + "--lead 2d", "--lead"},
+      {"lead_nan", run + "--lead nan", "--lead"},
+      {"margin_negative", run + "--margin -0.1", "--margin"},
+      {"margin_nan", run + "--margin nan", "--margin"},
+      {"margin_two", run + "--margin 2", "--margin"},
+      {"hysteresis_one", run + "--hysteresis 1", "--hysteresis"},
+      {"hold_negative", run + "--down-hold -1", "--down-hold"},
+      {"hold_long", run + "--down-hold 2d", "--down-hold"},
+      {"spare_negative", run + "--spare-gpus -1", "--spare-gpus"},
+      {"spare_huge", run + "--spare-gpus 99999999999", "--spare-gpus"},
+      {"spare_fraction", run + "--spare-gpus 1.5", "--spare-gpus"},
+      {"steps_key", run + "--step-durations load=3s", "--step-durations"},
+      {"steps_no_equals", run + "--step-durations model-load", "--step-durations"},
+      {"steps_negative", run + "--step-durations model-load=-1s", "--step-durations"},
+      {"steps_long", run + "--step-durations drain=2h", "--step-durations"},
+      {"steps_nan", run + "--step-durations mig-create=nan", "--step-durations"},
+      {"steps_empty", run + "--step-durations ,", "--step-durations"},
+      {"sample_zero", run + "--sample 0", "--sample"},
+      {"sample_long", run + "--sample 2m", "--sample"},
+      {"oracle_short", run + "--oracle-interval 30s", "--oracle-interval"},
+      {"jobs_many", run + "--jobs 100", "--jobs"},
+      {"jobs_negative", run + "--jobs -1", "--jobs"},
+      {"forecaster_unknown", run + "--forecaster arima", "arima"},
+      {"format_bad", run + "--format yaml", "--format"},
+      {"planner_unknown", run + "--planner nosuch", "nosuch"},
+      {"seed_negative", run + "--seed -1", "--seed"},
+  };
+  for (const auto& [tag, args, names] : flags) {
+    Add(out, {"autoscale_" + tag, {{"s.yaml", scenario}, {"r.csv", good}}, args, names, {2}});
+  }
+}
+
 std::vector<HostileCase> AllCases() {
   std::vector<HostileCase> cases;
   ScenarioCases(cases);
@@ -839,6 +924,7 @@ std::vector<HostileCase> AllCases() {
   DeployCases(cases);
   AgentCases(cases);
   ControlLoopCases(cases);
+  AutoscaleCases(cases);
   std::set<std::string> names;
   for (const HostileCase& c : cases) {
     if (!names.insert(c.name).second) throw std::logic_error("duplicate hostile case " + c.name);
