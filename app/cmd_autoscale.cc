@@ -86,6 +86,9 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--rates", flags->request.rates_path,
                   "Per-minute rates: CSV 'minute,multiplier' or 'minute,<service>,...'")
       ->required();
+  cmd->add_option("--season", flags->request.season_path,
+                  "The previous day's rates, same format, for the seasonal forecaster "
+                  "(default: the --rates day itself, a day that repeats)");
   cmd->add_option("--planner", flags->request.planner,
                   "MIG planner (default: the default planner)");
   cmd->add_option("--forecaster", o.forecaster, "Forecaster: " + BuiltinForecasters().JoinedNames())
@@ -103,7 +106,7 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
       ->transform(DurationFlag({0, kDay, true}))
-      ->default_str("10m");
+      ->default_str("5m");
   cmd->add_option("--spare-gpus", o.spare_gpus,
                   "GPUs a transition may use beyond both plans', 0..1000")
       ->check(Within(InputRange{0, 1000, false, true}))

@@ -61,8 +61,8 @@ struct AutoscaleOptions {
   std::string forecaster = "holt";  // BuiltinForecasters()
   double lead_s = 10 * 60;          // plan for the forecast peak this far ahead
   double margin = 0.05;             // plan for (1 + margin) x the need
-  double hysteresis = 0.15;         // move down below (1 - hysteresis) x planned
-  double down_hold_s = 10 * 60;     // ... for this long
+  double hysteresis = 0.08;         // move down below (1 - hysteresis) x planned
+  double down_hold_s = 5 * 60;      // ... for this long
   int spare_gpus = 2;               // GPUs a transition may add
   StepDurations durations;
   double sample_s = 5;  // simulated seconds of a minute without a transition
@@ -76,7 +76,11 @@ struct AutoscaleRequest {
   std::optional<Scenario> scenario;  // in memory, in place of inputs.scenario
   std::string rates_path;
   std::optional<DayRates> rates;  // in memory, in place of rates_path
-  std::string planner;            // empty: the default MIG planner
+  // The previous day, for the seasonal forecaster (same format); empty: the
+  // day itself (a day that repeats).
+  std::string season_path;
+  std::optional<DayRates> season;
+  std::string planner;  // empty: the default MIG planner
   AutoscaleOptions options;
   NoteSink notes;
   std::function<void(std::string_view)> progress;
@@ -116,7 +120,8 @@ struct AutoscaleStrategy {
 
 struct AutoscaleReport {
   std::string scenario;
-  std::string rates;  // the rates file
+  std::string rates;   // the rates file
+  std::string season;  // the previous day's (the rates file when none was given)
   std::string planner;
   AutoscaleOptions options;
   std::vector<std::string> services;

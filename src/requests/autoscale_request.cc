@@ -53,6 +53,7 @@ std::vector<double> CapacityOf(const Deployment& d, const std::vector<std::strin
 struct Day {
   Scenario scenario;
   DayRates rates;
+  DayRates season;       // the previous day
   ProblemInputs inputs;  // with the profiles in memory
   std::string planner;
   // The scenario at the shape's 1: profiles and SLOs for the simulator.
@@ -179,11 +180,16 @@ class Policy {
   Policy(const Day& day, const AutoscaleOptions& options, const Forecaster& forecaster)
       : day_(day), options_(options), forecaster_(forecaster) {
     lead_ = std::max(1, MinutesOf(options.lead_s));
-    const int n = day.rates.minutes();
-    series_.assign(day.scenario.services.size(), std::vector<double>(n));
-    for (int m = 0; m < n; ++m) {
-      for (size_t s = 0; s < series_.size(); ++s) series_[s][m] = day.rates.rps[m][s];
-    }
+    const auto by_service = [&](const DayRates& rates) {
+      std::vector<std::vector<double>> out(day.scenario.services.size(),
+                                           std::vector<double>(rates.minutes()));
+      for (int m = 0; m < rates.minutes(); ++m) {
+        for (size_t s = 0; s < out.size(); ++s) out[s][m] = rates.rps[m][s];
+      }
+      return out;
+    };
+    series_ = by_service(day.rates);
+    season_ = by_service(day.season);
   }
 
   Status Run(AutoscaleStrategy& out, Timeline& timeline,
@@ -270,21 +276,22 @@ class Policy {
     bool down = false;
     for (int s = 0; s < services; ++s) {
       const std::span<const double> seen(series_[s].data(), m);
-      forecast[s] = forecaster_.Forecast(seen, series_[s], horizon);
+      forecast[s] = forecaster_.Forecast(seen, season_[s], horizon);
       // The last minute seen is part of every forecast window.
       forecast[s].insert(forecast[s].begin(), seen.back());
       need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead_ + 1), kMinPlannedRps);
-      up = up || need[s] > planned_[s] * (1 + 1e-9);
+      up = up || need[s] > Held(s) * (1 + 1e-9);
       down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
+    }
+    // A move plans for the need over two lead windows: a ramp is not
+    // followed step by step, and a plan moved down to holds a while.
+    std::vector<double> target(services);
+    for (int s = 0; s < services; ++s) {
+      target[s] =
+          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead_ + 1), kMinPlannedRps);
     }
     if (up) {
       down_since = -1;
-      // Up to the need over two lead windows: a ramp is not followed step by step.
-      std::vector<double> target(services);
-      for (int s = 0; s < services; ++s) {
-        target[s] =
-            std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead_ + 1), kMinPlannedRps);
-      }
       return TryMove(m, target, forecast, true);
     }
     if (!down) {
@@ -293,7 +300,7 @@ class Policy {
     }
     if (down_since < 0) down_since = m;
     if ((m - down_since) * kMinute < options_.down_hold_s) return std::optional<Started>();
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, TryMove(m, need, forecast, false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, TryMove(m, target, forecast, false));
     if (!started) down_since = m;  // no move that pays: wait another hold
     return started;
   }
@@ -329,11 +336,11 @@ class Policy {
         const double floor = std::min(planned_[s], target[s]);
         const double during = Peak(forecast[s], 0, ends + 1);
         if (target[s] > planned_[s]) {
-          late = late || during > planned_[s];
+          late = late || during > Held(s);
           still_needed =
               still_needed ||
               (1 + options_.margin) * Peak(forecast[s], ends + 1, std::max(ends + 2, lead_ + 1)) >
-                  planned_[s] * (1 + 1e-9);
+                  Held(s) * (1 + 1e-9);
         } else if (during > floor) {
           lowered_crossed = true;
           target[s] = planned_[s];  // keep what it had: its floor stays where it was
@@ -364,6 +371,10 @@ class Policy {
     return std::optional<Started>();
   }
 
+  // The rate the running plan holds for service s: what it was planned for,
+  // unless its SLO-safe capacity is less (a re-plan that kept every instance).
+  double Held(int s) const { return std::min(planned_[s], capacity_[s]); }
+
   std::optional<Started> Decline(const std::string& why) {
     ++(*declined_)[why];
     return std::nullopt;
@@ -375,6 +386,7 @@ class Policy {
   const Forecaster& forecaster_;
   int lead_ = 1;
   std::vector<std::vector<double>> series_;  // per service, per minute
+  std::vector<std::vector<double>> season_;  // the previous day's, the same way
   Deployment current_;
   std::vector<double> planned_;   // the rates current_ was planned for
   std::vector<double> capacity_;  // its SLO-safe capacity
@@ -579,6 +591,16 @@ Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   if (day.rates.services.size() != day.scenario.services.size()) {
     return Status::InvalidArgument(day.rates.source + ": its services are not the scenario's");
   }
+  if (request.season) {
+    day.season = *request.season;
+  } else if (!request.season_path.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(day.season, LoadDayRates(request.season_path, day.scenario));
+  } else {
+    day.season = day.rates;
+  }
+  if (day.season.services.size() != day.scenario.services.size()) {
+    return Status::InvalidArgument(day.season.source + ": its services are not the scenario's");
+  }
   day.inputs = request.inputs;
   TESSERA_ASSIGN_OR_RETURN(
       day.problem, LoadProblem(request.inputs, day.scenario, false, nullptr, request.notes));
@@ -594,6 +616,7 @@ Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   AutoscaleReport report;
   report.scenario = day.scenario.name.empty() ? day.scenario.source : day.scenario.name;
   report.rates = day.rates.source;
+  report.season = day.season.source;
   report.planner = day.planner;
   report.options = options;
   report.services = day.rates.services;
@@ -634,8 +657,9 @@ double Lowest(const AutoscaleStrategy& s) {
 
 std::string FormatAutoscaleText(const AutoscaleReport& r) {
   std::string out =
-      fmt::format("Autoscale: {} over {} minutes of {} ({} planner, {} forecaster)\n\n", r.scenario,
-                  r.minutes, r.rates, r.planner, r.options.forecaster);
+      fmt::format("Autoscale: {} over {} minutes of {} ({} planner, {} forecaster{})\n\n",
+                  r.scenario, r.minutes, r.rates, r.planner, r.options.forecaster,
+                  r.options.forecaster == "seasonal" ? ", previous day " + r.season : "");
   out += fmt::format("  {:<12} {:>10} {:>8} {:>6} {:>6} {:>6} {:>9} {:>12}\n", "strategy",
                      "GPU-hours", "vs peak", "min", "max", "moves", "lowest %", "minutes<99%");
   const double base = r.static_peak.gpu_hours;

@@ -8,9 +8,8 @@
 //    trend beta 0.1, over the last two hours seen), extrapolated;
 //  * seasonal: seasonal naive with the level corrected: the same minute of
 //    the previous day, times the ratio of the last 15 minutes seen to the
-//    same 15 minutes of the previous day; the day before the first is taken
-//    to be the day itself (a day that repeats), so it reads ahead of what
-//    it has seen only through that assumption.
+//    same 15 minutes of the previous day (the caller gives that day: `tessera
+//    autoscale --season`, or the day itself when it repeats).
 // Forecasts are at least 0.
 //
 // Thread-safety: a Forecaster is immutable after creation; Forecast is const.
