@@ -117,7 +117,7 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--sample", o.sample_s,
                   "Simulated seconds of a minute without a transition, 0.1s to 1m")
       ->transform(DurationFlag({0.1, kMinute}))
-      ->default_str("5s");
+      ->default_str("3s");
   cmd->add_option("--oracle-interval", o.oracle_interval_s,
                   "The oracle plans each interval of this length for its true peak, 1m to 1d")
       ->transform(DurationFlag({kMinute, kDay}))

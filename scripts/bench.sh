@@ -623,3 +623,24 @@ PY
     --deployment "$work/day.json" --transition "$work/t.json" --step-seconds 2
   rm -rf "$work"
 fi
+
+echo
+echo "== autoscale: a day of S6 on the shipped day shape (1,440 minutes, three strategies each"
+echo "   simulated minute by minute), wall s of the whole run and the day's figures"
+printf '%-26s %8s %10s %10s %10s %8s %8s\n' forecaster wall_s autoscale static oracle vs_peak vs_oracle
+work=$(mktemp -d)
+for forecaster in holt seasonal; do
+  begin=$(date +%s.%N)
+  "$build/tessera" autoscale --scenario examples/scenarios/s6.yaml \
+    --rates examples/days/alibaba-2023-day.csv --forecaster "$forecaster" --format json \
+    -o "$work/day.json" 2>/dev/null
+  end=$(date +%s.%N)
+  python3 - "$work/day.json" "$forecaster" "$begin" "$end" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+a, s, o = (x["gpu_hours"] for x in r["strategies"])
+print(f"{sys.argv[2]:<26} {float(sys.argv[4]) - float(sys.argv[3]):8.1f} {a:10.2f} {s:10.2f} "
+      f"{o:10.2f} {a / s:8.3f} {a / o:8.3f}")
+PY
+done
+rm -rf "$work"

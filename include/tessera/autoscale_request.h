@@ -15,7 +15,10 @@
 //    spike shorter than a transition);
 //  * moves down when some service needs less than (1 - hysteresis) x its
 //    planned rate and no service more, for `down_hold_s` running, and the
-//    plan for the need uses fewer GPUs;
+//    plan for the need uses fewer GPUs; and, when no service moves either
+//    way, every `down_hold_s` compacts when a plan from scratch for the need
+//    takes fewer GPUs than the running one (moves keep what they can, and
+//    GPUs pile up);
 //  * plans the need incrementally from the running plan (no more GPUs than a
 //    plan from scratch), plans the transition with at most `spare_gpus`
 //    spare GPUs, times it, and never starts one whose floors (min of the two
@@ -65,7 +68,7 @@ struct AutoscaleOptions {
   double down_hold_s = 5 * 60;      // ... for this long
   int spare_gpus = 2;               // GPUs a transition may add
   StepDurations durations;
-  double sample_s = 5;  // simulated seconds of a minute without a transition
+  double sample_s = 3;  // simulated seconds of a minute without a transition
   double oracle_interval_s = 15 * 60;
   int jobs = 0;  // simulation threads; 0: the machine's cores
   std::uint64_t seed = 1;

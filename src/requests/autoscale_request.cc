@@ -296,7 +296,15 @@ class Policy {
     }
     if (!down) {
       down_since = -1;
-      return std::optional<Started>();
+      // Moves keep what they can, so GPUs pile up over a day: every hold,
+      // compact when a plan from scratch for the need takes fewer GPUs.
+      if ((m - last_compaction_) * kMinute < std::max(options_.down_hold_s, kMinute)) {
+        return std::optional<Started>();
+      }
+      last_compaction_ = m;
+      TESSERA_ASSIGN_OR_RETURN(const Deployment scratch, PlanFor(day_, target, nullptr, m));
+      if (GpusHolding(scratch) >= GpusHolding(current_)) return std::optional<Started>();
+      return TryMove(m, target, forecast, false);
     }
     if (down_since < 0) down_since = m;
     if ((m - down_since) * kMinute < options_.down_hold_s) return std::optional<Started>();
@@ -383,6 +391,7 @@ class Policy {
   const Day& day_;
   const AutoscaleOptions& options_;
   std::map<std::string, int>* declined_ = nullptr;
+  int last_compaction_ = 0;  // the minute a compaction was last weighed
   const Forecaster& forecaster_;
   int lead_ = 1;
   std::vector<std::vector<double>> series_;  // per service, per minute
