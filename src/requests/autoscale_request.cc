@@ -703,7 +703,7 @@ std::string FormatAutoscaleText(const AutoscaleReport& r) {
 }
 
 std::string FormatAutoscaleJson(const AutoscaleReport& r) {
-  using nlohmann::json;
+  using json = nlohmann::ordered_json;
   const auto strategy = [&](const AutoscaleStrategy& s) {
     json moves = json::array();
     for (const AutoscaleMove& m : s.moves) {
@@ -743,6 +743,7 @@ std::string FormatAutoscaleJson(const AutoscaleReport& r) {
   const json out = {
       {"scenario", r.scenario},
       {"rates", r.rates},
+      {"season", r.season},
       {"planner", r.planner},
       {"minutes", r.minutes},
       {"options",
@@ -758,7 +759,7 @@ std::string FormatAutoscaleJson(const AutoscaleReport& r) {
         {"seed", r.options.seed}}},
       {"service_rates", rates},
       {"strategies", {strategy(r.autoscale), strategy(r.static_peak), strategy(r.oracle)}}};
-  return out.dump(2) + "\n";
+  return out.dump() + "\n";
 }
 
 }  // namespace tessera

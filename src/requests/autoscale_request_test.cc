@@ -6,9 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "tessera/util/text_io.h"
 
 namespace tessera {
 namespace {
@@ -125,7 +131,7 @@ TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {
     ASSERT_EQ(s->compliance[0].size(), 60u);
   }
   const std::string json = FormatAutoscaleJson(r);
-  EXPECT_THAT(json, HasSubstr("\"name\": \"static-peak\""));
+  EXPECT_THAT(json, HasSubstr("\"name\":\"static-peak\""));
   EXPECT_THAT(FormatAutoscaleText(r), HasSubstr("autoscale / oracle"));
 }
 
@@ -159,6 +165,75 @@ TEST(Autoscale, StepDurationsParseOverTheDefaults) {
               HasSubstr("KEY one of mig-create"));
   EXPECT_THAT(ParseStepDurations("--step-durations", "drain=2h").status().message(),
               HasSubstr("--step-durations drain"));
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A report built by hand: four minutes, two services, one move up.
+AutoscaleReport Handmade() {
+  AutoscaleReport r;
+  r.scenario = "small";
+  r.rates = "day.csv";
+  r.season = "day.csv";
+  r.planner = "exact";
+  r.services = {"resnet50", "vgg19"};
+  r.minutes = 4;
+  r.rps = {{100, 120, 200, 210}, {50, 50, 60, 55}};
+  AutoscaleStrategy* strategies[] = {&r.autoscale, &r.static_peak, &r.oracle};
+  const char* names[] = {"autoscale", "static-peak", "oracle"};
+  for (int k = 0; k < 3; ++k) {
+    AutoscaleStrategy& s = *strategies[k];
+    s.name = names[k];
+    s.gpus = k == 1 ? std::vector<double>{3, 3, 3, 3} : std::vector<double>{2, 2.5, 3, 3};
+    s.gpu_hours = (k == 1 ? 12 : 10.5) / 60;
+    s.peak_gpus = k == 0 ? 4 : 3;
+    s.min_gpus = 2;
+    s.compliance = {{1, 0.995, 0.98, 1}, {1, 1, 1, 1}};
+    s.capacity = {{150, 150, 250, 250}, {70, 70, 70, 70}};
+    s.lowest = {k == 1 ? 1 : 0.98, 1};
+    s.lowest_minute = {k == 1 ? 0 : 2, 0};
+    s.minutes_below_target = k == 1 ? 0 : 1;
+  }
+  AutoscaleMove move;
+  move.minute = 1;
+  move.seconds = 42;
+  move.phases = 2;
+  move.steps = 3;
+  move.from_gpus = 2;
+  move.to_gpus = 3;
+  move.peak_gpus = 4;
+  move.spare_gpus = 1;
+  move.up = true;
+  move.late = true;
+  r.autoscale.moves = {move};
+  r.autoscale.max_spare_gpus = 1;
+  r.autoscale.declined = {{"the transition needs more spare GPUs", 2}};
+  return r;
+}
+
+TEST(AutoscaleFormat, TextJsonAndSvgMatchGoldenFiles) {
+  const AutoscaleReport r = Handmade();
+  const std::map<std::string, std::string> files = {{"report.txt", FormatAutoscaleText(r)},
+                                                    {"report.json", FormatAutoscaleJson(r)},
+                                                    {"day.svg", FormatAutoscaleSvg(r)}};
+  const std::filesystem::path root =
+      std::filesystem::path(TESSERA_SOURCE_DIR) / "tests/golden/autoscale_small";
+  const char* update = std::getenv("TESSERA_UPDATE_GOLDEN");
+  for (const auto& [name, text] : files) {
+    if (update != nullptr && std::string_view(update) == "1") {
+      std::ofstream(root / name, std::ios::binary) << text;
+      continue;
+    }
+    Result<std::string> golden = ReadTextFile((root / name).string());
+    ASSERT_TRUE(golden.ok()) << golden.status().message();
+    EXPECT_TRUE(*golden == text) << (root / name)
+                                 << " differs; if the change is intended, rerun with "
+                                    "TESSERA_UPDATE_GOLDEN=1 and review the diff";
+  }
 }
 
 }  // namespace
