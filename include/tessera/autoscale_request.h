@@ -8,8 +8,9 @@
 //
 // The policy, once a minute while no transition runs (the minute's rates
 // are seen when it ends):
-//  * forecasts each service over the lead window (forecaster.h) and needs
-//    (1 + margin) x the highest of that forecast and the last minute seen;
+//  * forecasts each service over the lead window (forecaster.h; at least the
+//    last move's length and two minutes) and needs (1 + margin) x the highest
+//    of that forecast and the last minute seen;
 //  * moves up when a service needs more than the rate its plan was made for,
 //    unless the forecast says the need is gone before the move would end (a
 //    spike shorter than a transition);

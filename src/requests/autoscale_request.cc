@@ -231,6 +231,7 @@ class Policy {
           out.max_spare_gpus = std::max(out.max_spare_gpus, started->move.spare_gpus);
           out.peak_gpus = std::max(out.peak_gpus, started->move.peak_gpus);
           out.moves.push_back(started->move);
+          last_move_minutes_ = minutes;
           current_ = std::move(started->to);
           planned_ = std::move(started->rates);
           capacity_ = after;
@@ -269,7 +270,10 @@ class Policy {
 
   Result<std::optional<Started>> Decide(int m, int& down_since) {
     const int services = static_cast<int>(series_.size());
-    const int horizon = 2 * lead_ + 60;
+    // The lead covers the last move's length too: a move that takes longer
+    // than the lead would end after the load it was made for arrived.
+    const int lead = std::max(lead_, last_move_minutes_ + 2);
+    const int horizon = 2 * lead + 60;
     std::vector<std::vector<double>> forecast(services);
     std::vector<double> need(services);
     bool up = false;
@@ -279,7 +283,7 @@ class Policy {
       forecast[s] = forecaster_.Forecast(seen, season_[s], horizon);
       // The last minute seen is part of every forecast window.
       forecast[s].insert(forecast[s].begin(), seen.back());
-      need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead_ + 1), kMinPlannedRps);
+      need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead + 1), kMinPlannedRps);
       up = up || need[s] > Held(s) * (1 + 1e-9);
       down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
     }
@@ -288,7 +292,7 @@ class Policy {
     std::vector<double> target(services);
     for (int s = 0; s < services; ++s) {
       target[s] =
-          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead_ + 1), kMinPlannedRps);
+          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead + 1), kMinPlannedRps);
     }
     if (up) {
       down_since = -1;
@@ -394,6 +398,7 @@ class Policy {
   int last_compaction_ = 0;  // the minute a compaction was last weighed
   const Forecaster& forecaster_;
   int lead_ = 1;
+  int last_move_minutes_ = 0;                // how long the last move took, rounded up
   std::vector<std::vector<double>> series_;  // per service, per minute
   std::vector<std::vector<double>> season_;  // the previous day's, the same way
   Deployment current_;
