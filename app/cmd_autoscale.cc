@@ -34,7 +34,7 @@ constexpr const char* kFooter =
     "a service needs more than its plan (or, after --down-hold, less by --hysteresis and on\n"
     "fewer GPUs), and moves the cluster through a transition timed by --step-durations with at\n"
     "most --spare-gpus spare GPUs. Every minute is then simulated (--sample seconds; a minute a\n"
-    "transition runs through, all of it) against the static plan for the day's peak and an\n"
+    "transition runs through, until it ends) against the static plan for the day's peak and an\n"
     "oracle that plans each --oracle-interval for its true peak and moves at once.\n\n"
     "Examples:\n"
     "  tessera autoscale --scenario examples/scenarios/s6.yaml \\\n"

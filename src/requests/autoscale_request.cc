@@ -14,6 +14,7 @@
 
 #include "tessera/durations.h"
 #include "tessera/plan_request.h"
+#include "tessera/planner.h"
 #include "tessera/simulate/transition_simulation.h"
 #include "tessera/simulator.h"
 #include "tessera/transition.h"
@@ -591,6 +592,19 @@ std::string FormatStepDurations(const StepDurations& d) {
 Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   const AutoscaleOptions& options = request.options;
   TESSERA_RETURN_IF_ERROR(CheckOptions(options));
+  // The day moves between MIG plans through transitions: MIG planners and
+  // inputs only.
+  TESSERA_RETURN_IF_ERROR(CheckInputsApply(request.inputs, false, "autoscale (MIG plans)"));
+  if (!request.planner.empty()) {
+    Result<std::unique_ptr<Planner>> planner = BuiltinPlanners().Create(request.planner);
+    if (!planner.ok()) return planner.status().WithContext("--planner");
+    if ((*planner)->Mode() == Sharing::kMps) {
+      return Status::InvalidArgument(
+          "--planner " + request.planner +
+          ": autoscale moves MIG plans through transitions; this planner "
+          "shares GPUs whole through MPS");
+    }
+  }
   Day day;
   if (request.scenario) {
     day.scenario = *request.scenario;

@@ -903,6 +903,8 @@ void AutoscaleCases(std::vector<HostileCase>& out) {
       {"forecaster_unknown", run + "--forecaster arima", "arima"},
       {"format_bad", run + "--format yaml", "--format"},
       {"planner_unknown", run + "--planner nosuch", "nosuch"},
+      {"planner_mps", run + "--planner igniter", "--planner"},
+      {"coeffs", run + "--coeffs c.json", "--coeffs"},
       {"seed_negative", run + "--seed -1", "--seed"},
   };
   for (const auto& [tag, args, names] : flags) {
