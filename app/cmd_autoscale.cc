@@ -94,7 +94,7 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--forecaster", o.forecaster, "Forecaster: " + BuiltinForecasters().JoinedNames())
       ->capture_default_str();
   cmd->add_option("--lead", o.lead_s, "Plan for the forecast peak this far ahead, 1m to 1d")
-      ->transform(DurationFlag({kMinute, kDay}))
+      ->transform(DurationFlag(kAutoscaleLead))
       ->default_str("10m");
   cmd->add_option("--margin", o.margin, "Plan for (1 + MARGIN) x the forecast need, 0..1")
       ->check(Within(InputRange{0.0, 1.0}))
@@ -105,7 +105,7 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
       ->check(Within(InputRange{0.0, 0.9}))
       ->capture_default_str();
   cmd->add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
-      ->transform(DurationFlag({0, kDay, true}))
+      ->transform(DurationFlag(kAutoscaleDownHold))
       ->default_str("5m");
   cmd->add_option("--spare-gpus", o.spare_gpus,
                   "GPUs a transition may use beyond both plans', 0..1000")
@@ -116,11 +116,11 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
       "Step durations over the defaults (" + FormatStepDurations(StepDurations{}) + ")");
   cmd->add_option("--sample", o.sample_s,
                   "Simulated seconds of a minute without a transition, 0.1s to 1m")
-      ->transform(DurationFlag({0.1, kMinute}))
+      ->transform(DurationFlag(kAutoscaleSample))
       ->default_str("3s");
   cmd->add_option("--oracle-interval", o.oracle_interval_s,
                   "The oracle plans each interval of this length for its true peak, 1m to 1d")
-      ->transform(DurationFlag({kMinute, kDay}))
+      ->transform(DurationFlag(kAutoscaleOracleInterval))
       ->default_str("15m");
   cmd->add_option("--jobs", o.jobs, "Simulation threads, 0 = one per core, at most 64")
       ->check(Within(InputRange{0, 64, false, true}))

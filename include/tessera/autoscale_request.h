@@ -53,6 +53,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/durations.h"
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
 #include "tessera/status.h"
@@ -60,6 +61,12 @@
 #include "tessera/workload/day_rates.h"
 
 namespace tessera {
+
+// The range of each duration option (the CLI's flags, the Python keywords).
+inline constexpr DurationRange kAutoscaleLead{kMinute, kDay};
+inline constexpr DurationRange kAutoscaleDownHold{0, kDay, true};
+inline constexpr DurationRange kAutoscaleSample{0.1, kMinute};
+inline constexpr DurationRange kAutoscaleOracleInterval{kMinute, kDay};
 
 struct AutoscaleOptions {
   std::string forecaster = "holt";  // BuiltinForecasters()

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/autoscale_request.h"
 #include "tessera/deployment_format.h"
 #include "tessera/durations.h"
 #include "tessera/emit/transition_svg.h"
@@ -42,6 +43,7 @@
 #include "tessera/transition_request.h"
 #include "tessera/util/text_io.h"
 #include "tessera/validator.h"
+#include "tessera/workload/forecaster.h"
 
 namespace nb = nanobind;
 
@@ -256,6 +258,29 @@ WithNotes<std::string> ReplayJson(const ReplayRequest& options) {
       std::move(notes)};
 }
 
+// ---- autoscale -------------------------------------------------------------------
+
+WithNotes<std::string> AutoscaleJson(const PyScenario& scenario, const ProblemInputs& inputs,
+                                     const std::string& rates, const std::string& season,
+                                     const std::string& planner, const AutoscaleOptions& options,
+                                     const std::string& step_durations) {
+  AutoscaleRequest request;
+  request.inputs = inputs;
+  request.scenario = scenario.scenario;
+  request.rates_path = rates;
+  request.season_path = season;
+  request.planner = planner;
+  request.options = options;
+  if (!step_durations.empty()) {
+    request.options.durations = Unwrap(ParseStepDurations("step_durations", step_durations));
+  }
+  auto [report, notes] = RunReleased<AutoscaleReport>([&](NoteSink sink) {
+    request.notes = std::move(sink);
+    return RunAutoscale(request);
+  });
+  return {FormatAutoscaleJson(report), std::move(notes)};
+}
+
 // ---- durations --------------------------------------------------------------------
 
 // The range of each duration keyword, by the name the package gives it.
@@ -266,6 +291,10 @@ Result<DurationRange> RangeNamed(std::string_view name) {
   if (name == "max_queue_delay_ms" || name == "drop_after_ms") return kServingDelay;
   if (name == "consolidate_every") return kConsolidation;
   if (name == "mecc_window") return kMeccWindow;
+  if (name == "lead") return kAutoscaleLead;
+  if (name == "down_hold") return kAutoscaleDownHold;
+  if (name == "sample") return kAutoscaleSample;
+  if (name == "oracle_interval") return kAutoscaleOracleInterval;
   return Status::Internal("no duration keyword " + std::string(name));
 }
 
@@ -495,6 +524,21 @@ NB_MODULE(_core, m) {
   m.def("simulate", &SimulateJson, nb::arg("plan"), nb::arg("scenario").none(), nb::arg("options"));
   m.def("transition", &PlanTransitionBetween, nb::arg("a"), nb::arg("b"), nb::arg("spare_gpus"));
   m.def("replay", &ReplayJson, nb::arg("options"));
+  nb::class_<AutoscaleOptions>(m, "AutoscaleOptions")
+      .def(nb::init<>())
+      .def_rw("forecaster", &AutoscaleOptions::forecaster)
+      .def_rw("lead_s", &AutoscaleOptions::lead_s)
+      .def_rw("margin", &AutoscaleOptions::margin)
+      .def_rw("hysteresis", &AutoscaleOptions::hysteresis)
+      .def_rw("down_hold_s", &AutoscaleOptions::down_hold_s)
+      .def_rw("spare_gpus", &AutoscaleOptions::spare_gpus)
+      .def_rw("sample_s", &AutoscaleOptions::sample_s)
+      .def_rw("oracle_interval_s", &AutoscaleOptions::oracle_interval_s)
+      .def_rw("jobs", &AutoscaleOptions::jobs)
+      .def_rw("seed", &AutoscaleOptions::seed);
+  m.def("autoscale", &AutoscaleJson, nb::arg("scenario"), nb::arg("inputs"), nb::arg("rates"),
+        nb::arg("season"), nb::arg("planner"), nb::arg("options"), nb::arg("step_durations"));
+  m.def("forecasters", [] { return BuiltinForecasters().Names(); });
   m.def("parse_duration", &ParseDurationKeyword, nb::arg("name"), nb::arg("text"));
   m.def("default_planner", [] { return std::string(kDefaultPlanner); });
   m.def("planners", [] {

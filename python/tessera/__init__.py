@@ -55,12 +55,15 @@ __all__ = [
     "Report",
     "Transition",
     "ReplayResult",
+    "AutoscaleResult",
     "LatencyRule",
     "plan",
     "validate",
     "simulate",
     "transition",
     "replay",
+    "autoscale",
+    "forecasters",
     "planners",
     "default_planner",
     "policies",
@@ -741,3 +744,87 @@ def replay(nodes: PathLike, pods: PathLike, policy: str = "grmu", *, gpu: str = 
     options.optimum_time_limit_s = optimum_time_limit
     text, notes = _core.replay(options)
     return ReplayResult(text, notes)
+
+
+class AutoscaleResult:
+    """A day of traffic autoscaled, as ``tessera autoscale``: one dict per
+    strategy (``autoscale``, ``static-peak``, ``oracle``) with its GPU-hours,
+    fewest and most GPUs, moves, the moves it declined, and per service every
+    minute's share within the SLO and SLO-safe capacity; :meth:`to_json` is
+    ``tessera autoscale --format json``."""
+
+    __slots__ = ("_json", "_data", "notes")
+
+    def __init__(self, text: str, notes: Sequence[str] = ()) -> None:
+        self._json = text
+        self._data = json.loads(text)
+        #: The run's notes, one line each.
+        self.notes: List[str] = _notes(notes)
+
+    def to_json(self) -> str:
+        return self._json
+
+    @property
+    def strategies(self) -> List[Dict[str, Any]]:
+        """One dict per strategy: autoscale, static-peak, oracle."""
+        return copy.deepcopy(self._data["strategies"])
+
+    @property
+    def gpu_hours(self) -> Dict[str, float]:
+        """GPU-hours of the day by strategy."""
+        return {s["name"]: s["gpu_hours"] for s in self._data["strategies"]}
+
+    @property
+    def minutes(self) -> int:
+        """Minutes in the day."""
+        return int(self._data["minutes"])
+
+    def to_pandas(self) -> Any:
+        """One row per strategy, without the per-minute series (needs pandas)."""
+        return _frame([{"name": s["name"], "gpu_hours": s["gpu_hours"], "min_gpus": s["min_gpus"],
+                        "peak_gpus": s["peak_gpus"], "max_spare_gpus": s["max_spare_gpus"],
+                        "moves": len(s["moves"]),
+                        "service_minutes_below_target": s["service_minutes_below_target"]}
+                       for s in self._data["strategies"]])
+
+    def __repr__(self) -> str:
+        hours = ", ".join(f"{name} {h:.1f}" for name, h in self.gpu_hours.items())
+        return f"<tessera.AutoscaleResult: {self.minutes} minutes, GPU-hours {hours}>"
+
+
+def forecasters() -> List[str]:
+    """The forecasters of :func:`autoscale`."""
+    return list(_core.forecasters())
+
+
+def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike] = None,
+              planner: Optional[str] = None, forecaster: str = "holt", lead: Duration = "10m",
+              margin: float = 0.05, hysteresis: float = 0.08, down_hold: Duration = "5m",
+              spare_gpus: int = 2, step_durations: Optional[str] = None, sample: Duration = "3s",
+              oracle_interval: Duration = "15m", jobs: int = 0, seed: int = 1,
+              profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
+              rule: Optional[LatencyRule] = None) -> AutoscaleResult:
+    """Autoscales a day of traffic, as ``tessera autoscale``: `rates` a CSV
+    of per-minute rates (``minute,multiplier`` over the scenario's rates, or
+    ``minute,<service>,...``); `season` the previous day for the seasonal
+    forecaster; `forecaster` one of :func:`forecasters`; `lead`, `margin`,
+    `hysteresis`, `down_hold`, `spare_gpus` and `step_durations`
+    (``"model-load=30s,mig-create=5s"``) the policy's; `sample` the
+    simulated seconds of a minute without a transition; `oracle_interval`
+    the oracle's; `jobs` simulation threads (0: one per core); `profiles`,
+    `gpu` and `rule` as :func:`plan` takes them (MIG planners only)."""
+    options = _core.AutoscaleOptions()
+    options.forecaster = forecaster
+    options.lead_s = _duration("lead", lead) or 0.0
+    options.margin = margin
+    options.hysteresis = hysteresis
+    options.down_hold_s = _duration("down_hold", down_hold) or 0.0
+    options.spare_gpus = spare_gpus
+    options.sample_s = _duration("sample", sample) or 0.0
+    options.oracle_interval_s = _duration("oracle_interval", oracle_interval) or 0.0
+    options.jobs = jobs
+    options.seed = _seed(seed)
+    text, notes = _core.autoscale(scenario._handle, _inputs(profiles, gpu, rule),
+                                  os.fspath(rates), "" if season is None else os.fspath(season),
+                                  planner or "", options, step_durations or "")
+    return AutoscaleResult(text, notes)

@@ -1,9 +1,9 @@
 """Type stubs of tessera._core, the extension module the tessera package
 wraps (python/src/tessera_module.cc). Use the tessera module, not this one.
 
-Inputs, SearchOptions, SimulateOptions and ReplayOptions are the C++
-library's request types (ProblemInputs, SearchOptions, SimulateRequest,
-ReplayRequest); the library checks their values when a request runs. Errors
+Inputs, SearchOptions, SimulateOptions, ReplayOptions and AutoscaleOptions are
+the C++ library's request types (ProblemInputs, SearchOptions, SimulateRequest,
+ReplayRequest, AutoscaleOptions); the library checks their values when a request runs. Errors
 raise the classes of tessera._errors with the CLI's messages.
 """
 
@@ -102,6 +102,19 @@ class ReplayOptions:
     optimum_time_limit_s: float
     def __init__(self) -> None: ...
 
+class AutoscaleOptions:
+    forecaster: str
+    lead_s: float
+    margin: float
+    hysteresis: float
+    down_hold_s: float
+    spare_gpus: int
+    sample_s: float
+    oracle_interval_s: float
+    jobs: int
+    seed: int
+    def __init__(self) -> None: ...
+
 def read_text(path: str) -> str: ...
 def plan(scenario: Scenario, planner: str, inputs: Inputs, search: SearchOptions,
          current: Optional[Plan], current_path: str, max_extra_gpus: Optional[int],
@@ -112,6 +125,9 @@ def simulate(plan: Plan, scenario: Optional[Scenario],
              options: SimulateOptions) -> Tuple[str, List[str]]: ...
 def transition(a: Plan, b: Plan, spare_gpus: int) -> Transition: ...
 def replay(options: ReplayOptions) -> Tuple[str, List[str]]: ...
+def autoscale(scenario: Scenario, inputs: Inputs, rates: str, season: str, planner: str,
+              options: AutoscaleOptions, step_durations: str) -> Tuple[str, List[str]]: ...
+def forecasters() -> List[str]: ...
 def parse_duration(name: str, text: str) -> float: ...
 def default_planner() -> str: ...
 def planners() -> List[Tuple[str, str]]: ...

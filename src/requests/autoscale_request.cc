@@ -535,11 +535,11 @@ void Summarise(AutoscaleStrategy& s) {
 
 Status CheckOptions(const AutoscaleOptions& o) {
   TESSERA_RETURN_IF_ERROR(BuiltinForecasters().Check(o.forecaster));
-  TESSERA_RETURN_IF_ERROR(CheckDuration("--lead", o.lead_s, {kMinute, kDay}).status());
-  TESSERA_RETURN_IF_ERROR(CheckDuration("--down-hold", o.down_hold_s, {0, kDay, true}).status());
-  TESSERA_RETURN_IF_ERROR(CheckDuration("--sample", o.sample_s, {0.1, kMinute}).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--lead", o.lead_s, kAutoscaleLead).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--down-hold", o.down_hold_s, kAutoscaleDownHold).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--sample", o.sample_s, kAutoscaleSample).status());
   TESSERA_RETURN_IF_ERROR(
-      CheckDuration("--oracle-interval", o.oracle_interval_s, {kMinute, kDay}).status());
+      CheckDuration("--oracle-interval", o.oracle_interval_s, kAutoscaleOracleInterval).status());
   const auto share = [](std::string_view flag, double v, double max) {
     if (std::isfinite(v) && v >= 0 && v <= max) return Status::Ok();
     return Status::InvalidArgument(
