@@ -71,8 +71,14 @@ void Line(const Panel& p, const std::vector<double>& values, std::string_view co
   std::string points;
   for (size_t m = 0; m < values.size(); ++m) {
     if (steps) {
-      fmt::format_to(Out(points), "{:.1f},{:.1f} {:.1f},{:.1f} ", p.X(m), p.Y(values[m]),
-                     p.X(m + 1), p.Y(values[m]));
+      // A step only where the value changes, and the line's end.
+      if (m == 0 || values[m] != values[m - 1]) {
+        if (m > 0) fmt::format_to(Out(points), "{:.1f},{:.1f} ", p.X(m), p.Y(values[m - 1]));
+        fmt::format_to(Out(points), "{:.1f},{:.1f} ", p.X(m), p.Y(values[m]));
+      }
+      if (m + 1 == values.size()) {
+        fmt::format_to(Out(points), "{:.1f},{:.1f} ", p.X(m + 1), p.Y(values[m]));
+      }
     } else {
       fmt::format_to(Out(points), "{:.1f},{:.1f} ", p.X(m + 0.5), p.Y(values[m]));
     }
