@@ -97,19 +97,19 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
       ->transform(DurationFlag(kAutoscaleLead))
       ->default_str("10m");
   cmd->add_option("--margin", o.margin, "Plan for (1 + MARGIN) x the forecast need, 0..1")
-      ->check(Within(InputRange{0.0, 1.0}))
+      ->check(Within(kAutoscaleMargin))
       ->capture_default_str();
   cmd->add_option(
          "--hysteresis", o.hysteresis,
          "Move down only when a service needs less than (1 - H) x its planned rate, 0..0.9")
-      ->check(Within(InputRange{0.0, 0.9}))
+      ->check(Within(kAutoscaleHysteresis))
       ->capture_default_str();
   cmd->add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
       ->transform(DurationFlag(kAutoscaleDownHold))
       ->default_str("5m");
   cmd->add_option("--spare-gpus", o.spare_gpus,
                   "GPUs a transition may use beyond both plans', 0..1000")
-      ->check(Within(InputRange{0, 1000, false, true}))
+      ->check(Within(kAutoscaleSpareGpus))
       ->capture_default_str();
   cmd->add_option(
       "--step-durations", flags->durations,
@@ -123,7 +123,7 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
       ->transform(DurationFlag(kAutoscaleOracleInterval))
       ->default_str("15m");
   cmd->add_option("--jobs", o.jobs, "Simulation threads, 0 = one per core, at most 64")
-      ->check(Within(InputRange{0, 64, false, true}))
+      ->check(Within(kAutoscaleJobs))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the simulated arrivals")
       ->check(NonNegative())

@@ -58,15 +58,21 @@
 #include "tessera/scenario.h"
 #include "tessera/status.h"
 #include "tessera/transition/transition_duration.h"
+#include "tessera/util/input_limits.h"
 #include "tessera/workload/day_rates.h"
 
 namespace tessera {
 
-// The range of each duration option (the CLI's flags, the Python keywords).
+// The range of each option (the CLI's flags, the Python keywords), which
+// RunAutoscale checks.
 inline constexpr DurationRange kAutoscaleLead{kMinute, kDay};
 inline constexpr DurationRange kAutoscaleDownHold{0, kDay, true};
 inline constexpr DurationRange kAutoscaleSample{0.1, kMinute};
 inline constexpr DurationRange kAutoscaleOracleInterval{kMinute, kDay};
+inline constexpr InputRange kAutoscaleMargin{0, 1};
+inline constexpr InputRange kAutoscaleHysteresis{0, 0.9};
+inline constexpr InputRange kAutoscaleSpareGpus{0, 1000, false, true};
+inline constexpr InputRange kAutoscaleJobs{0, 64, false, true};
 
 struct AutoscaleOptions {
   std::string forecaster = "holt";  // BuiltinForecasters()

@@ -31,13 +31,6 @@ constexpr DurationRange kStepTime{0, kHour, true};
 
 int MinutesOf(double seconds) { return static_cast<int>(std::ceil(seconds / kMinute - 1e-9)); }
 
-int GpusHolding(const Deployment& d) {
-  int n = 0;
-  for (const GpuAssignment& g : d.gpus)
-    n += g.shared_whole() ? !g.processes().empty() : !g.instances().empty();
-  return n;
-}
-
 std::vector<double> CapacityOf(const Deployment& d, const std::vector<std::string>& services) {
   const TransitionCapacity counted(d, d);
   std::map<std::string, double> by_name;
@@ -181,16 +174,8 @@ class Policy {
   Policy(const Day& day, const AutoscaleOptions& options, const Forecaster& forecaster)
       : day_(day), options_(options), forecaster_(forecaster) {
     lead_ = std::max(1, MinutesOf(options.lead_s));
-    const auto by_service = [&](const DayRates& rates) {
-      std::vector<std::vector<double>> out(day.scenario.services.size(),
-                                           std::vector<double>(rates.minutes()));
-      for (int m = 0; m < rates.minutes(); ++m) {
-        for (size_t s = 0; s < out.size(); ++s) out[s][m] = rates.rps[m][s];
-      }
-      return out;
-    };
-    series_ = by_service(day.rates);
-    season_ = by_service(day.season);
+    series_ = day.rates.ByService();
+    season_ = day.season.ByService();
   }
 
   Status Run(AutoscaleStrategy& out, Timeline& timeline,
@@ -247,7 +232,7 @@ class Policy {
         }
       }
       timeline.minutes.push_back({epoch, options_.sample_s});
-      SetMinute(out, m, GpusHolding(current_), capacity_);
+      SetMinute(out, m, current_.metrics.gpus, capacity_);
     }
     return Status::Ok();
   }
@@ -308,7 +293,7 @@ class Policy {
       }
       last_compaction_ = m;
       TESSERA_ASSIGN_OR_RETURN(const Deployment scratch, PlanFor(day_, target, nullptr, m));
-      if (GpusHolding(scratch) >= GpusHolding(current_)) return std::optional<Started>();
+      if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<Started>();
       return TryMove(m, target, forecast, false);
     }
     if (down_since < 0) down_since = m;
@@ -328,16 +313,17 @@ class Policy {
       // GPUs than allowed.
       Deployment to;
       std::optional<TransitionRun> found;
-      const int from_gpus = GpusHolding(current_);
+      const int from_gpus = current_.metrics.gpus;
       for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
         TESSERA_ASSIGN_OR_RETURN(to, PlanFor(day_, target, &current_, m, extra));
-        if (!up && GpusHolding(to) >= from_gpus) break;
+        if (!up && to.metrics.gpus >= from_gpus) {
+          return Decline("the plan for the need has no fewer GPUs");
+        }
         TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
                                  RunTransition(current_, to, options_.spare_gpus));
         if (run.transition) found = std::move(run);
       }
-      const int to_gpus = GpusHolding(to);
-      if (!up && to_gpus >= from_gpus) return Decline("the plan for the need has no fewer GPUs");
+      const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
       TransitionRun& run = *found;
       const double seconds = TransitionSeconds(*run.transition, options_.durations);
@@ -416,7 +402,7 @@ Status RunStatic(const Day& day, AutoscaleStrategy& out, Timeline& timeline) {
   TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, 0));
   TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
   const std::vector<double> capacity = CapacityOf(d, day.rates.services);
-  for (int m = 0; m < n; ++m) SetMinute(out, m, GpusHolding(d), capacity);
+  for (int m = 0; m < n; ++m) SetMinute(out, m, d.metrics.gpus, capacity);
   timeline.minutes.assign(n, {epoch, 0});
   return Status::Ok();
 }
@@ -435,7 +421,7 @@ Status RunOracle(const Day& day, const AutoscaleOptions& options, AutoscaleStrat
     TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, from));
     TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
     const std::vector<double> capacity = CapacityOf(d, day.rates.services);
-    const int gpus = GpusHolding(d);
+    const int gpus = d.metrics.gpus;
     if (previous_gpus >= 0 && gpus != previous_gpus) {
       AutoscaleMove move;
       move.minute = from;
@@ -540,21 +526,14 @@ Status CheckOptions(const AutoscaleOptions& o) {
   TESSERA_RETURN_IF_ERROR(CheckDuration("--sample", o.sample_s, kAutoscaleSample).status());
   TESSERA_RETURN_IF_ERROR(
       CheckDuration("--oracle-interval", o.oracle_interval_s, kAutoscaleOracleInterval).status());
-  const auto share = [](std::string_view flag, double v, double max) {
-    if (std::isfinite(v) && v >= 0 && v <= max) return Status::Ok();
-    return Status::InvalidArgument(
-        fmt::format("{}: must be a finite number in [0, {}], got {}", flag, max, v));
+  const auto within = [](std::string_view flag, const InputRange& range, double value) {
+    if (range.Contains(value)) return Status::Ok();
+    return Status::InvalidArgument(std::string(flag) + ": " + OutOfRange(range, value));
   };
-  TESSERA_RETURN_IF_ERROR(share("--margin", o.margin, 1));
-  TESSERA_RETURN_IF_ERROR(share("--hysteresis", o.hysteresis, 0.9));
-  if (o.spare_gpus < 0 || o.spare_gpus > 1000) {
-    return Status::InvalidArgument(
-        fmt::format("--spare-gpus: must be an integer in [0, 1000], got {}", o.spare_gpus));
-  }
-  if (o.jobs < 0 || o.jobs > 64) {
-    return Status::InvalidArgument(
-        fmt::format("--jobs: must be an integer in [0, 64], got {}", o.jobs));
-  }
+  TESSERA_RETURN_IF_ERROR(within("--margin", kAutoscaleMargin, o.margin));
+  TESSERA_RETURN_IF_ERROR(within("--hysteresis", kAutoscaleHysteresis, o.hysteresis));
+  TESSERA_RETURN_IF_ERROR(within("--spare-gpus", kAutoscaleSpareGpus, o.spare_gpus));
+  TESSERA_RETURN_IF_ERROR(within("--jobs", kAutoscaleJobs, o.jobs));
   return Status::Ok();
 }
 
@@ -649,10 +628,7 @@ Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   report.options = options;
   report.services = day.rates.services;
   report.minutes = day.rates.minutes();
-  report.rps.assign(report.services.size(), std::vector<double>(report.minutes));
-  for (int m = 0; m < report.minutes; ++m) {
-    for (size_t s = 0; s < report.services.size(); ++s) report.rps[s][m] = day.rates.rps[m][s];
-  }
+  report.rps = day.rates.ByService();
 
   Timeline autoscaled, fixed, oracle;
   if (request.progress) request.progress("planning the static plan for the day's peak");

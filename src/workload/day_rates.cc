@@ -14,6 +14,14 @@ double DayRates::PeakOf(int s, int from, int to) const {
   return peak;
 }
 
+std::vector<std::vector<double>> DayRates::ByService() const {
+  std::vector<std::vector<double>> out(services.size(), std::vector<double>(rps.size()));
+  for (size_t m = 0; m < rps.size(); ++m) {
+    for (size_t s = 0; s < services.size(); ++s) out[s][m] = rps[m][s];
+  }
+  return out;
+}
+
 Result<DayRates> ParseDayRates(std::string_view text, const std::string& source,
                                const Scenario& scenario) {
   DayRates day;

@@ -39,6 +39,7 @@ TEST(DayRates, PerServiceColumnsInAnyOrder) {
   EXPECT_FALSE(day->shape);
   EXPECT_DOUBLE_EQ(day->rps[1][0], 80);
   EXPECT_DOUBLE_EQ(day->rps[1][1], 8);
+  EXPECT_EQ(day->ByService(), (std::vector<std::vector<double>>{{70, 80}, {7, 8}}));
 }
 
 TEST(DayRates, BadFilesNameFileLineAndField) {

@@ -45,6 +45,8 @@ struct DayRates {
   int minutes() const { return static_cast<int>(rps.size()); }
   // The highest rate of service s over minutes [from, to) (clipped to the day).
   double PeakOf(int s, int from, int to) const;
+  // The rates by service: [s][m] = rps[m][s].
+  std::vector<std::vector<double>> ByService() const;
 };
 
 // Reads `text` (from `source`) against `scenario`.
