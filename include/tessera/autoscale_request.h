@@ -6,26 +6,8 @@
 // for the day's peak and (b) an oracle that plans each interval for its true
 // peak and moves at once.
 //
-// The policy, once a minute while no transition runs (the minute's rates
-// are seen when it ends):
-//  * forecasts each service over the lead window (forecaster.h; at least the
-//    last move's length and two minutes) and needs (1 + margin) x the highest
-//    of that forecast and the last minute seen;
-//  * moves up when a service needs more than the rate its plan was made for,
-//    unless the forecast says the need is gone before the move would end (a
-//    spike shorter than a transition);
-//  * moves down when some service needs less than (1 - hysteresis) x its
-//    planned rate and no service more, for `down_hold_s` running, and the
-//    plan for the need uses fewer GPUs; and, when no service moves either
-//    way, every `down_hold_s` compacts when a plan from scratch for the need
-//    takes fewer GPUs than the running one (moves keep what they can, and
-//    GPUs pile up);
-//  * plans the need incrementally from the running plan (no more GPUs than a
-//    plan from scratch), plans the transition with at most `spare_gpus`
-//    spare GPUs, times it, and never starts one whose floors (min of the two
-//    plans' rates) the forecast crosses before it ends, except the rising
-//    services' own floors on a move up (not moving crosses them too: such a
-//    move is counted late).
+// The policy (autoscaler.h) is fed each minute's rates as the minute ends
+// and weighs a move while no transition runs.
 // The day starts on the plan for the first lead window's need (the cluster
 // ran before the day began).
 //
@@ -53,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/autoscaler.h"
 #include "tessera/durations.h"
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
@@ -63,25 +46,14 @@
 
 namespace tessera {
 
-// The range of each option (the CLI's flags, the Python keywords), which
-// RunAutoscale checks.
-inline constexpr DurationRange kAutoscaleLead{kMinute, kDay};
-inline constexpr DurationRange kAutoscaleDownHold{0, kDay, true};
+// The range of each simulation option (the CLI's flags, the Python
+// keywords), which RunAutoscale checks with the policy's (autoscaler.h).
 inline constexpr DurationRange kAutoscaleSample{0.1, kMinute};
 inline constexpr DurationRange kAutoscaleOracleInterval{kMinute, kDay};
-inline constexpr InputRange kAutoscaleMargin{0, 1};
-inline constexpr InputRange kAutoscaleHysteresis{0, 0.9};
-inline constexpr InputRange kAutoscaleSpareGpus{0, 1000, false, true};
 inline constexpr InputRange kAutoscaleJobs{0, 64, false, true};
 
-struct AutoscaleOptions {
-  std::string forecaster = "holt";  // BuiltinForecasters()
-  double lead_s = 10 * 60;          // plan for the forecast peak this far ahead
-  double margin = 0.05;             // plan for (1 + margin) x the need
-  double hysteresis = 0.08;         // move down below (1 - hysteresis) x planned
-  double down_hold_s = 5 * 60;      // ... for this long
-  int spare_gpus = 2;               // GPUs a transition may add
-  StepDurations durations;
+// The policy's options, and the simulation's.
+struct AutoscaleOptions : AutoscalePolicyOptions {
   double sample_s = 3;  // simulated seconds of a minute without a transition
   double oracle_interval_s = 15 * 60;
   int jobs = 0;  // simulation threads; 0: the machine's cores
@@ -101,19 +73,6 @@ struct AutoscaleRequest {
   AutoscaleOptions options;
   NoteSink notes;
   std::function<void(std::string_view)> progress;
-};
-
-struct AutoscaleMove {
-  int minute = 0;  // starts at the beginning of this minute
-  double seconds = 0;
-  int phases = 0;
-  int steps = 0;
-  int from_gpus = 0;
-  int to_gpus = 0;
-  int peak_gpus = 0;
-  int spare_gpus = 0;  // beyond both plans' GPUs, at the peak
-  bool up = false;
-  bool late = false;  // a rising service's forecast crosses its floor before the end
 };
 
 // One way of running the day.

@@ -20,36 +20,17 @@
 #include "tessera/transition.h"
 #include "tessera/transition_request.h"
 #include "tessera/util/text_io.h"
-#include "tessera/workload/forecaster.h"
 
 namespace tessera {
 namespace {
 
-// The lowest rate a plan is asked for: a scenario's rates are > 0.
-constexpr double kMinPlannedRps = 1e-3;
 constexpr DurationRange kStepTime{0, kHour, true};
-
-int MinutesOf(double seconds) { return static_cast<int>(std::ceil(seconds / kMinute - 1e-9)); }
-
-std::vector<double> CapacityOf(const Deployment& d, const std::vector<std::string>& services) {
-  const TransitionCapacity counted(d, d);
-  std::map<std::string, double> by_name;
-  for (const GpuAssignment& g : d.gpus) {
-    if (g.shared_whole()) continue;
-    for (const Instance& i : g.instances()) by_name[i.service] += counted.Of(i);
-  }
-  std::vector<double> out;
-  for (const std::string& s : services) out.push_back(by_name[s]);
-  return out;
-}
 
 // What the day is planned and simulated with.
 struct Day {
-  Scenario scenario;
+  AutoscalePlanning planning;  // the scenario, the profiles in memory, the planner
   DayRates rates;
-  DayRates season;       // the previous day
-  ProblemInputs inputs;  // with the profiles in memory
-  std::string planner;
+  DayRates season;  // the previous day
   // The scenario at the shape's 1: profiles and SLOs for the simulator.
   std::optional<Problem> problem;
 };
@@ -86,35 +67,6 @@ struct Timeline {
   std::vector<Epoch> epochs;
   std::vector<MinuteRun> minutes;
 };
-
-Result<Deployment> PlanFor(const Day& day, const std::vector<double>& rates,
-                           const Deployment* current, int minute, int extra_gpus = 0) {
-  PlanRequest request;
-  request.inputs = day.inputs;
-  std::vector<double> clamped = rates;
-  for (double& r : clamped) r = std::max(r, kMinPlannedRps);
-  request.scenario = WithRates(day.scenario, clamped);
-  request.planner = day.planner;
-  if (current) {
-    request.current = *current;
-    request.max_extra_gpus = extra_gpus;
-  }
-  Result<PlanRun> run = Plan(request);
-  if (!run.ok()) {
-    return run.status().WithContext(
-        fmt::format("minute {}: planning {}", minute, day.scenario.name));
-  }
-  if (run->outcome != PlanOutcome::kFeasible) {
-    for (const ServiceOutcome& s : run->deployment.services) {
-      if (s.status != ServiceStatus::kOk) {
-        return Status::InvalidArgument(
-            fmt::format("{}: minute {}: service '{}' at {:.6g} req/s: {}", day.rates.source, minute,
-                        s.name, s.rate_rps, s.reason));
-      }
-    }
-  }
-  return std::move(run->deployment);
-}
 
 Result<int> AddSteadyEpoch(const Day& day, const Deployment& d, Timeline& timeline) {
   TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(d, *day.problem));
@@ -168,240 +120,76 @@ std::vector<double> Lower(const std::vector<double>& a, const std::vector<double
   return out;
 }
 
-// The autoscaling policy over the day (see the header).
-class Policy {
- public:
-  Policy(const Day& day, const AutoscaleOptions& options, const Forecaster& forecaster)
-      : day_(day), options_(options), forecaster_(forecaster) {
-    lead_ = std::max(1, MinutesOf(options.lead_s));
-    series_ = day.rates.ByService();
-    season_ = day.season.ByService();
+// The autoscaling policy run over the day: each minute's rates fed as
+// the minute ends, its moves laid on the timeline.
+Status RunPolicy(const Day& day, const AutoscaleOptions& options, AutoscaleStrategy& out,
+                 Timeline& timeline, const std::function<void(std::string_view)>& progress) {
+  const int n = day.rates.minutes();
+  const int services = static_cast<int>(day.rates.services.size());
+  StartStrategy(out, "autoscale", n, services);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Autoscaler> policy,
+                           Autoscaler::Create(day.planning, options, day.season.ByService()));
+  // The plan the day starts on: the first lead window's need, as if seen.
+  const int lead = std::max(1, MinutesCovering(options.lead_s));
+  std::vector<double> need(services);
+  for (int s = 0; s < services; ++s) {
+    need[s] = (1 + options.margin) * day.rates.PeakOf(s, 0, lead);
   }
-
-  Status Run(AutoscaleStrategy& out, Timeline& timeline,
-             const std::function<void(std::string_view)>& progress) {
-    declined_ = &out.declined;
-    const int n = day_.rates.minutes();
-    const int services = static_cast<int>(series_.size());
-    StartStrategy(out, "autoscale", n, services);
-    // The plan the day starts on: the first lead window's need, as if seen.
-    std::vector<double> need(services);
-    for (int s = 0; s < services; ++s) {
-      need[s] = (1 + options_.margin) * day_.rates.PeakOf(s, 0, lead_);
-    }
-    TESSERA_ASSIGN_OR_RETURN(current_, PlanFor(day_, need, nullptr, 0));
-    planned_ = need;
-    TESSERA_ASSIGN_OR_RETURN(int epoch, AddSteadyEpoch(day_, current_, timeline));
-    capacity_ = CapacityOf(current_, day_.rates.services);
-    int busy_until = 0;  // the first minute no transition runs in
-    int down_since = -1;
-    for (int m = 0; m < n; ++m) {
-      if (m > 0 && m >= busy_until) {
-        TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, Decide(m, down_since));
-        if (started && started->move.steps == 0) {  // the running plan serves the need as it is
-          current_ = std::move(started->to);
-          planned_ = std::move(started->rates);
-          capacity_ = CapacityOf(current_, day_.rates.services);
-        } else if (started) {
-          const int minutes = std::max(1, MinutesOf(started->move.seconds));
-          TESSERA_ASSIGN_OR_RETURN(
-              const int moving, AddTransitionEpoch(day_, current_, started->transition, m * kMinute,
-                                                   options_.durations, timeline));
-          const std::vector<double> after = CapacityOf(started->to, day_.rates.services);
-          for (int k = m; k < std::min(n, m + minutes); ++k) {
-            // The part of the minute the move runs through (at least a sample).
-            const double left = (m - k) * kMinute + started->move.seconds;
-            timeline.minutes.push_back({moving, std::clamp(left, options_.sample_s, kMinute)});
-            SetMinute(out, k, MeanGpusHeld(timeline.epochs[moving], k), Lower(capacity_, after));
-          }
-          out.max_spare_gpus = std::max(out.max_spare_gpus, started->move.spare_gpus);
-          out.peak_gpus = std::max(out.peak_gpus, started->move.peak_gpus);
-          out.moves.push_back(started->move);
-          last_move_minutes_ = minutes;
-          current_ = std::move(started->to);
-          planned_ = std::move(started->rates);
-          capacity_ = after;
-          TESSERA_ASSIGN_OR_RETURN(epoch, AddSteadyEpoch(day_, current_, timeline));
-          busy_until = m + minutes;
-          m = busy_until - 1;
-          if (progress && out.moves.size() % 10 == 0) {
-            progress(
-                fmt::format("autoscale: minute {} of {}, {} moves", m + 1, n, out.moves.size()));
-          }
-          continue;
+  TESSERA_ASSIGN_OR_RETURN(Deployment first, PlanForRates(day.planning, need, nullptr, 0));
+  TESSERA_ASSIGN_OR_RETURN(int epoch, AddSteadyEpoch(day, first, timeline));
+  policy->Rebase(std::move(first), need);
+  int busy_until = 0;  // the first minute no transition runs in
+  for (int m = 0; m < n; ++m) {
+    if (m > 0) policy->Observe(day.rates.rps[m - 1]);
+    if (m > 0 && m >= busy_until) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<AutoscaleDecision> started, policy->Decide());
+      if (started && started->move.steps == 0) {  // the running plan serves the need as it is
+        policy->Adopt(*started, 0);
+      } else if (started) {
+        const int minutes = MoveMinutes(started->move);
+        TESSERA_ASSIGN_OR_RETURN(const int moving,
+                                 AddTransitionEpoch(day, policy->running(), started->transition,
+                                                    m * kMinute, options.durations, timeline));
+        const std::vector<double> before = policy->capacity();
+        policy->Adopt(*started, minutes);
+        for (int k = m; k < std::min(n, m + minutes); ++k) {
+          // The part of the minute the move runs through (at least a sample).
+          const double left = (m - k) * kMinute + started->move.seconds;
+          timeline.minutes.push_back({moving, std::clamp(left, options.sample_s, kMinute)});
+          SetMinute(out, k, MeanGpusHeld(timeline.epochs[moving], k),
+                    Lower(before, policy->capacity()));
         }
-      }
-      timeline.minutes.push_back({epoch, options_.sample_s});
-      SetMinute(out, m, current_.metrics.gpus, capacity_);
-    }
-    return Status::Ok();
-  }
-
- private:
-  struct Started {
-    AutoscaleMove move;
-    Transition transition;
-    Deployment to;
-    std::vector<double> rates;
-  };
-
-  // The highest of forecast[from, to) (clipped), or 0.
-  static double Peak(const std::vector<double>& forecast, int from, int to) {
-    double peak = 0;
-    for (int k = std::max(from, 0); k < std::min<int>(to, forecast.size()); ++k) {
-      peak = std::max(peak, forecast[k]);
-    }
-    return peak;
-  }
-
-  Result<std::optional<Started>> Decide(int m, int& down_since) {
-    const int services = static_cast<int>(series_.size());
-    // The lead covers the last move's length too: a move that takes longer
-    // than the lead would end after the load it was made for arrived.
-    const int lead = std::max(lead_, last_move_minutes_ + 2);
-    const int horizon = 2 * lead + 60;
-    std::vector<std::vector<double>> forecast(services);
-    std::vector<double> need(services);
-    bool up = false;
-    bool down = false;
-    for (int s = 0; s < services; ++s) {
-      const std::span<const double> seen(series_[s].data(), m);
-      forecast[s] = forecaster_.Forecast(seen, season_[s], horizon);
-      // The last minute seen is part of every forecast window.
-      forecast[s].insert(forecast[s].begin(), seen.back());
-      need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead + 1), kMinPlannedRps);
-      up = up || need[s] > Held(s) * (1 + 1e-9);
-      down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
-    }
-    // A move plans for the need over two lead windows: a ramp is not
-    // followed step by step, and a plan moved down to holds a while.
-    std::vector<double> target(services);
-    for (int s = 0; s < services; ++s) {
-      target[s] =
-          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead + 1), kMinPlannedRps);
-    }
-    if (up) {
-      down_since = -1;
-      return TryMove(m, target, forecast, true);
-    }
-    if (!down) {
-      down_since = -1;
-      // Moves keep what they can, so GPUs pile up over a day: every hold,
-      // compact when a plan from scratch for the need takes fewer GPUs.
-      if ((m - last_compaction_) * kMinute < std::max(options_.down_hold_s, kMinute)) {
-        return std::optional<Started>();
-      }
-      last_compaction_ = m;
-      TESSERA_ASSIGN_OR_RETURN(const Deployment scratch, PlanFor(day_, target, nullptr, m));
-      if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<Started>();
-      return TryMove(m, target, forecast, false);
-    }
-    if (down_since < 0) down_since = m;
-    if ((m - down_since) * kMinute < options_.down_hold_s) return std::optional<Started>();
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Started> started, TryMove(m, target, forecast, false));
-    if (!started) down_since = m;  // no move that pays: wait another hold
-    return started;
-  }
-
-  Result<std::optional<Started>> TryMove(int m, std::vector<double> target,
-                                         const std::vector<std::vector<double>>& forecast,
-                                         bool up) {
-    const int services = static_cast<int>(target.size());
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      // The fewest GPUs first; a plan that keeps more of the running one (up
-      // to spare_gpus more GPUs) when moving to the first needs more spare
-      // GPUs than allowed.
-      Deployment to;
-      std::optional<TransitionRun> found;
-      const int from_gpus = current_.metrics.gpus;
-      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
-        TESSERA_ASSIGN_OR_RETURN(to, PlanFor(day_, target, &current_, m, extra));
-        if (!up && to.metrics.gpus >= from_gpus) {
-          return Decline("the plan for the need has no fewer GPUs");
+        out.max_spare_gpus = std::max(out.max_spare_gpus, started->move.spare_gpus);
+        out.peak_gpus = std::max(out.peak_gpus, started->move.peak_gpus);
+        out.moves.push_back(started->move);
+        TESSERA_ASSIGN_OR_RETURN(epoch, AddSteadyEpoch(day, policy->running(), timeline));
+        // The minutes the move runs through are seen all the same.
+        for (int k = m + 1; k < std::min(n, m + minutes); ++k)
+          policy->Observe(day.rates.rps[k - 1]);
+        busy_until = m + minutes;
+        m = busy_until - 1;
+        if (progress && out.moves.size() % 10 == 0) {
+          progress(fmt::format("autoscale: minute {} of {}, {} moves", m + 1, n, out.moves.size()));
         }
-        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, to, options_.spare_gpus));
-        if (run.transition) found = std::move(run);
+        continue;
       }
-      const int to_gpus = to.metrics.gpus;
-      if (!found) return Decline("the transition needs more spare GPUs");
-      TransitionRun& run = *found;
-      const double seconds = TransitionSeconds(*run.transition, options_.durations);
-      const int ends = std::max(1, MinutesOf(seconds));  // forecast index of the first minute after
-      bool lowered_crossed = false;
-      bool late = false;
-      bool still_needed = !up;
-      for (int s = 0; s < services; ++s) {
-        const double floor = std::min(planned_[s], target[s]);
-        const double during = Peak(forecast[s], 0, ends + 1);
-        if (target[s] > planned_[s]) {
-          late = late || during > Held(s);
-          still_needed =
-              still_needed ||
-              (1 + options_.margin) * Peak(forecast[s], ends + 1, std::max(ends + 2, lead_ + 1)) >
-                  Held(s) * (1 + 1e-9);
-        } else if (during > floor) {
-          lowered_crossed = true;
-          target[s] = planned_[s];  // keep what it had: its floor stays where it was
-        }
-      }
-      if (up && !still_needed) return Decline("the need is gone before the move would end");
-      if (lowered_crossed) {
-        if (!up) return Decline("the forecast crosses a floor before the move would end");
-        continue;  // the move up without lowering anyone the forecast still needs
-      }
-      Started started;
-      started.move.minute = m;
-      started.move.seconds = seconds;
-      started.move.phases = static_cast<int>(run.transition->phases.size());
-      started.move.steps = run.transition->summary.steps;
-      started.move.from_gpus = from_gpus;
-      started.move.to_gpus = to_gpus;
-      started.move.peak_gpus =
-          std::max(run.transition->summary.peak_gpus, std::max(from_gpus, to_gpus));
-      started.move.spare_gpus = started.move.peak_gpus - std::max(from_gpus, to_gpus);
-      started.move.up = up;
-      started.move.late = late;
-      started.transition = std::move(*run.transition);
-      started.to = std::move(to);
-      started.rates = std::move(target);
-      return std::optional<Started>(std::move(started));
     }
-    return std::optional<Started>();
+    timeline.minutes.push_back({epoch, options.sample_s});
+    SetMinute(out, m, policy->running().metrics.gpus, policy->capacity());
   }
-
-  // The rate the running plan holds for service s: what it was planned for,
-  // unless its SLO-safe capacity is less (a re-plan that kept every instance).
-  double Held(int s) const { return std::min(planned_[s], capacity_[s]); }
-
-  std::optional<Started> Decline(const std::string& why) {
-    ++(*declined_)[why];
-    return std::nullopt;
-  }
-
-  const Day& day_;
-  const AutoscaleOptions& options_;
-  std::map<std::string, int>* declined_ = nullptr;
-  int last_compaction_ = 0;  // the minute a compaction was last weighed
-  const Forecaster& forecaster_;
-  int lead_ = 1;
-  int last_move_minutes_ = 0;                // how long the last move took, rounded up
-  std::vector<std::vector<double>> series_;  // per service, per minute
-  std::vector<std::vector<double>> season_;  // the previous day's, the same way
-  Deployment current_;
-  std::vector<double> planned_;   // the rates current_ was planned for
-  std::vector<double> capacity_;  // its SLO-safe capacity
-};
+  out.declined = policy->declined();
+  return Status::Ok();
+}
 
 Status RunStatic(const Day& day, AutoscaleStrategy& out, Timeline& timeline) {
   const int n = day.rates.minutes();
-  const int services = static_cast<int>(day.scenario.services.size());
+  const int services = static_cast<int>(day.planning.scenario.services.size());
   StartStrategy(out, "static-peak", n, services);
   std::vector<double> peak(services);
   for (int s = 0; s < services; ++s) peak[s] = day.rates.PeakOf(s, 0, n);
-  TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, 0));
+  TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanForRates(day.planning, peak, nullptr, 0));
   TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
-  const std::vector<double> capacity = CapacityOf(d, day.rates.services);
+  const std::vector<double> capacity = SloSafeCapacity(d, day.rates.services);
   for (int m = 0; m < n; ++m) SetMinute(out, m, d.metrics.gpus, capacity);
   timeline.minutes.assign(n, {epoch, 0});
   return Status::Ok();
@@ -410,17 +198,17 @@ Status RunStatic(const Day& day, AutoscaleStrategy& out, Timeline& timeline) {
 Status RunOracle(const Day& day, const AutoscaleOptions& options, AutoscaleStrategy& out,
                  Timeline& timeline) {
   const int n = day.rates.minutes();
-  const int services = static_cast<int>(day.scenario.services.size());
+  const int services = static_cast<int>(day.planning.scenario.services.size());
   StartStrategy(out, "oracle", n, services);
-  const int interval = std::max(1, MinutesOf(options.oracle_interval_s));
+  const int interval = std::max(1, MinutesCovering(options.oracle_interval_s));
   int previous_gpus = -1;
   for (int from = 0; from < n; from += interval) {
     const int to = std::min(n, from + interval);
     std::vector<double> peak(services);
     for (int s = 0; s < services; ++s) peak[s] = day.rates.PeakOf(s, from, to);
-    TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanFor(day, peak, nullptr, from));
+    TESSERA_ASSIGN_OR_RETURN(const Deployment d, PlanForRates(day.planning, peak, nullptr, from));
     TESSERA_ASSIGN_OR_RETURN(const int epoch, AddSteadyEpoch(day, d, timeline));
-    const std::vector<double> capacity = CapacityOf(d, day.rates.services);
+    const std::vector<double> capacity = SloSafeCapacity(d, day.rates.services);
     const int gpus = d.metrics.gpus;
     if (previous_gpus >= 0 && gpus != previous_gpus) {
       AutoscaleMove move;
@@ -444,7 +232,7 @@ Status SimulateMinutes(const Day& day, const AutoscaleOptions& options,
                        std::vector<std::pair<AutoscaleStrategy*, const Timeline*>> strategies,
                        const std::function<void(std::string_view)>& progress) {
   const int n = day.rates.minutes();
-  const int services = static_cast<int>(day.scenario.services.size());
+  const int services = static_cast<int>(day.planning.scenario.services.size());
   for (auto& [strategy, timeline] : strategies) {
     strategy->compliance.assign(services, std::vector<double>(n, 1));
   }
@@ -520,9 +308,7 @@ void Summarise(AutoscaleStrategy& s) {
 }
 
 Status CheckOptions(const AutoscaleOptions& o) {
-  TESSERA_RETURN_IF_ERROR(BuiltinForecasters().Check(o.forecaster));
-  TESSERA_RETURN_IF_ERROR(CheckDuration("--lead", o.lead_s, kAutoscaleLead).status());
-  TESSERA_RETURN_IF_ERROR(CheckDuration("--down-hold", o.down_hold_s, kAutoscaleDownHold).status());
+  TESSERA_RETURN_IF_ERROR(CheckAutoscalePolicy(o));
   TESSERA_RETURN_IF_ERROR(CheckDuration("--sample", o.sample_s, kAutoscaleSample).status());
   TESSERA_RETURN_IF_ERROR(
       CheckDuration("--oracle-interval", o.oracle_interval_s, kAutoscaleOracleInterval).status());
@@ -530,9 +316,6 @@ Status CheckOptions(const AutoscaleOptions& o) {
     if (range.Contains(value)) return Status::Ok();
     return Status::InvalidArgument(std::string(flag) + ": " + OutOfRange(range, value));
   };
-  TESSERA_RETURN_IF_ERROR(within("--margin", kAutoscaleMargin, o.margin));
-  TESSERA_RETURN_IF_ERROR(within("--hysteresis", kAutoscaleHysteresis, o.hysteresis));
-  TESSERA_RETURN_IF_ERROR(within("--spare-gpus", kAutoscaleSpareGpus, o.spare_gpus));
   TESSERA_RETURN_IF_ERROR(within("--jobs", kAutoscaleJobs, o.jobs));
   return Status::Ok();
 }
@@ -586,45 +369,45 @@ Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   }
   Day day;
   if (request.scenario) {
-    day.scenario = *request.scenario;
+    day.planning.scenario = *request.scenario;
   } else {
-    TESSERA_ASSIGN_OR_RETURN(day.scenario, LoadScenario(request.inputs));
+    TESSERA_ASSIGN_OR_RETURN(day.planning.scenario, LoadScenario(request.inputs));
   }
   if (request.rates) {
     day.rates = *request.rates;
   } else {
-    TESSERA_ASSIGN_OR_RETURN(day.rates, LoadDayRates(request.rates_path, day.scenario));
+    TESSERA_ASSIGN_OR_RETURN(day.rates, LoadDayRates(request.rates_path, day.planning.scenario));
   }
-  if (day.rates.services.size() != day.scenario.services.size()) {
+  if (day.rates.services.size() != day.planning.scenario.services.size()) {
     return Status::InvalidArgument(day.rates.source + ": its services are not the scenario's");
   }
+  day.planning.source = day.rates.source;
   if (request.season) {
     day.season = *request.season;
   } else if (!request.season_path.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(day.season, LoadDayRates(request.season_path, day.scenario));
+    TESSERA_ASSIGN_OR_RETURN(day.season, LoadDayRates(request.season_path, day.planning.scenario));
   } else {
     day.season = day.rates;
   }
-  if (day.season.services.size() != day.scenario.services.size()) {
+  if (day.season.services.size() != day.planning.scenario.services.size()) {
     return Status::InvalidArgument(day.season.source + ": its services are not the scenario's");
   }
-  day.inputs = request.inputs;
-  TESSERA_ASSIGN_OR_RETURN(
-      day.problem, LoadProblem(request.inputs, day.scenario, false, nullptr, request.notes));
-  day.inputs.profile_table = std::make_shared<const ProfileTable>(day.problem->profiles());
-  day.inputs.profiles.clear();
+  day.planning.inputs = request.inputs;
+  TESSERA_ASSIGN_OR_RETURN(day.problem, LoadProblem(request.inputs, day.planning.scenario, false,
+                                                    nullptr, request.notes));
+  day.planning.inputs.profile_table = std::make_shared<const ProfileTable>(day.problem->profiles());
+  day.planning.inputs.profiles.clear();
   PlanRequest probe;
-  probe.inputs = day.inputs;
+  probe.inputs = day.planning.inputs;
   probe.planner = request.planner;
-  day.planner = PlannerFor(probe);
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Forecaster> forecaster,
-                           BuiltinForecasters().Create(options.forecaster));
+  day.planning.planner = PlannerFor(probe);
 
   AutoscaleReport report;
-  report.scenario = day.scenario.name.empty() ? day.scenario.source : day.scenario.name;
+  report.scenario = day.planning.scenario.name.empty() ? day.planning.scenario.source
+                                                       : day.planning.scenario.name;
   report.rates = day.rates.source;
   report.season = day.season.source;
-  report.planner = day.planner;
+  report.planner = day.planning.planner;
   report.options = options;
   report.services = day.rates.services;
   report.minutes = day.rates.minutes();
@@ -636,8 +419,7 @@ Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {
   if (request.progress) request.progress("planning the oracle's intervals");
   TESSERA_RETURN_IF_ERROR(RunOracle(day, options, report.oracle, oracle));
   if (request.progress) request.progress("autoscaling the day");
-  Policy policy(day, options, *forecaster);
-  TESSERA_RETURN_IF_ERROR(policy.Run(report.autoscale, autoscaled, request.progress));
+  TESSERA_RETURN_IF_ERROR(RunPolicy(day, options, report.autoscale, autoscaled, request.progress));
   TESSERA_RETURN_IF_ERROR(SimulateMinutes(
       day, options,
       {{&report.autoscale, &autoscaled}, {&report.static_peak, &fixed}, {&report.oracle, &oracle}},

@@ -1,0 +1,311 @@
+#include "tessera/autoscaler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <utility>
+
+#include "tessera/plan_request.h"
+#include "tessera/transition_request.h"
+#include "tessera/workload/day_rates.h"
+#include "tessera/workload/forecaster.h"
+
+namespace tessera {
+namespace {
+
+// The lowest rate a plan is asked for: a scenario's rates are > 0.
+constexpr double kMinPlannedRps = 1e-3;
+
+// The highest of forecast[from, to) (clipped), or 0.
+double Peak(const std::vector<double>& forecast, int from, int to) {
+  double peak = 0;
+  for (int k = std::max(from, 0); k < std::min<int>(to, forecast.size()); ++k) {
+    peak = std::max(peak, forecast[k]);
+  }
+  return peak;
+}
+
+}  // namespace
+
+Status CheckAutoscalePolicy(const AutoscalePolicyOptions& o) {
+  TESSERA_RETURN_IF_ERROR(BuiltinForecasters().Check(o.forecaster));
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--lead", o.lead_s, kAutoscaleLead).status());
+  TESSERA_RETURN_IF_ERROR(CheckDuration("--down-hold", o.down_hold_s, kAutoscaleDownHold).status());
+  const auto within = [](std::string_view flag, const InputRange& range, double value) {
+    if (range.Contains(value)) return Status::Ok();
+    return Status::InvalidArgument(std::string(flag) + ": " + OutOfRange(range, value));
+  };
+  TESSERA_RETURN_IF_ERROR(within("--margin", kAutoscaleMargin, o.margin));
+  TESSERA_RETURN_IF_ERROR(within("--hysteresis", kAutoscaleHysteresis, o.hysteresis));
+  TESSERA_RETURN_IF_ERROR(within("--spare-gpus", kAutoscaleSpareGpus, o.spare_gpus));
+  return Status::Ok();
+}
+
+Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
+                                const Deployment* current, int minute, int extra_gpus) {
+  PlanRequest request;
+  request.inputs = planning.inputs;
+  std::vector<double> clamped = rates;
+  for (double& r : clamped) r = std::max(r, kMinPlannedRps);
+  request.scenario = WithRates(planning.scenario, clamped);
+  request.planner = planning.planner;
+  if (current) {
+    request.current = *current;
+    request.max_extra_gpus = extra_gpus;
+  }
+  Result<PlanRun> run = Plan(request);
+  if (!run.ok()) {
+    return run.status().WithContext(
+        fmt::format("minute {}: planning {}", minute, planning.scenario.name));
+  }
+  if (run->outcome != PlanOutcome::kFeasible) {
+    for (const ServiceOutcome& s : run->deployment.services) {
+      if (s.status != ServiceStatus::kOk) {
+        return Status::InvalidArgument(
+            fmt::format("{}: minute {}: service '{}' at {:.6g} req/s: {}", planning.source, minute,
+                        s.name, s.rate_rps, s.reason));
+      }
+    }
+  }
+  return std::move(run->deployment);
+}
+
+std::vector<double> SloSafeCapacity(const Deployment& d, const std::vector<std::string>& services) {
+  const TransitionCapacity counted(d, d);
+  std::map<std::string, double> by_name;
+  for (const GpuAssignment& g : d.gpus) {
+    if (g.shared_whole()) continue;
+    for (const Instance& i : g.instances()) by_name[i.service] += counted.Of(i);
+  }
+  std::vector<double> out;
+  for (const std::string& s : services) out.push_back(by_name[s]);
+  return out;
+}
+
+int MinutesCovering(double seconds) {
+  return static_cast<int>(std::ceil(seconds / kMinute - 1e-9));
+}
+
+int MoveMinutes(const AutoscaleMove& move) { return std::max(1, MinutesCovering(move.seconds)); }
+
+class Autoscaler::Impl {
+ public:
+  Impl(AutoscalePlanning planning, AutoscalePolicyOptions options,
+       std::vector<std::vector<double>> season, std::unique_ptr<Forecaster> forecaster)
+      : planning_(std::move(planning)),
+        options_(std::move(options)),
+        forecaster_(std::move(forecaster)),
+        season_(std::move(season)) {
+    lead_ = std::max(1, MinutesCovering(options_.lead_s));
+    for (const Service& s : planning_.scenario.services) names_.push_back(s.name);
+    series_.resize(names_.size());
+    season_.resize(names_.size());
+  }
+
+  void Rebase(Deployment running, std::vector<double> planned) {
+    current_ = std::move(running);
+    planned_ = std::move(planned);
+    planned_.resize(names_.size(), kMinPlannedRps);
+    capacity_ = SloSafeCapacity(current_, names_);
+    down_since_ = -1;
+  }
+
+  void Observe(const std::vector<double>& minute) {
+    for (size_t s = 0; s < series_.size(); ++s) {
+      series_[s].push_back(s < minute.size() ? std::max(0.0, minute[s]) : 0.0);
+    }
+  }
+
+  int minutes_seen() const { return series_.empty() ? 0 : static_cast<int>(series_[0].size()); }
+
+  Result<std::optional<AutoscaleDecision>> Decide() {
+    const int m = minutes_seen();
+    if (m == 0) return std::optional<AutoscaleDecision>();
+    const int services = static_cast<int>(series_.size());
+    // The lead covers the last move's length too: a move that takes longer
+    // than the lead would end after the load it was made for arrived.
+    const int lead = std::max(lead_, last_move_minutes_ + 2);
+    const int horizon = 2 * lead + 60;
+    std::vector<std::vector<double>> forecast(services);
+    std::vector<double> need(services);
+    bool up = false;
+    bool down = false;
+    for (int s = 0; s < services; ++s) {
+      const std::span<const double> seen(series_[s].data(), m);
+      forecast[s] = forecaster_->Forecast(seen, season_[s], horizon);
+      // The last minute seen is part of every forecast window.
+      forecast[s].insert(forecast[s].begin(), seen.back());
+      need[s] = std::max((1 + options_.margin) * Peak(forecast[s], 0, lead + 1), kMinPlannedRps);
+      up = up || need[s] > Held(s) * (1 + 1e-9);
+      down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
+    }
+    // A move plans for the need over two lead windows: a ramp is not
+    // followed step by step, and a plan moved down to holds a while.
+    std::vector<double> target(services);
+    for (int s = 0; s < services; ++s) {
+      target[s] =
+          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead + 1), kMinPlannedRps);
+    }
+    if (up) {
+      down_since_ = -1;
+      return TryMove(m, target, forecast, true);
+    }
+    if (!down) {
+      down_since_ = -1;
+      // Moves keep what they can, so GPUs pile up over a day: every hold,
+      // compact when a plan from scratch for the need takes fewer GPUs.
+      if ((m - last_compaction_) * kMinute < std::max(options_.down_hold_s, kMinute)) {
+        return std::optional<AutoscaleDecision>();
+      }
+      last_compaction_ = m;
+      TESSERA_ASSIGN_OR_RETURN(const Deployment scratch,
+                               PlanForRates(planning_, target, nullptr, m));
+      if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<AutoscaleDecision>();
+      return TryMove(m, target, forecast, false);
+    }
+    if (down_since_ < 0) down_since_ = m;
+    if ((m - down_since_) * kMinute < options_.down_hold_s) {
+      return std::optional<AutoscaleDecision>();
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<AutoscaleDecision> started,
+                             TryMove(m, target, forecast, false));
+    if (!started) down_since_ = m;  // no move that pays: wait another hold
+    return started;
+  }
+
+  void Adopt(const AutoscaleDecision& decision, int minutes) {
+    if (decision.move.steps > 0) last_move_minutes_ = minutes;
+    current_ = decision.to;
+    planned_ = decision.rates;
+    capacity_ = SloSafeCapacity(current_, names_);
+  }
+
+  const Deployment& running() const { return current_; }
+  const std::vector<double>& planned() const { return planned_; }
+  const std::vector<double>& capacity() const { return capacity_; }
+  const std::map<std::string, int>& declined() const { return declined_; }
+
+ private:
+  Result<std::optional<AutoscaleDecision>> TryMove(int m, std::vector<double> target,
+                                                   const std::vector<std::vector<double>>& forecast,
+                                                   bool up) {
+    const int services = static_cast<int>(target.size());
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // The fewest GPUs first; a plan that keeps more of the running one (up
+      // to spare_gpus more GPUs) when moving to the first needs more spare
+      // GPUs than allowed.
+      Deployment to;
+      std::optional<TransitionRun> found;
+      const int from_gpus = current_.metrics.gpus;
+      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
+        TESSERA_ASSIGN_OR_RETURN(to, PlanForRates(planning_, target, &current_, m, extra));
+        if (!up && to.metrics.gpus >= from_gpus) {
+          return Decline("the plan for the need has no fewer GPUs");
+        }
+        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
+                                 RunTransition(current_, to, options_.spare_gpus));
+        if (run.transition) found = std::move(run);
+      }
+      const int to_gpus = to.metrics.gpus;
+      if (!found) return Decline("the transition needs more spare GPUs");
+      TransitionRun& run = *found;
+      const double seconds = TransitionSeconds(*run.transition, options_.durations);
+      const int ends =
+          std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
+      bool lowered_crossed = false;
+      bool late = false;
+      bool still_needed = !up;
+      for (int s = 0; s < services; ++s) {
+        const double floor = std::min(planned_[s], target[s]);
+        const double during = Peak(forecast[s], 0, ends + 1);
+        if (target[s] > planned_[s]) {
+          late = late || during > Held(s);
+          still_needed =
+              still_needed ||
+              (1 + options_.margin) * Peak(forecast[s], ends + 1, std::max(ends + 2, lead_ + 1)) >
+                  Held(s) * (1 + 1e-9);
+        } else if (during > floor) {
+          lowered_crossed = true;
+          target[s] = planned_[s];  // keep what it had: its floor stays where it was
+        }
+      }
+      if (up && !still_needed) return Decline("the need is gone before the move would end");
+      if (lowered_crossed) {
+        if (!up) return Decline("the forecast crosses a floor before the move would end");
+        continue;  // the move up without lowering anyone the forecast still needs
+      }
+      AutoscaleDecision started;
+      started.move.minute = m;
+      started.move.seconds = seconds;
+      started.move.phases = static_cast<int>(run.transition->phases.size());
+      started.move.steps = run.transition->summary.steps;
+      started.move.from_gpus = from_gpus;
+      started.move.to_gpus = to_gpus;
+      started.move.peak_gpus =
+          std::max(run.transition->summary.peak_gpus, std::max(from_gpus, to_gpus));
+      started.move.spare_gpus = started.move.peak_gpus - std::max(from_gpus, to_gpus);
+      started.move.up = up;
+      started.move.late = late;
+      started.transition = std::move(*run.transition);
+      started.to = std::move(to);
+      started.rates = std::move(target);
+      return std::optional<AutoscaleDecision>(std::move(started));
+    }
+    return std::optional<AutoscaleDecision>();
+  }
+
+  // The rate the running plan holds for service s: what it was planned for,
+  // unless its SLO-safe capacity is less (a re-plan that kept every instance).
+  double Held(int s) const { return std::min(planned_[s], capacity_[s]); }
+
+  std::optional<AutoscaleDecision> Decline(const std::string& why) {
+    ++declined_[why];
+    return std::nullopt;
+  }
+
+  AutoscalePlanning planning_;
+  AutoscalePolicyOptions options_;
+  std::unique_ptr<Forecaster> forecaster_;
+  std::vector<std::string> names_;
+  std::map<std::string, int> declined_;
+  int lead_ = 1;
+  int down_since_ = -1;        // the minute the need first fell below the hysteresis; -1: not
+  int last_compaction_ = 0;    // the minute a compaction was last weighed
+  int last_move_minutes_ = 0;  // how long the last move took, rounded up
+  std::vector<std::vector<double>> series_;  // per service, per minute seen
+  std::vector<std::vector<double>> season_;  // the previous day's, the same way
+  Deployment current_;
+  std::vector<double> planned_;   // the rates current_ was planned for
+  std::vector<double> capacity_;  // its SLO-safe capacity
+};
+
+Result<std::unique_ptr<Autoscaler>> Autoscaler::Create(AutoscalePlanning planning,
+                                                       AutoscalePolicyOptions options,
+                                                       std::vector<std::vector<double>> season) {
+  TESSERA_RETURN_IF_ERROR(CheckAutoscalePolicy(options));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Forecaster> forecaster,
+                           BuiltinForecasters().Create(options.forecaster));
+  return std::unique_ptr<Autoscaler>(new Autoscaler(std::make_unique<Impl>(
+      std::move(planning), std::move(options), std::move(season), std::move(forecaster))));
+}
+
+Autoscaler::Autoscaler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Autoscaler::~Autoscaler() = default;
+
+void Autoscaler::Rebase(Deployment running, std::vector<double> planned) {
+  impl_->Rebase(std::move(running), std::move(planned));
+}
+void Autoscaler::Observe(const std::vector<double>& minute) { impl_->Observe(minute); }
+int Autoscaler::minutes_seen() const { return impl_->minutes_seen(); }
+Result<std::optional<AutoscaleDecision>> Autoscaler::Decide() { return impl_->Decide(); }
+void Autoscaler::Adopt(const AutoscaleDecision& decision, int minutes) {
+  impl_->Adopt(decision, minutes);
+}
+const Deployment& Autoscaler::running() const { return impl_->running(); }
+const std::vector<double>& Autoscaler::planned() const { return impl_->planned(); }
+const std::vector<double>& Autoscaler::capacity() const { return impl_->capacity(); }
+const std::map<std::string, int>& Autoscaler::declined() const { return impl_->declined(); }
+
+}  // namespace tessera
