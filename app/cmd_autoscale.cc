@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "autoscale_flags.h"
 #include "cli_flags.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
 #include "tessera/autoscale_request.h"
 #include "tessera/durations.h"
-#include "tessera/workload/forecaster.h"
 
 namespace tessera::cli {
 namespace {
@@ -53,10 +53,8 @@ int RunAutoscaleCommand(AutoscaleFlags& flags) {
         Status::InvalidArgument("autoscale: --scenario (or --parva-slo with --row) is required; "
                                 "see tessera autoscale --help"));
   }
-  if (!flags.durations.empty()) {
-    Result<StepDurations> d = ParseStepDurations("--step-durations", flags.durations);
-    if (!d.ok()) return ReportError(d.status());
-    request.options.durations = *d;
+  if (Status d = ApplyStepDurations(flags.durations, request.options); !d.ok()) {
+    return ReportError(d);
   }
   request.notes = CliNotes();
   request.progress = CliProgress();
@@ -91,29 +89,11 @@ void AddAutoscaleCommand(CLI::App& app, int& exit_code) {
                   "(default: the --rates day itself, a day that repeats)");
   cmd->add_option("--planner", flags->request.planner,
                   "MIG planner (default: the default planner)");
-  cmd->add_option("--forecaster", o.forecaster, "Forecaster: " + BuiltinForecasters().JoinedNames())
-      ->capture_default_str();
-  cmd->add_option("--lead", o.lead_s, "Plan for the forecast peak this far ahead, 1m to 1d")
-      ->transform(DurationFlag(kAutoscaleLead))
-      ->default_str("10m");
-  cmd->add_option("--margin", o.margin, "Plan for (1 + MARGIN) x the forecast need, 0..1")
-      ->check(Within(kAutoscaleMargin))
-      ->capture_default_str();
-  cmd->add_option(
-         "--hysteresis", o.hysteresis,
-         "Move down only when a service needs less than (1 - H) x its planned rate, 0..0.9")
-      ->check(Within(kAutoscaleHysteresis))
-      ->capture_default_str();
-  cmd->add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
-      ->transform(DurationFlag(kAutoscaleDownHold))
-      ->default_str("5m");
+  AddAutoscalePolicyFlags(*cmd, o, flags->durations);
   cmd->add_option("--spare-gpus", o.spare_gpus,
                   "GPUs a transition may use beyond both plans', 0..1000")
       ->check(Within(kAutoscaleSpareGpus))
       ->capture_default_str();
-  cmd->add_option(
-      "--step-durations", flags->durations,
-      "Step durations over the defaults (" + FormatStepDurations(StepDurations{}) + ")");
   cmd->add_option("--sample", o.sample_s,
                   "Simulated seconds of a minute without a transition, 0.1s to 1m")
       ->transform(DurationFlag(kAutoscaleSample))

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "autoscale_flags.h"
 #include "cli_flags.h"
 #include "cli_output.h"
 #include "commands.h"
@@ -44,6 +45,10 @@ struct ServeFlags {
   bool auto_mode = true;
   double replan_threshold = 0.10;
   double replan_hold_s = 10;
+  bool autoscale = false;
+  double autoscale_minute_s = 60;
+  AutoscalePolicyOptions policy;
+  std::string step_durations;
   std::vector<std::string> routers;
   int spare_gpus = 1;
   std::string planner;  // empty: the library's default, as `tessera plan`
@@ -179,6 +184,13 @@ int RunServe(const ServeFlags& flags) {
   options.auto_mode = flags.auto_mode;
   options.replan_threshold = flags.replan_threshold;
   options.replan_hold_s = flags.replan_hold_s;
+  if (flags.autoscale) {
+    options.autoscale = flags.policy;
+    if (Status d = ApplyStepDurations(flags.step_durations, *options.autoscale); !d.ok()) {
+      return ReportError(d);
+    }
+    options.autoscale_minute_s = flags.autoscale_minute_s;
+  }
   options.routers = flags.routers;
   options.spare_gpus = flags.spare_gpus;
   options.deploy.gpus_per_node = flags.gpus_per_node;
@@ -221,7 +233,8 @@ constexpr const char* kServeHelp =
     "a store (--store: one SQLite file, or etcd shared by replicas), its API under /v1 (OpenAPI "
     "document at /v1/openapi.json),\n"
     "/healthz, /readyz, /metrics (Prometheus) and the dashboard at /. It re-plans when\n"
-    "rates or SLOs change (--auto: when a rate moves more than --replan-threshold) and\n"
+    "rates or SLOs change (--auto: when a rate moves more than --replan-threshold, or with\n"
+    "--autoscale as the autoscaling policy of `tessera autoscale` decides on observed rates) and\n"
     "moves the cluster with checked transitions that node agents (`tessera agent\n"
     "--server URL`) carry out.\n\n"
     "A new store starts with --scenario (or --parva-slo), else the embedded S3 example;\n"
@@ -243,6 +256,7 @@ constexpr const char* kServeHelp =
     "  tessera serve --db /var/lib/tessera/s6.db --scenario examples/scenarios/s6.yaml\n"
     "  tessera serve --listen 0.0.0.0:8080 --token-file /etc/tessera/token --no-auto\n"
     "  tessera serve --listen 127.0.0.1:0 --db /tmp/t.db --gpus-per-node 4 --spare-gpus 2\n"
+    "  tessera serve --router-agent edge --autoscale --lead 10m --margin 0.05 --spare-gpus 2\n"
     "  tessera serve --store etcd:http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379 "
     "\\\n"
     "       --listen 0.0.0.0:8080 --advertise-url http://10.0.0.1:8080 --token-file token\n"
@@ -306,6 +320,22 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                   "re-plan (a PATCHed rate re-plans at once), 0-3600")
       ->check(Within(InputRange{0.0, 3600.0}))
       ->capture_default_str();
+  CLI::Option* autoscale = cmd->add_flag(
+      "--autoscale", flags->autoscale,
+      "In auto mode, move on observed rates by the autoscaling policy (tessera autoscale's: "
+      "forecast, plan ahead with a margin, move up early and down after a hold) instead of "
+      "--replan-threshold; PATCHed rates still re-plan at once");
+  cmd->add_option("--autoscale-minute", flags->autoscale_minute_s,
+                  "The policy's minute: observed rates are averaged and weighed once per it, " +
+                      DescribeRange(kAutoscaleMinute) +
+                      " (shorter for a compressed day; the policy's durations are then in these "
+                      "minutes)")
+      ->transform(DurationFlag(kAutoscaleMinute))
+      ->default_str("1m")
+      ->needs(autoscale);
+  for (CLI::Option* option : AddAutoscalePolicyFlags(*cmd, flags->policy, flags->step_durations)) {
+    option->needs(autoscale);
+  }
   cmd->add_option("--router-agent", flags->routers,
                   "A router (`tessera router-agent --name NAME`) in front of the serving "
                   "processes; repeat for several. Each drains and readies its servers in every "

@@ -18,6 +18,7 @@ Status ControlPlane::Impl::RefreshVersion() {
 Status ControlPlane::Impl::SetScenario(const Scenario& scenario) {
   TESSERA_RETURN_IF_ERROR(ProblemOf(scenario).status());
   scenario_ = scenario;
+  autoscaler_.reset();  // the policy plans for the scenario's services
   return Status::Ok();
 }
 
@@ -369,6 +370,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(std::unique_ptr<Control
   if (!(options.replan_hold_s >= 0 && options.replan_hold_s <= 3600)) {
     return Status::InvalidArgument(
         fmt::format("re-plan hold: {:g} s is outside 0-3600", options.replan_hold_s));
+  }
+  if (options.autoscale) {
+    TESSERA_RETURN_IF_ERROR(CheckAutoscalePolicy(*options.autoscale));
+    TESSERA_RETURN_IF_ERROR(
+        CheckDuration("--autoscale-minute", options.autoscale_minute_s, kAutoscaleMinute).status());
   }
   if (!limits::kSpareGpus.Contains(options.spare_gpus)) {
     return Status::InvalidArgument("spare GPUs: " +

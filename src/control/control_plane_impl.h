@@ -316,6 +316,8 @@ class ControlPlane::Impl {
   // Plans `scenario` (from scratch or from the deployment), validates and
   // stores the plan; returns its summary.
   ApiResult<StoredPlan> PlanScenario(const Scenario& scenario, const PlanBody& body);
+  // Stores `d`, planned for `scenario` (its GPUs on this plane's nodes).
+  ApiResult<StoredPlan> StorePlan(const Scenario& scenario, Deployment d, OJson increment);
   // The MIG problem of `scenario` under options_.inputs.
   Result<Problem> ProblemOf(const Scenario& scenario) const {
     return LoadProblem(options_.inputs, scenario, /*mps=*/false, nullptr, {});
@@ -360,6 +362,10 @@ class ControlPlane::Impl {
   // Auto mode on the observed rates: a re-plan once they have stayed beyond
   // the threshold for replan_hold_s.
   void OnObserved();
+  // Auto mode by the autoscaling policy: the minute's observed rates fed
+  // once it ends, and a move started when the policy decides one.
+  void Autoscale();
+  void AutoscaleMove();
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -394,9 +400,16 @@ class ControlPlane::Impl {
   std::optional<std::vector<RouterBackend>> router_backends_;  // at router_work_version_
   int64_t router_work_version_ = -1;
   std::optional<double> beyond_since_ms_;  // observed rates beyond the threshold since
-  StoreView view_;                         // the store's last answer to Observe
-  bool viewed_ = false;                    // view_ holds an answer
-  bool loaded_ = true;                     // the cache holds the store's state (Open loaded it)
+  // The autoscaling policy (options_.autoscale), made with the scenario.
+  std::unique_ptr<Autoscaler> autoscaler_;
+  std::optional<int64_t> autoscaled_plan_;  // the plan the policy knows as running
+  std::optional<double> minute_began_ms_;   // the policy's minute under way
+  std::vector<double> minute_sums_;         // its summed observed rates, per report
+  int minute_reports_ = 0;
+  std::string autoscale_note_;  // what the policy last did
+  StoreView view_;              // the store's last answer to Observe
+  bool viewed_ = false;         // view_ holds an answer
+  bool loaded_ = true;          // the cache holds the store's state (Open loaded it)
   int64_t leadership_changes_ = 0;
 };
 

@@ -95,6 +95,8 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
     o.inputs.router = "weighted";
     o.routers = routers_;
     o.replan_hold_s = replan_hold_s_;
+    o.autoscale = autoscale_;
+    o.autoscale_minute_s = 1;
     o.wall_time = [this] {
       return "2025-01-01T00:00:" + std::to_string(10 + (ticks_++ % 50)) + "Z";
     };
@@ -238,6 +240,7 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
   bool auto_mode_ = false;
   std::vector<std::string> routers_;
   double replan_hold_s_ = 0;
+  std::optional<AutoscalePolicyOptions> autoscale_;
   std::unique_ptr<ControlPlane> plane_;
 };
 
@@ -381,6 +384,55 @@ TEST_P(ControlPlaneTest, ARoutersObservedRateReplansAfterTheHold) {
   const Json moving = Call("GET", "/v1/deployment").body["transition"];
   ASSERT_TRUE(moving.is_number_integer());
   RunToDone(moving.get<int64_t>());
+}
+
+TEST_P(ControlPlaneTest, TheAutoscalingPolicyMovesOnObservedRates) {
+  routers_ = {"edge"};
+  auto_mode_ = true;
+  autoscale_ = AutoscalePolicyOptions{};  // its minute: 1 s of the clock (Options)
+  Open();
+  Deploy();
+  const Json deployed = Call("GET", "/v1/deployment").body;
+  const Scenario s3 = LoadExample("s3.yaml");
+  const auto report = [&](const std::function<double(const Service&)>& rate) {
+    Json observed = Json::object();
+    for (const Service& s : s3.services) observed[s.name] = {{"rate_rps", rate(s)}};
+    ASSERT_EQ(Call("POST", "/v1/routers/edge/status", Json{{"observed", observed}}.dump()).status,
+              200);
+  };
+  // resnet50 at 1.5 x its rate: nothing until the policy's first minute ends.
+  const auto risen = [](const Service& s) { return s.rate_rps * (s.name == "resnet50" ? 1.5 : 1); };
+  report(risen);
+  EXPECT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null());
+  clock_.Advance(1000);
+  report(risen);
+  Json moving = Call("GET", "/v1/deployment").body["transition"];
+  ASSERT_TRUE(moving.is_number_integer()) << Call("GET", "/v1/observed").text;
+  Json autoscale = Call("GET", "/v1/observed").body["autoscale"];
+  EXPECT_EQ(autoscale["minutes"], 1);
+  EXPECT_NE(autoscale["note"].get<std::string>().find("minute 1: moving up"), std::string::npos)
+      << autoscale;
+  RunToDone(moving.get<int64_t>());
+  const Json up = Call("GET", "/v1/deployment").body;
+  EXPECT_NE(up["plan"], deployed["plan"]);
+  // The new plan holds resnet50's need (1.05 x 1.5 x its rate) and the rest.
+  // Then every service at half its rate: a move down once the need has
+  // stayed below the hysteresis for the hold (5 minutes of the policy).
+  const auto halved = [](const Service& s) { return s.rate_rps / 2; };
+  for (int minute = 0; minute < 5; ++minute) {
+    clock_.Advance(1000);
+    report(halved);
+    ASSERT_TRUE(Call("GET", "/v1/deployment").body["transition"].is_null()) << minute;
+  }
+  clock_.Advance(1000);
+  report(halved);
+  moving = Call("GET", "/v1/deployment").body["transition"];
+  ASSERT_TRUE(moving.is_number_integer()) << Call("GET", "/v1/observed").text;
+  autoscale = Call("GET", "/v1/observed").body["autoscale"];
+  EXPECT_NE(autoscale["note"].get<std::string>().find("moving down"), std::string::npos)
+      << autoscale;
+  RunToDone(moving.get<int64_t>());
+  EXPECT_LT(Call("GET", "/v1/deployment").body["metrics"]["gpus"], up["metrics"]["gpus"]);
 }
 
 TEST_P(ControlPlaneTest, HealthReadinessAndUnknownRoutes) {

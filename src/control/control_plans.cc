@@ -34,10 +34,6 @@ ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
     if (run.status().code() == StatusCode::kInternal) return InternalError(run.status().message());
     return ConflictError(run.status().message());
   }
-  // The plan's GPUs on the nodes this plane deploys to (its JSON and SVG
-  // name them), not the planner's default of eight GPUs a node.
-  for (GpuAssignment& g : run->deployment.gpus) g.node = g.index / options_.deploy.gpus_per_node;
-  const Deployment& d = run->deployment;
   OJson increment = nullptr;
   if (run->increment) {
     increment = OJson{{"kept", run->increment->kept},
@@ -47,13 +43,21 @@ ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
   }
   if (run->outcome == PlanOutcome::kInfeasible) {
     std::string why;
-    for (const ServiceOutcome& s : d.services) {
+    for (const ServiceOutcome& s : run->deployment.services) {
       if (s.status == ServiceStatus::kInfeasible) why += fmt::format("; {}: {}", s.name, s.reason);
     }
     return ConflictError("no plan serves the scenario" + why);
   }
+  return StorePlan(scenario, std::move(run->deployment), std::move(increment));
+}
+
+ApiResult<StoredPlan> ControlPlane::Impl::StorePlan(const Scenario& scenario, Deployment d,
+                                                    OJson increment) {
+  // The plan's GPUs on the nodes this plane deploys to (its JSON and SVG
+  // name them), not the planner's default of eight GPUs a node.
+  for (GpuAssignment& g : d.gpus) g.node = g.index / options_.deploy.gpus_per_node;
   OJson metrics = MetricsJson(d);
-  metrics["incremental"] = increment;
+  metrics["incremental"] = std::move(increment);
   StoredPlan plan;
   plan.created_at = options_.wall_time();
   plan.planner = d.planner;

@@ -1,6 +1,7 @@
 // The control plane's scenario: GET/PUT /v1/scenario, PATCH /v1/services/{name},
 // the observed rates (GET /v1/observed) and the re-plans they trigger.
 #include "control/control_plane_impl.h"
+#include "tessera/workload/day_rates.h"
 
 namespace tessera {
 
@@ -28,6 +29,7 @@ ApiResponse ControlPlane::Impl::PutScenario(const ApiRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
   if (Status s = store_->PutScenario(Dump(j)); !s.ok()) return ErrorResponse(ErrorFromStatus(s));
   scenario_ = std::move(scenario).value();
+  autoscaler_.reset();  // the policy plans for the scenario's services
   return JsonResponse(200, OJson{{"scenario", j}});
 }
 
@@ -84,7 +86,15 @@ ApiResponse ControlPlane::Impl::GetObserved() {
               {"p99_ms", sum.p99_ms ? OJson(*sum.p99_ms) : OJson(nullptr)},
               {"reporters", sum.reporters}};
   }
-  return JsonResponse(200, OJson{{"services", std::move(services)}});
+  OJson out{{"services", std::move(services)}};
+  if (options_.autoscale) {
+    out["autoscale"] =
+        OJson{{"minutes", autoscaler_ ? autoscaler_->minutes_seen() : 0},
+              {"minute_s", options_.autoscale_minute_s},
+              {"note", autoscale_note_},
+              {"declined", autoscaler_ ? OJson(autoscaler_->declined()) : OJson::object()}};
+  }
+  return JsonResponse(200, out);
 }
 
 std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
@@ -112,6 +122,10 @@ std::map<std::string, double> ControlPlane::Impl::MovedRates() const {
 
 void ControlPlane::Impl::OnObserved() {
   if (!options_.auto_mode || !scenario_) return;
+  if (options_.autoscale) {
+    Autoscale();
+    return;
+  }
   const std::map<std::string, double> rates = MovedRates();
   if (rates.empty() || active_) {
     beyond_since_ms_.reset();
@@ -123,6 +137,100 @@ void ControlPlane::Impl::OnObserved() {
   beyond_since_ms_.reset();
   std::string note;
   MaybeReplan(rates, note);
+}
+
+void ControlPlane::Impl::Autoscale() {
+  const double now = options_.clock->NowMs();
+  const std::map<std::string, ObservedSum> sums = SummedObserved();
+  std::vector<double> rates;
+  for (const Service& s : scenario_->services) {
+    const auto it = sums.find(s.name);
+    rates.push_back(it == sums.end() ? 0 : it->second.rate_rps);
+  }
+  if (!autoscaler_) {
+    AutoscalePolicyOptions policy = *options_.autoscale;
+    policy.spare_gpus = options_.spare_gpus;
+    Result<std::unique_ptr<Autoscaler>> made = Autoscaler::Create(
+        {*scenario_, options_.inputs, options_.default_planner, "observed rates"}, policy);
+    if (!made.ok()) {
+      autoscale_note_ = made.status().message();
+      return;
+    }
+    autoscaler_ = std::move(*made);
+    autoscaled_plan_.reset();
+    minute_began_ms_ = now;
+    minute_sums_.assign(rates.size(), 0);
+    minute_reports_ = 0;
+  }
+  // A report tells of the time before it: it counts in the minute under
+  // way, and when that minute is over, the mean of its reports is what the
+  // policy sees (later minutes without a report: the rates now). After a
+  // long silence the minutes start again from now.
+  for (size_t k = 0; k < rates.size(); ++k) minute_sums_[k] += rates[k];
+  ++minute_reports_;
+  const double minute_ms = options_.autoscale_minute_s * 1000;
+  bool ended = false;
+  if (now - *minute_began_ms_ >= 60 * minute_ms) minute_began_ms_ = now - minute_ms;
+  while (now - *minute_began_ms_ >= minute_ms) {
+    std::vector<double> mean = rates;
+    for (size_t k = 0; k < mean.size() && minute_reports_ > 0; ++k) {
+      mean[k] = minute_sums_[k] / minute_reports_;
+    }
+    autoscaler_->Observe(mean);
+    *minute_began_ms_ += minute_ms;
+    minute_sums_.assign(rates.size(), 0);
+    minute_reports_ = 0;
+    ended = true;
+  }
+  if (ended) AutoscaleMove();
+}
+
+void ControlPlane::Impl::AutoscaleMove() {
+  const int minute = autoscaler_->minutes_seen();
+  if (!deployment_ || !deployment_id_) {
+    autoscale_note_ = fmt::format("minute {}: no deployment to move", minute);
+    return;
+  }
+  if (active_) return;  // the policy weighs a move once the transition is done
+  if (autoscaled_plan_ != deployment_id_) {
+    // The deployment changed under the policy (deployed, a declared rate,
+    // an operator's transition): it runs what the cluster runs.
+    std::map<std::string, double> planned;
+    for (const ServiceOutcome& s : deployment_->services) planned[s.name] = s.rate_rps;
+    std::vector<double> rates;
+    for (const Service& s : scenario_->services) rates.push_back(planned[s.name]);
+    autoscaler_->Rebase(*deployment_, std::move(rates));
+    autoscaled_plan_ = deployment_id_;
+  }
+  Result<std::optional<AutoscaleDecision>> decided = autoscaler_->Decide();
+  if (!decided.ok()) {
+    autoscale_note_ = fmt::format("minute {}: {}", minute, decided.status().message());
+    return;
+  }
+  if (!*decided) return;
+  AutoscaleDecision& decision = **decided;
+  if (decision.move.steps == 0) {  // the running plan serves the need as it is
+    autoscaler_->Adopt(decision, 0);
+    return;
+  }
+  ApiResult<StoredPlan> plan =
+      StorePlan(WithRates(*scenario_, decision.rates), decision.to, nullptr);
+  ApiResult<StoredTransition> t = plan.ok() ? MakeTransition(plan->id, options_.spare_gpus)
+                                            : ApiResult<StoredTransition>(plan.error());
+  if (t.ok()) t = Start(std::move(*t));
+  if (!t.ok()) {
+    autoscale_note_ = fmt::format("minute {}: the move to {} GPUs did not start: {}", minute,
+                                  decision.move.to_gpus, t.error().message);
+    return;
+  }
+  autoscaler_->Adopt(decision, MoveMinutes(decision.move));
+  autoscaled_plan_ = plan->id;
+  autoscale_note_ = fmt::format(
+      "minute {}: moving {} from {} to {} GPUs (plan {}, transition {}: {} phase(s), {} step(s), "
+      "{:.0f} s estimated){}",
+      minute, decision.move.up ? "up" : "down", decision.move.from_gpus, decision.move.to_gpus,
+      plan->id, t->id, decision.move.phases, decision.move.steps, decision.move.seconds,
+      decision.move.late ? ", late" : "");
 }
 
 std::optional<OJson> ControlPlane::Impl::MaybeReplan(const std::map<std::string, double>& rates,
@@ -194,6 +302,7 @@ ApiResponse ControlPlane::Impl::PatchService(const ApiRequest& request, const st
     return ErrorResponse(ErrorFromStatus(s));
   }
   *it = service;
+  autoscaler_.reset();  // the policy plans with the scenario's SLOs
   std::string note;
   std::optional<OJson> replan;
   if (patch->replan.value_or(options_.auto_mode)) {

@@ -109,7 +109,6 @@ class Autoscaler::Impl {
     planned_ = std::move(planned);
     planned_.resize(names_.size(), kMinPlannedRps);
     capacity_ = SloSafeCapacity(current_, names_);
-    down_since_ = -1;
   }
 
   void Observe(const std::vector<double>& minute) {

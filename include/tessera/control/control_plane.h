@@ -40,7 +40,13 @@
 // (relative) from the rate the deployment was planned for, and no
 // transition is running or paused, the control plane re-plans
 // incrementally from the deployment (incremental_plan.h), plans and checks
-// the transition and starts it.
+// the transition and starts it. With `autoscale` set, observed rates go
+// to the autoscaling policy (autoscaler.h) instead of the threshold: every
+// `autoscale_minute_s` of the clock the mean of the minute's summed
+// observed rates is one minute of the policy, which forecasts, decides and,
+// when it moves, the plan it chose is stored and its transition started
+// (the policy's spare GPUs are `spare_gpus`). GET /v1/observed says what it
+// last decided.
 //
 // Replicas: with a store several replicas share (EtcdStore), every request
 // but /healthz first asks the store who leads (ControlStore::Observe), and
@@ -69,7 +75,9 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/autoscaler.h"
 #include "tessera/control/control_store.h"
+#include "tessera/durations.h"
 #include "tessera/emit/node_plan.h"
 #include "tessera/problem_inputs.h"
 #include "tessera/scenario.h"
@@ -102,6 +110,9 @@ struct ApiResponse {
   std::string route = "unmatched";
 };
 
+// The length of the autoscaling policy's minute under serve.
+inline constexpr DurationRange kAutoscaleMinute{0.1, kHour};
+
 struct ControlOptions {
   bool auto_mode = true;
   double replan_threshold = 0.10;  // relative rate change that triggers a re-plan
@@ -120,6 +131,11 @@ struct ControlOptions {
   // Auto mode on observed rates: how long they must stay beyond the
   // threshold before a re-plan (a declared rate re-plans at once).
   double replan_hold_s = 0;
+  // Auto mode on observed rates by the autoscaling policy, one of its
+  // minutes every autoscale_minute_s of the clock (shorter for a compressed
+  // day: the policy's durations are then in its minutes).
+  std::optional<AutoscalePolicyOptions> autoscale;
+  double autoscale_minute_s = 60;
   double plan_time_limit_s = 0;  // 0: each planner's default
   // This replica's name, for /metrics' tessera_leader_info when it leads.
   std::string replica_name;
