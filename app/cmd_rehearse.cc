@@ -13,14 +13,18 @@
 #include <optional>
 #include <string>
 
+#include "autoscale_flags.h"
 #include "cli_flags.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
+#include "tessera/autoscale_request.h"
 #include "tessera/durations.h"
+#include "tessera/problem_inputs.h"
 #include "tessera/serving/rehearsal.h"
 #include "tessera/simulate_request.h"
 #include "tessera/util/text_io.h"
+#include "tessera/workload/day_rates.h"
 
 namespace tessera::cli {
 namespace {
@@ -46,10 +50,27 @@ struct RehearseFlags {
   std::string output;
   // --serve: under `tessera serve` in auto mode, one service's rate stepped.
   bool serve = false;
-  std::string load_step;  // SERVICE:FACTOR@TIME
-  double window_s = 10;
+  std::string load_step;           // SERVICE:FACTOR@TIME
+  std::optional<double> window_s;  // default: 10 s, a day's 15 minutes
   double replan_hold_s = 3;
+  // --serve --rates: a compressed day, autoscaled by serve's policy.
+  std::string rates;
+  double minute_s = 0.25;
+  int spare_gpus = 2;
+  AutoscalePolicyOptions policy;
+  std::string step_durations;
 };
+
+// serve's flags for the policy's options.
+std::vector<std::string> PolicyArgs(const AutoscalePolicyOptions& o, int spare_gpus) {
+  return {"--forecaster",     o.forecaster,
+          "--lead",           fmt::format("{}s", o.lead_s),
+          "--margin",         fmt::format("{}", o.margin),
+          "--hysteresis",     fmt::format("{}", o.hysteresis),
+          "--down-hold",      fmt::format("{}s", o.down_hold_s),
+          "--step-durations", FormatStepDurations(o.durations),
+          "--spare-gpus",     std::to_string(spare_gpus)};
+}
 
 // Requests per second of wall time the default dilation keeps the load
 // under, so that the load, HAProxy and the emulators share two cores and
@@ -190,9 +211,10 @@ int RunServedRehearse(const RehearseFlags& f) {
     return ReportError(Status::InvalidArgument(
         "--serve plans with tessera serve: --deployment and --transition do not apply"));
   }
-  if (f.load_step.empty()) {
+  if (f.load_step.empty() == f.rates.empty()) {
     return ReportError(Status::InvalidArgument(
-        "--serve needs --load-step SERVICE:FACTOR@TIME: the rate change serve answers"));
+        "--serve needs --load-step SERVICE:FACTOR@TIME or --rates DAY.csv (one of them): the "
+        "rate change serve answers"));
   }
   if (f.plan.inputs.scenario.empty()) {
     return ReportError(Status::InvalidArgument("--serve needs --scenario"));
@@ -201,7 +223,21 @@ int RunServedRehearse(const RehearseFlags& f) {
   if (!scenario.ok()) return ReportError(scenario.status());
   ServedRehearsalRequest r;
   r.scenario = std::move(*scenario);
-  if (Status s = ParseLoadStep(f.load_step, r); !s.ok()) return ReportError(s);
+  if (!f.rates.empty()) {
+    Result<DayRates> day = LoadDayRates(f.rates, r.scenario);
+    if (!day.ok()) return ReportError(day.status());
+    r.day = std::move(*day);
+    r.minute_s = f.minute_s;
+    AutoscalePolicyOptions policy = f.policy;
+    if (Status d = ApplyStepDurations(f.step_durations, policy); !d.ok()) return ReportError(d);
+    r.autoscale_args = PolicyArgs(policy, f.spare_gpus);
+    Result<Problem> problem =
+        LoadProblem(f.plan.inputs, r.scenario, /*mps=*/false, nullptr, CliNotes());
+    if (!problem.ok()) return ReportError(problem.status());
+    r.problem = std::move(*problem);
+  } else if (Status s = ParseLoadStep(f.load_step, r); !s.ok()) {
+    return ReportError(s);
+  }
   r.serve_args = {"--scenario", fs::absolute(f.plan.inputs.scenario).string()};
   if (!f.plan.inputs.profiles.empty()) {
     r.profiles = fs::absolute(f.plan.inputs.profiles).string();
@@ -209,7 +245,8 @@ int RunServedRehearse(const RehearseFlags& f) {
   }
   if (!r.scenario.gpu.empty()) r.gpu = r.scenario.gpu;
   r.duration_s = f.duration_s;
-  r.window_s = f.window_s;
+  r.window_s = f.window_s.value_or(f.rates.empty() ? 10 : 15 * f.minute_s);
+  if (r.day) r.duration_s = r.day->minutes() * r.minute_s;
   r.replan_hold_s = f.replan_hold_s;
   r.dilation =
       f.dilation > 0 ? f.dilation : std::max(1.0, std::ceil(TotalRate(r.scenario) / kWallRateCap));
@@ -229,8 +266,9 @@ int RunServedRehearse(const RehearseFlags& f) {
 
 int RunRehearse(const RehearseFlags& f) {
   if (f.serve) return RunServedRehearse(f);
-  if (!f.load_step.empty()) {
-    return ReportError(Status::InvalidArgument("--load-step needs --serve"));
+  if (!f.load_step.empty() || !f.rates.empty()) {
+    return ReportError(Status::InvalidArgument(
+        fmt::format("{} needs --serve", f.rates.empty() ? "--load-step" : "--rates")));
   }
   Result<Rehearsed> planned = PlanAndModel(f);
   if (!planned.ok()) return ReportError(planned.status());
@@ -295,6 +333,14 @@ constexpr const char* kRehearseHelp =
     "--window's measured compliance and when each transition started and ended.\n"
     "  tessera rehearse --serve --scenario examples/scenarios/s3.yaml \\\n"
     "      --load-step resnet50:1.5@20s --duration 60s\n\n"
+    "--serve --rates DAY.csv rehearses a compressed day instead: every service follows the\n"
+    "day's per-minute rates (tessera autoscale's rates file), each minute --minute of the\n"
+    "plan's time, and serve runs the autoscaling policy (--autoscale; the policy flags\n"
+    "--forecaster, --lead, ... are passed on, its durations in the day's minutes). Every\n"
+    "--window (default 15 minutes of the day) is measured beside the simulator's\n"
+    "prediction for the plans serve ran.\n"
+    "  tessera rehearse --serve --scenario examples/scenarios/s3.yaml \\\n"
+    "      --rates examples/days/alibaba-2023-day.csv --minute 0.25s\n\n"
     "Needs haproxy (Debian's haproxy 2.6) and the fake NVML library built beside tessera.\n"
     "Exit codes: 0 done; 2 bad flags or inputs, or a process of the data path failed (the\n"
     "message names it and its log; --keep-work-dir keeps every log).";
@@ -351,8 +397,26 @@ void AddRehearseCommand(CLI::App& app, int& exit_code) {
                   "With --serve: SERVICE:FACTOR@TIME, that service's rate x FACTOR from TIME "
                   "(the plan's time) on, e.g. resnet50:1.5@20s");
   cmd->add_option("--window", flags->window_s,
-                  "With --serve: the measured windows' length, the plan's time (default 10s)")
+                  "With --serve: the measured windows' length, the plan's time (default 10s; with "
+                  "--rates 15 minutes of the day)")
       ->transform(DurationFlag(kSimulatedTime));
+  CLI::Option* rates =
+      cmd->add_option("--rates", flags->rates,
+                      "With --serve: a day to rehearse compressed (tessera autoscale's rates file: "
+                      "'minute,multiplier' or 'minute,<service>,...'), autoscaled by serve");
+  cmd->add_option("--minute", flags->minute_s,
+                  "With --rates: the plan's time each minute of the day takes, up to 1m")
+      ->transform(DurationFlag(DurationRange{kMillisecond, kMinute}))
+      ->default_str("250ms")
+      ->needs(rates);
+  cmd->add_option("--spare-gpus", flags->spare_gpus,
+                  "With --rates: GPUs a transition may use beyond both plans', 0..1000")
+      ->check(Within(kAutoscaleSpareGpus))
+      ->capture_default_str()
+      ->needs(rates);
+  for (CLI::Option* option : AddAutoscalePolicyFlags(*cmd, flags->policy, flags->step_durations)) {
+    option->needs(rates);
+  }
   cmd->add_option("--replan-hold", flags->replan_hold_s,
                   "With --serve: serve's --replan-hold, wall seconds (default 3)")
       ->check(Within(InputRange{0.0, 3600.0}));

@@ -2,8 +2,9 @@
 // to another (B) without dropping any service below its floor. The model
 // (docs/transitions.md):
 //
-//  * the cluster's GPUs are A's GPU indices, then spare GPUs numbered from
-//    max(A's indices) + 1; every GPU of B is mapped onto one cluster GPU
+//  * the cluster's GPUs are A's GPU indices and empty GPUs at every other
+//    index >= 0 (a transition takes the lowest free ones, so that GPUs
+//    earlier moves emptied are used again); every GPU of B is mapped onto one cluster GPU
 //    (`gpu_map`, B index -> cluster index) of the same GPU model;
 //  * a transition is a list of phases; the steps of one phase may run in any
 //    order or all at once, and the next phase starts when all have finished;

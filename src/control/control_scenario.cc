@@ -148,6 +148,9 @@ void ControlPlane::Impl::Autoscale() {
     rates.push_back(it == sums.end() ? 0 : it->second.rate_rps);
   }
   if (!autoscaler_) {
+    // The policy's minutes start with the first traffic seen: a cluster
+    // that has served nothing yet (being deployed) has nothing to forecast.
+    if (std::all_of(rates.begin(), rates.end(), [](double r) { return r <= 0; })) return;
     AutoscalePolicyOptions policy = *options_.autoscale;
     policy.spare_gpus = options_.spare_gpus;
     Result<std::unique_ptr<Autoscaler>> made = Autoscaler::Create(

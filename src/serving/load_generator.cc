@@ -19,6 +19,8 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <limits>
 #include <queue>
 #include <random>
 #include <string>
@@ -130,18 +132,28 @@ class Generator {
   }
 
   // The next request of target `t` after time `after`, if within the run.
-  // A rate step starts the process over at its instant (memoryless: the
+  // A rate change starts the process over at its instant (memoryless: the
   // arrivals after it are Poisson at the new rate).
   void Schedule(int t, double after) {
     const LoadTarget& target = targets_[t];
-    const bool stepped = target.step_factor != 1 && after >= target.step_at_s;
-    const double rate = stepped ? target.rate_rps * target.step_factor : target.rate_rps;
-    double next = after + std::exponential_distribution<double>(rate)(rngs_[t]);
-    if (!stepped && target.step_factor != 1 && next >= target.step_at_s) {
-      next = target.step_at_s +
-             std::exponential_distribution<double>(target.rate_rps * target.step_factor)(rngs_[t]);
+    const auto& changes = target.changes;
+    auto change =
+        std::upper_bound(changes.begin(), changes.end(), after,
+                         [](double at, const LoadTarget::RateChange& c) { return at < c.at_s; });
+    for (double from = after; from < options_.duration_s; ++change) {
+      const double rate = change == changes.begin() ? target.rate_rps : std::prev(change)->rate_rps;
+      const double until =
+          change == changes.end() ? std::numeric_limits<double>::infinity() : change->at_s;
+      if (rate > 0) {
+        const double next = from + std::exponential_distribution<double>(rate)(rngs_[t]);
+        if (next < until) {
+          if (next < options_.duration_s) due_.push({next, t});
+          return;
+        }
+      }
+      if (change == changes.end()) return;
+      from = until;
     }
-    if (next < options_.duration_s) due_.push({next, t});
   }
 
   // Applies `record` to target t's totals and to the window of `scheduled_s`.
@@ -399,13 +411,17 @@ Result<LoadReport> RunOpenLoopLoad(const std::vector<LoadTarget>& targets,
                                    const LoadOptions& options) {
   for (const LoadTarget& t : targets) {
     in_addr addr{};
-    if (!(t.rate_rps > 0 && std::isfinite(t.rate_rps)) ||
-        !(t.step_factor > 0 && std::isfinite(t.step_factor)) || !(t.step_at_s >= 0) ||
-        t.port <= 0 || t.port > 65535 || inet_pton(AF_INET, t.host.c_str(), &addr) != 1 ||
-        t.path.empty() || t.path[0] != '/') {
+    const bool changes_ok =
+        std::all_of(t.changes.begin(), t.changes.end(), [&](const LoadTarget::RateChange& c) {
+          return c.rate_rps >= 0 && std::isfinite(c.rate_rps) && c.at_s >= 0 &&
+                 std::isfinite(c.at_s) && (&c == &t.changes.front() || (&c - 1)->at_s <= c.at_s);
+        });
+    if (!(t.rate_rps > 0 && std::isfinite(t.rate_rps)) || !changes_ok || t.port <= 0 ||
+        t.port > 65535 || inet_pton(AF_INET, t.host.c_str(), &addr) != 1 || t.path.empty() ||
+        t.path[0] != '/') {
       return Status::InvalidArgument(fmt::format(
-          "load target {}: needs a rate > 0 (and a step factor > 0), an IPv4 host, a port and a "
-          "path",
+          "load target {}: needs a rate > 0 (and later rates >= 0 at ascending times), an IPv4 "
+          "host, a port and a path",
           t.service));
     }
   }

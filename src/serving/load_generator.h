@@ -40,10 +40,14 @@ struct LoadTarget {
   std::string body = R"({"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"FP32","data":[0]}]})";
   double rate_rps = 0;  // > 0
   double slo_ms = 0;    // a request within it counts as within the SLO
-  // From step_at_s (seconds into the run) on, requests come at rate_rps x
-  // step_factor (a Poisson process again from that instant); 1: no step.
-  double step_at_s = 0;
-  double step_factor = 1;
+  // Later rates: from each change's at_s (seconds into the run, ascending)
+  // on, requests come at its rate (>= 0), a Poisson process again from that
+  // instant.
+  struct RateChange {
+    double at_s = 0;
+    double rate_rps = 0;
+  };
+  std::vector<RateChange> changes;
 };
 
 struct LoadOptions {

@@ -8,13 +8,16 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "agent/control_client.h"
@@ -57,17 +60,26 @@ Status CheckServedRequest(const ServedRehearsalRequest& r) {
         fmt::format("window: must be > 0 and at most the duration ({:g} s), got {:g}", r.duration_s,
                     r.window_s));
   }
-  if (!(r.step_at_s >= 0 && r.step_at_s < r.duration_s)) {
+  if (r.day) {
+    if (!(r.minute_s > 0 && r.minute_s <= 60)) {
+      return Status::InvalidArgument(fmt::format(
+          "minute: must be in (0, 60] seconds of the plan's time, got {:g}", r.minute_s));
+    }
+    if (r.day->services.size() != r.scenario.services.size()) {
+      return Status::InvalidArgument(r.day->source + ": its services are not the scenario's");
+    }
+    if (!r.problem) return Status::InvalidArgument("a compressed day needs the problem to predict");
+  } else if (!(r.step_at_s >= 0 && r.step_at_s < r.duration_s)) {
     return Status::InvalidArgument(fmt::format(
         "load step: at {:g} s, outside the run's [0, {:g}) s", r.step_at_s, r.duration_s));
   }
-  if (!(r.step_factor > 0 && r.step_factor <= 100)) {
+  if (!r.day && !(r.step_factor > 0 && r.step_factor <= 100)) {
     return Status::InvalidArgument(
         fmt::format("load step: factor {:g} must be in (0, 100]", r.step_factor));
   }
   const auto& services = r.scenario.services;
-  if (std::none_of(services.begin(), services.end(),
-                   [&](const Service& s) { return s.name == r.step_service; })) {
+  if (!r.day && std::none_of(services.begin(), services.end(),
+                             [&](const Service& s) { return s.name == r.step_service; })) {
     return Status::InvalidArgument("load step: no service " + QuoteForMessage(r.step_service) +
                                    " in the scenario");
   }
@@ -204,9 +216,123 @@ Result<std::unique_ptr<ControlClient>> Client(const std::string& url, int read_t
   return ControlClient::Create(options);
 }
 
+// One instance of a plan serve ran, and when it took requests (the plan's
+// time from the load's start).
+struct InstanceSpan {
+  const ServingInstance* instance;
+  double from, until;
+};
+
+// When each instance of the plans serve ran took requests, as the
+// transition's worst state has it: an instance kept by a transition (one of
+// the same service, profile, batch and processes in both plans) serves
+// throughout it, one it destroys stops when it starts, one it creates
+// starts when it is done.
+std::vector<InstanceSpan> InstanceSpans(const std::vector<const ServingModel*>& models,
+                                        const std::vector<ServedTransition>& transitions) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  using Key = std::tuple<std::string, std::string, int, int>;
+  const auto key = [](const ServingInstance& i) {
+    return Key{i.service, i.profile, i.batch, i.procs};
+  };
+  std::vector<InstanceSpan> spans;
+  for (size_t k = 0; k < models.size(); ++k) {
+    const double begins = k == 0                          ? -kInf
+                          : transitions[k - 1].done_s < 0 ? kInf
+                                                          : transitions[k - 1].done_s;
+    std::map<Key, int> next;  // the next plan's instances by key, not yet matched
+    if (k + 1 < models.size()) {
+      for (const ServingInstance& i : models[k + 1]->instances) ++next[key(i)];
+    }
+    for (const ServingInstance& i : models[k]->instances) {
+      double until = kInf;
+      if (k + 1 < models.size()) {
+        const ServedTransition& t = transitions[k];
+        int& left = next[key(i)];
+        until = left > 0 ? (t.done_s < 0 ? kInf : t.done_s) : t.seen_s;
+        if (left > 0) --left;
+      }
+      spans.push_back({&i, begins, until});
+    }
+  }
+  return spans;
+}
+
+// Each window's predicted share within the SLO (rehearsal.h): the window
+// simulated from empty queues on every instance serving in it, each taking
+// requests over its span, the arrivals Poisson at the day's minute rates.
+Status PredictDay(const ServedRehearsalRequest& r, int64_t first,
+                  const std::map<int64_t, Deployment>& plans,
+                  const std::vector<int>& measured_index, ServedRehearsalReport& report) {
+  std::vector<ServingModel> built;
+  std::vector<int64_t> order = {first};
+  for (const ServedTransition& t : report.transitions) order.push_back(t.to_plan);
+  for (const int64_t id : order) {
+    TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(plans.at(id), *r.problem));
+    built.push_back(std::move(model));
+  }
+  std::vector<const ServingModel*> models;
+  for (const ServingModel& m : built) models.push_back(&m);
+  const std::vector<InstanceSpan> spans = InstanceSpans(models, report.transitions);
+  const size_t services = r.scenario.services.size();
+  for (size_t w = 0; w < report.windows.size(); ++w) {
+    RehearsedWindow& window = report.windows[w];
+    const double from = window.start_s, to = window.end_s;
+    ServingModel model;
+    model.services = built.front().services;
+    for (ServingService& s : model.services) s.instances.clear();
+    model.rule = built.front().rule;
+    for (const InstanceSpan& span : spans) {
+      if (span.until <= from || span.from >= to) continue;
+      ServingInstance i = *span.instance;
+      i.accepts_from_s = span.from - from;
+      i.accepts_until_s = span.until - from;
+      model.services[i.service_index].instances.push_back(static_cast<int>(model.instances.size()));
+      model.instances.push_back(std::move(i));
+    }
+    SimOptions sim;
+    sim.duration_s = to - from;
+    sim.seed = r.seed + w;
+    sim.arrivals = ArrivalKind::kTrace;
+    std::mt19937_64 rng(sim.seed);
+    for (size_t k = 0; k < services; ++k) {
+      std::vector<double>& times = sim.trace[model.services[k].name];
+      for (int m = static_cast<int>(std::floor(from / r.minute_s + 1e-9));
+           m < r.day->minutes() && m * r.minute_s < to; ++m) {
+        const double rate = r.day->rps[m][k];
+        const double end = std::min(to, (m + 1) * r.minute_s) - from;
+        double at = std::max(from, m * r.minute_s) - from;
+        while (rate > 0) {
+          at += std::exponential_distribution<double>(rate)(rng);
+          if (at >= end) break;
+          times.push_back(at);
+        }
+      }
+    }
+    TESSERA_ASSIGN_OR_RETURN(const SimReport run, Simulate(model, sim));
+    for (size_t i = 0; i < window.services.size(); ++i) {
+      const ServiceReport& s = run.services[measured_index[i]];
+      window.services[i].predicted.compliance = s.requests > 0 ? s.compliance : 1;
+      window.services[i].predicted.requests = s.requests;
+    }
+    int64_t running = first;
+    for (const ServedTransition& t : report.transitions) {
+      if (t.seen_s <= from) running = t.to_plan;
+    }
+    report.window_gpus.push_back(plans.at(running).metrics.gpus);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r) {
+Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& request) {
+  ServedRehearsalRequest r = request;
+  if (r.day) {
+    r.duration_s = r.day->minutes() * r.minute_s;
+    // Several reports a minute of the policy.
+    r.report_interval_s = std::min(r.report_interval_s, r.minute_s * r.dilation / 3);
+  }
   TESSERA_RETURN_IF_ERROR(CheckServedRequest(r));
   const auto say = [&](const std::string& line) {
     if (r.progress) r.progress(line);
@@ -222,6 +348,10 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   report.step_at_s = r.step_at_s;
   report.duration_s = r.duration_s;
   report.dilation = r.dilation;
+  if (r.day) {
+    report.day_minutes = r.day->minutes();
+    report.minute_s = r.minute_s;
+  }
   TESSERA_ASSIGN_OR_RETURN(
       report.router_version,
       serving::HaproxyVersion(r.haproxy_binary, r.work_dir + "/haproxy-version.log", children));
@@ -258,6 +388,11 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
                                     "--replan-hold",
                                     fmt::format("{}", r.replan_hold_s)};
   serve.insert(serve.end(), r.serve_args.begin(), r.serve_args.end());
+  if (r.day) {
+    serve.insert(serve.end(), {"--autoscale", "--autoscale-minute",
+                               fmt::format("{}s", r.minute_s * r.dilation)});
+    serve.insert(serve.end(), r.autoscale_args.begin(), r.autoscale_args.end());
+  }
   TESSERA_ASSIGN_OR_RETURN(const pid_t serve_pid, children.Spawn(serve, {}, serve_log));
   Result<std::string> url = WaitForServe(serve_log, serve_pid);
   if (!url.ok()) return fail(url.status());
@@ -270,11 +405,14 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   const int64_t first = (*plan)["id"];
   report.gpus_deployed = (*plan)["metrics"]["gpus"];
 
-  // 2. Nodes (room for twice the plan), their agents, the router agent and
+  // 2. Nodes (room for twice the plan, three times for a day), their agents, the router agent and
   // the model sync.
   const auto [ephemeral_low, ephemeral_high] = serving::EphemeralPorts();
   (void)ephemeral_high;
-  report.nodes = std::max(1, (2 * report.gpus_deployed + kGpusPerNode) / kGpusPerNode);
+  // Room for twice the first plan; a day autoscaled moves through plans
+  // that keep what they can, with spare GPUs: three times.
+  const int room = (r.day ? 3 : 2) * report.gpus_deployed;
+  report.nodes = std::max(1, (room + kGpusPerNode) / kGpusPerNode);
   const int last_port = r.process_base_port + report.nodes * kNodePortSpan - 1;
   if (last_port >= ephemeral_low || last_port > 65535) {
     return fail(Status::InvalidArgument(fmt::format(
@@ -409,15 +547,23 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   // 4. The load, and the transitions serve starts under it.
   std::vector<LoadTarget> targets;
   std::vector<ServingService> measured_services;
-  for (const Service& service : r.scenario.services) {
+  std::vector<int> measured_index;  // scenario index of each measured service
+  for (size_t k = 0; k < r.scenario.services.size(); ++k) {
+    const Service& service = r.scenario.services[k];
     const auto port = frontend.find(service.name);
     if (port == frontend.end()) continue;
     const ServingService s{service.name, service.rate_rps, service.slo_ms, {}};
     LoadTarget t = serving::DilatedTarget(s, port->second, r.dilation);
-    if (s.name == r.step_service) {
-      t.step_at_s = r.step_at_s * r.dilation;
-      t.step_factor = r.step_factor;
+    if (r.day) {
+      // The day's minutes, each minute_s of the plan's time.
+      t.rate_rps = std::max(r.day->rps[0][k], 1e-9) / r.dilation;
+      for (int m = 1; m < r.day->minutes(); ++m) {
+        t.changes.push_back({m * r.minute_s * r.dilation, r.day->rps[m][k] / r.dilation});
+      }
+    } else if (s.name == r.step_service) {
+      t.changes.push_back({r.step_at_s * r.dilation, t.rate_rps * r.step_factor});
     }
+    measured_index.push_back(static_cast<int>(k));
     targets.push_back(t);
     measured_services.push_back(s);
   }
@@ -431,11 +577,13 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   load.window_bounds.push_back(r.duration_s * r.dilation);
   std::atomic<bool> halt{false};
   load.stop = &halt;
-  say(
-      fmt::format("sending {} service(s)' requests for {:g} s ({:g} s of the plan's time at "
-                  "dilation {:g}); {} x {:g} from {:g} s",
-                  targets.size(), load.duration_s, r.duration_s, r.dilation, r.step_service,
-                  r.step_factor, r.step_at_s));
+  say(fmt::format(
+      "sending {} service(s)' requests for {:g} s ({:g} s of the plan's time at "
+      "dilation {:g}); {}",
+      targets.size(), load.duration_s, r.duration_s, r.dilation,
+      r.day ? fmt::format("{} minutes of {}, {:g} s each", r.day->minutes(), r.day->source,
+                          r.minute_s)
+            : fmt::format("{} x {:g} from {:g} s", r.step_service, r.step_factor, r.step_at_s)));
   const auto started = std::chrono::steady_clock::now();
   Result<LoadReport> measured = Status::IoError("the load did not run");
   std::atomic<bool> load_done{false};
@@ -491,7 +639,27 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     Result<Json> to = Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["to"].get<int64_t>()));
     if (from.ok()) t.gpus_before = (*from)["metrics"]["gpus"];
     if (to.ok()) t.gpus_after = (*to)["metrics"]["gpus"];
+    t.from_plan = (*full)["from"].get<int64_t>();
+    t.to_plan = (*full)["to"].get<int64_t>();
     report.transitions.push_back(t);
+  }
+  // The plans serve ran, for the prediction.
+  std::map<int64_t, Deployment> plans;
+  if (r.day) {
+    std::vector<int64_t> ids = {first};
+    for (const ServedTransition& t : report.transitions) ids.push_back(t.to_plan);
+    for (const int64_t id : ids) {
+      Result<Json> plan = Call(api, "GET", fmt::format("/v1/plans/{}", id));
+      if (!plan.ok()) return fail(plan.status());
+      Result<Deployment> d =
+          ParseDeploymentJson((*plan)["deployment"].dump(), fmt::format("plan {}", id));
+      if (!d.ok()) return fail(d.status());
+      plans[id] = std::move(*d);
+    }
+    Result<Json> observed = Call(api, "GET", "/v1/observed");
+    if (observed.ok() && (*observed)["autoscale"].is_object()) {
+      report.autoscale_note = (*observed)["autoscale"]["note"];
+    }
   }
   say("stopping serve, the agents and the router");
   const Status stopped = stop();
@@ -519,25 +687,47 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   if (measured->send_jitter_ms.Count() > 0) {
     report.send_jitter_p99_ms = measured->send_jitter_ms.Quantile(0.99);
   }
+  if (r.day) TESSERA_RETURN_IF_ERROR(PredictDay(r, first, plans, measured_index, report));
   return report;
 }
 
-std::string FormatServedRehearsalTable(const ServedRehearsalReport& report) {
-  std::string out = fmt::format(
-      "Rehearsal under tessera serve (auto mode): {} node(s), first plan {} GPU(s), router {} "
-      "({}), dilation {:g}, {:g} s of the plan's time in {:.1f} s; {} x {:g} from {:g} s\n\n",
-      report.nodes, report.gpus_deployed, report.router, report.router_version, report.dilation,
-      report.duration_s, report.wall_s, report.step_service, report.step_factor, report.step_at_s);
-  out += "Transitions serve started:\n";
-  if (report.transitions.empty()) out += "  none\n";
-  for (const ServedTransition& t : report.transitions) {
+namespace {
+
+// A compressed day's windows: the lowest service measured, beside its
+// prediction, and the largest gap between the two over the services.
+std::string DayWindowsTable(const ServedRehearsalReport& report) {
+  std::string out =
+      fmt::format("\n{:<16} {:>5} {:<20} {:>9} {:>10} {:>8} {:>7}\n", "window", "GPUs",
+                  "lowest service", "measured", "predicted", "max gap", "failed");
+  double lowest = 1, gap = 0;
+  for (size_t i = 0; i < report.windows.size(); ++i) {
+    const RehearsedWindow& w = report.windows[i];
+    const RehearsedService* low = nullptr;
+    double widest = 0;
+    long failed = 0;
+    for (const RehearsedService& s : w.services) {
+      if (low == nullptr || s.compliance < low->compliance) low = &s;
+      widest = std::max(widest, std::abs(s.compliance - s.predicted.compliance));
+      failed += s.failed;
+    }
+    if (low == nullptr) continue;
+    const int from = static_cast<int>(std::lround(w.start_s / report.minute_s));
     out += fmt::format(
-        "  {}: seen at {:.1f} s ({:.1f} s after the step), {} phase(s), {} step(s), {} -> {} "
-        "GPUs, {}{}\n",
-        t.id, t.seen_s, t.seen_s - report.step_at_s, t.phases, t.steps, t.gpus_before, t.gpus_after,
-        t.state, t.done_s >= 0 ? fmt::format(" at {:.1f} s", t.done_s) : "");
+        "{:02d}:{:02d} {:>9}  {:>5} {:<20.20} {:>8.2f}% {:>9.2f}% {:>7.2f} {:>7}\n", from / 60 % 24,
+        from % 60, w.name.substr(0, 9), i < report.window_gpus.size() ? report.window_gpus[i] : 0,
+        low->name, 100 * low->compliance, 100 * low->predicted.compliance, 100 * widest, failed);
+    lowest = std::min(lowest, low->compliance);
+    gap = std::max(gap, widest);
   }
-  out += fmt::format("\n{:<12}", "window");
+  out += fmt::format(
+      "\nLowest window-service measured: {:.2f}%; largest gap to the prediction: {:.2f} points\n",
+      100 * lowest, 100 * gap);
+  if (!report.autoscale_note.empty()) out += "serve's policy last: " + report.autoscale_note + "\n";
+  return out;
+}
+
+std::string WindowsTable(const ServedRehearsalReport& report) {
+  std::string out = fmt::format("\n{:<12}", "window");
   for (const RehearsedService& s : report.services) out += fmt::format(" {:>12.12}", s.name);
   out += fmt::format(" {:>7}\n", "failed");
   for (const RehearsedWindow& w : report.windows) {
@@ -548,6 +738,38 @@ std::string FormatServedRehearsalTable(const ServedRehearsalReport& report) {
       failed += s.failed;
     }
     out += fmt::format(" {:>7}\n", failed);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatServedRehearsalTable(const ServedRehearsalReport& report) {
+  const bool day = report.day_minutes > 0;
+  std::string out = fmt::format(
+      "Rehearsal under tessera serve (auto mode): {} node(s), first plan {} GPU(s), router {} "
+      "({}), dilation {:g}, {:g} s of the plan's time in {:.1f} s; {}\n\n",
+      report.nodes, report.gpus_deployed, report.router, report.router_version, report.dilation,
+      report.duration_s, report.wall_s,
+      day ? fmt::format("a day of {} minutes, {:g} s each, autoscaled", report.day_minutes,
+                        report.minute_s)
+          : fmt::format("{} x {:g} from {:g} s", report.step_service, report.step_factor,
+                        report.step_at_s));
+  out += "Transitions serve started:\n";
+  if (report.transitions.empty()) out += "  none\n";
+  for (const ServedTransition& t : report.transitions) {
+    const std::string when =
+        day ? fmt::format("minute {}", static_cast<int>(t.seen_s / report.minute_s))
+            : fmt::format("{:.1f} s after the step", t.seen_s - report.step_at_s);
+    out +=
+        fmt::format("  {}: seen at {:.1f} s ({}), {} phase(s), {} step(s), {} -> {} GPUs, {}{}\n",
+                    t.id, t.seen_s, when, t.phases, t.steps, t.gpus_before, t.gpus_after, t.state,
+                    t.done_s >= 0 ? fmt::format(" at {:.1f} s", t.done_s) : "");
+  }
+  if (day) {
+    out += DayWindowsTable(report);
+  } else {
+    out += WindowsTable(report);
   }
   out += fmt::format("\n{:<20} {:>9} {:>9} {:>7} {:>10} {:>9}\n", "service", "offered", "served",
                      "failed", "p99 ms", "in SLO");
@@ -561,18 +783,15 @@ std::string FormatServedRehearsalTable(const ServedRehearsalReport& report) {
 
 std::string FormatServedRehearsalJson(const ServedRehearsalReport& report) {
   using OJson = nlohmann::ordered_json;
-  const auto services = [](const std::vector<RehearsedService>& list) {
+  const bool day = report.day_minutes > 0;
+  const auto services = [day](const std::vector<RehearsedService>& list, bool predicted) {
     OJson out = OJson::array();
     for (const RehearsedService& s : list) {
-      out.push_back(OJson{{"name", s.name},
-                          {"rate_rps", s.rate_rps},
-                          {"slo_ms", s.slo_ms},
-                          {"offered", s.offered},
-                          {"served", s.served},
-                          {"failed", s.failed},
-                          {"p50_ms", s.p50_ms},
-                          {"p99_ms", s.p99_ms},
-                          {"compliance", s.compliance}});
+      OJson one{{"name", s.name},       {"rate_rps", s.rate_rps}, {"slo_ms", s.slo_ms},
+                {"offered", s.offered}, {"served", s.served},     {"failed", s.failed},
+                {"p50_ms", s.p50_ms},   {"p99_ms", s.p99_ms},     {"compliance", s.compliance}};
+      if (day && predicted) one["predicted_compliance"] = s.predicted.compliance;
+      out.push_back(std::move(one));
     }
     return out;
   };
@@ -584,11 +803,20 @@ std::string FormatServedRehearsalJson(const ServedRehearsalReport& report) {
   j["dilation"] = report.dilation;
   j["duration_s"] = report.duration_s;
   j["wall_s"] = report.wall_s;
-  j["step"] = OJson{
-      {"service", report.step_service}, {"factor", report.step_factor}, {"at_s", report.step_at_s}};
+  if (day) {
+    j["day"] = OJson{{"minutes", report.day_minutes},
+                     {"minute_s", report.minute_s},
+                     {"autoscale_note", report.autoscale_note}};
+  } else {
+    j["step"] = OJson{{"service", report.step_service},
+                      {"factor", report.step_factor},
+                      {"at_s", report.step_at_s}};
+  }
   OJson transitions = OJson::array();
   for (const ServedTransition& t : report.transitions) {
     transitions.push_back(OJson{{"id", t.id},
+                                {"from_plan", t.from_plan},
+                                {"to_plan", t.to_plan},
                                 {"phases", t.phases},
                                 {"steps", t.steps},
                                 {"gpus_before", t.gpus_before},
@@ -599,14 +827,15 @@ std::string FormatServedRehearsalJson(const ServedRehearsalReport& report) {
   }
   j["transitions"] = std::move(transitions);
   OJson windows = OJson::array();
-  for (const RehearsedWindow& w : report.windows) {
-    windows.push_back(OJson{{"name", w.name},
-                            {"start_s", w.start_s},
-                            {"end_s", w.end_s},
-                            {"services", services(w.services)}});
+  for (size_t i = 0; i < report.windows.size(); ++i) {
+    const RehearsedWindow& w = report.windows[i];
+    OJson one{{"name", w.name}, {"start_s", w.start_s}, {"end_s", w.end_s}};
+    if (i < report.window_gpus.size()) one["gpus"] = report.window_gpus[i];
+    one["services"] = services(w.services, true);
+    windows.push_back(std::move(one));
   }
   j["windows"] = std::move(windows);
-  j["services"] = services(report.services);
+  j["services"] = services(report.services, false);
   j["send_jitter_p99_ms"] = report.send_jitter_p99_ms;
   return j.dump(2) + "\n";
 }

@@ -85,12 +85,12 @@ struct Parsed {
 Result<Parsed> Parse(const Deployment& from, const Deployment& to, bool validate);
 
 // Where every GPU of B goes: slot ids into the cluster (A's GPUs in A's
-// order, then new GPUs numbered from max(A's indices) + 1).
+// order, then empty GPUs at the lowest indices A does not hold).
 struct ClusterLayout {
   std::vector<int> index;              // per slot: cluster GPU index
   std::vector<const GpuModel*> model;  // per slot (new slots: their B GPU's)
   std::vector<int> slot_of_b;  // per B GPU (Parsed::b order); -1 = empty B GPU not yet placed
-  int next_index = 0;          // the next new cluster index
+  int next_index = 0;          // new cluster indices are the lowest free from here
   int AddSlot(const GpuModel* gpu_model);  // a new GPU; returns its slot
 };
 

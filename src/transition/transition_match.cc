@@ -20,8 +20,8 @@
 //     are those whose slices B's new instances would wait for
 //     (MIG-serving's exchange: whole GPUs drain while the new instances go
 //     to free slices);
-//  4. B GPUs left over (B has more GPUs of a model than A) go to new GPUs
-//     numbered from max(A's indices) + 1.
+//  4. B GPUs left over (B has more GPUs of a model than A) go to empty
+//     cluster GPUs: the lowest indices A does not hold.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -261,6 +261,9 @@ class Matcher {
 }  // namespace
 
 int ClusterLayout::AddSlot(const GpuModel* gpu_model) {
+  // The lowest index from next_index no slot has: an empty GPU between A's
+  // (freed by earlier moves) before one past them all.
+  while (std::find(index.begin(), index.end(), next_index) != index.end()) ++next_index;
   index.push_back(next_index++);
   model.push_back(gpu_model);
   return static_cast<int>(index.size()) - 1;
@@ -268,13 +271,11 @@ int ClusterLayout::AddSlot(const GpuModel* gpu_model) {
 
 ClusterLayout MatchGpus(const Parsed& parsed, const std::vector<int>& depth) {
   ClusterLayout layout;
-  int max_index = -1;
   for (const Gpu& g : parsed.a.gpus) {
     layout.index.push_back(g.index);
     layout.model.push_back(g.model);
-    max_index = std::max(max_index, g.index);
   }
-  layout.next_index = max_index + 1;
+  layout.next_index = 0;
   layout.slot_of_b.assign(parsed.b.gpus.size(), -1);
   Matcher(parsed, layout).Run(depth);
   return layout;

@@ -56,6 +56,7 @@
 #include "tessera/simulator.h"
 #include "tessera/status.h"
 #include "tessera/transition.h"
+#include "tessera/workload/day_rates.h"
 
 namespace tessera {
 
@@ -167,6 +168,15 @@ std::string FormatRehearsalJson(const RehearsalReport& report);
 // Times are the plan's (wall / dilation) but replan_hold_s and
 // report_interval_s, which are the wall seconds serve and the router agent
 // are given.
+//
+// A compressed day (`day`) in place of the step: every service follows
+// the day's per-minute rates, each minute `minute_s` of the plan's time,
+// and serve runs the autoscaling policy (`--autoscale`, its minute the
+// day's minute in wall time, its policy flags `autoscale_args`). Every
+// window is then predicted too: each of its minutes simulated at the
+// minute's rates on the plan serve ran (a minute a transition ran through:
+// the lower of its two plans' compliance, service by service), the
+// window's share within the SLO weighted by rate.
 struct ServedRehearsalRequest {
   Scenario scenario;                    // the services loaded (rates, SLOs)
   std::vector<std::string> serve_args;  // serve's input flags ("--scenario", path, ...)
@@ -191,6 +201,11 @@ struct ServedRehearsalRequest {
   int router_metrics_port = 8404;
   std::function<void(std::string_view)> progress;
   const std::atomic<bool>* stop = nullptr;
+  // The compressed day (scenario order); duration_s is then its length.
+  std::optional<DayRates> day;
+  double minute_s = 0.25;                   // the plan's time per minute of the day
+  std::vector<std::string> autoscale_args;  // serve's policy flags
+  std::optional<Problem> problem;           // profiles and SLOs of the prediction
 };
 
 // A transition serve started during the load.
@@ -198,6 +213,7 @@ struct ServedTransition {
   int64_t id = 0;
   int phases = 0, steps = 0;
   int gpus_before = 0, gpus_after = 0;
+  int64_t from_plan = 0, to_plan = 0;
   std::string state;   // as last seen
   double seen_s = 0;   // the plan's time from the load's start it was first seen
   double done_s = -1;  // when it was seen done; -1: not done
@@ -213,6 +229,13 @@ struct ServedRehearsalReport {
   std::vector<RehearsedWindow> windows;    // every window_s; predicted: unset
   std::vector<ServedTransition> transitions;
   double send_jitter_p99_ms = 0;
+  // A compressed day: its minutes, each minute_s of the plan's time; the
+  // windows' predicted compliance is set; each window's GPUs at its start;
+  // what serve's policy last said.
+  int day_minutes = 0;
+  double minute_s = 0;
+  std::vector<int> window_gpus;
+  std::string autoscale_note;
 };
 
 // InvalidArgument for bad options (a step service not in the scenario,
