@@ -429,6 +429,8 @@ Result<OJson> TransitionView(const StoredTransition& t, bool full) {
       s["profile"] = step.profile;
       s["start"] = step.start;
       s["service"] = step.service;
+      s["batch"] = step.batch;
+      s["procs"] = step.procs;
       s["state"] = it == stored.end() ? OJson("pending") : OJson(it->second->state);
       s["error"] = it == stored.end() || it->second->error.empty() ? OJson(nullptr)
                                                                    : OJson(it->second->error);

@@ -216,53 +216,93 @@ Result<std::unique_ptr<ControlClient>> Client(const std::string& url, int read_t
   return ControlClient::Create(options);
 }
 
-// One instance of a plan serve ran, and when it took requests (the plan's
-// time from the load's start).
-struct InstanceSpan {
-  const ServingInstance* instance;
+// One serving instance of the cluster and when it took requests (the
+// plan's time from the load's start).
+struct Life {
+  ServingInstance instance;
   double from, until;
 };
 
-// When each instance of the plans serve ran took requests, as the
-// transition's worst state has it: an instance kept by a transition (one of
-// the same service, profile, batch and processes in both plans) serves
-// throughout it, one it destroys stops when it starts, one it creates
-// starts when it is done.
-std::vector<InstanceSpan> InstanceSpans(const std::vector<const ServingModel*>& models,
-                                        const std::vector<ServedTransition>& transitions) {
+// What the rehearsal saw of one transition serve ran: when each phase began
+// (the plan's time) and its steps (GET /v1/transitions/{id}'s phases).
+struct SeenTransition {
+  std::map<int, double> phase_began;
+  Json phases;
+};
+
+// Every instance the cluster ran: the first plan as placed, then each
+// transition's phases as they ran: an instance a phase destroys or
+// reconfigures stops taking requests when the phase begins, one it creates
+// (or reconfigures) starts when the phase ends, as the rollout drains and
+// readies them. A created instance's batch times are those of the same
+// service, profile, batch and processes in the plans serve made.
+Result<std::vector<Life>> ClusterLives(const Deployment& placed, const ServingModel& first_model,
+                                       const std::vector<ServingModel>& models,
+                                       const std::vector<ServedTransition>& transitions,
+                                       const std::map<int64_t, SeenTransition>& seen) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  using Key = std::tuple<std::string, std::string, int, int>;
-  const auto key = [](const ServingInstance& i) {
-    return Key{i.service, i.profile, i.batch, i.procs};
-  };
-  std::vector<InstanceSpan> spans;
-  for (size_t k = 0; k < models.size(); ++k) {
-    const double begins = k == 0                          ? -kInf
-                          : transitions[k - 1].done_s < 0 ? kInf
-                                                          : transitions[k - 1].done_s;
-    std::map<Key, int> next;  // the next plan's instances by key, not yet matched
-    if (k + 1 < models.size()) {
-      for (const ServingInstance& i : models[k + 1]->instances) ++next[key(i)];
-    }
-    for (const ServingInstance& i : models[k]->instances) {
-      double until = kInf;
-      if (k + 1 < models.size()) {
-        const ServedTransition& t = transitions[k];
-        int& left = next[key(i)];
-        until = left > 0 ? (t.done_s < 0 ? kInf : t.done_s) : t.seen_s;
-        if (left > 0) --left;
-      }
-      spans.push_back({&i, begins, until});
+  std::vector<Life> lives;
+  std::map<std::pair<int, int>, size_t> at;  // (GPU, start) -> its life now
+  size_t k = 0;
+  for (const GpuAssignment& g : placed.gpus) {
+    for (const Instance& i : g.instances()) {
+      if (k >= first_model.instances.size()) return Status::Internal("the first plan's model");
+      at[{g.index, i.start}] = lives.size();
+      lives.push_back({first_model.instances[k++], -kInf, kInf});
     }
   }
-  return spans;
+  for (const ServedTransition& t : transitions) {
+    const SeenTransition& view = seen.at(t.id);
+    const int phases = static_cast<int>(view.phases.size());
+    std::vector<double> began(phases + 2, t.done_s < 0 ? kInf : t.done_s);
+    for (int p = 1; p <= phases; ++p) {
+      const auto it = view.phase_began.find(p);
+      began[p] = it != view.phase_began.end() ? it->second : p == 1 ? t.seen_s : began[p - 1];
+    }
+    for (int p = 1; p <= phases; ++p) {
+      const double ends = p < phases ? began[p + 1] : began[phases + 1];
+      for (const Json& step : view.phases[p - 1]["steps"]) {
+        const std::string action = step["action"];
+        const std::pair<int, int> where{step["gpu"].get<int>(),
+                                        step["start"].is_number() ? step["start"].get<int>() : 0};
+        if (action != "create") {
+          if (const auto it = at.find(where); it != at.end()) {
+            lives[it->second].until = std::min(lives[it->second].until, began[p]);
+            at.erase(it);
+          }
+        }
+        if (action == "destroy") continue;
+        const ServingInstance* like = nullptr;
+        for (const ServingModel& m : models) {
+          for (const ServingInstance& i : m.instances) {
+            if (i.service == step["service"] && i.profile == step["profile"] &&
+                i.batch == step["batch"] && i.procs == step["procs"]) {
+              like = &i;
+            }
+          }
+        }
+        if (like == nullptr) {
+          return Status::Internal(
+              fmt::format("transition {}: step {} starts an instance no plan has", t.id,
+                          step["id"].get<std::string>()));
+        }
+        ServingInstance started = *like;
+        started.gpu = where.first;
+        started.start = where.second;
+        at[where] = lives.size();
+        lives.push_back({std::move(started), ends, kInf});
+      }
+    }
+  }
+  return lives;
 }
 
 // Each window's predicted share within the SLO (rehearsal.h): the window
 // simulated from empty queues on every instance serving in it, each taking
-// requests over its span, the arrivals Poisson at the day's minute rates.
-Status PredictDay(const ServedRehearsalRequest& r, int64_t first,
+// requests over its life, the arrivals Poisson at the day's minute rates.
+Status PredictDay(const ServedRehearsalRequest& r, int64_t first, const Deployment& placed,
                   const std::map<int64_t, Deployment>& plans,
+                  const std::map<int64_t, SeenTransition>& seen,
                   const std::vector<int>& measured_index, ServedRehearsalReport& report) {
   std::vector<ServingModel> built;
   std::vector<int64_t> order = {first};
@@ -271,9 +311,9 @@ Status PredictDay(const ServedRehearsalRequest& r, int64_t first,
     TESSERA_ASSIGN_OR_RETURN(ServingModel model, BuildServingModel(plans.at(id), *r.problem));
     built.push_back(std::move(model));
   }
-  std::vector<const ServingModel*> models;
-  for (const ServingModel& m : built) models.push_back(&m);
-  const std::vector<InstanceSpan> spans = InstanceSpans(models, report.transitions);
+  TESSERA_ASSIGN_OR_RETURN(const ServingModel first_model, BuildServingModel(placed, *r.problem));
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<Life> lives,
+                           ClusterLives(placed, first_model, built, report.transitions, seen));
   const size_t services = r.scenario.services.size();
   for (size_t w = 0; w < report.windows.size(); ++w) {
     RehearsedWindow& window = report.windows[w];
@@ -282,11 +322,11 @@ Status PredictDay(const ServedRehearsalRequest& r, int64_t first,
     model.services = built.front().services;
     for (ServingService& s : model.services) s.instances.clear();
     model.rule = built.front().rule;
-    for (const InstanceSpan& span : spans) {
-      if (span.until <= from || span.from >= to) continue;
-      ServingInstance i = *span.instance;
-      i.accepts_from_s = span.from - from;
-      i.accepts_until_s = span.until - from;
+    for (const Life& life : lives) {
+      if (life.until <= from || life.from >= to) continue;
+      ServingInstance i = life.instance;
+      i.accepts_from_s = life.from - from;
+      i.accepts_until_s = life.until - from;
       model.services[i.service_index].instances.push_back(static_cast<int>(model.instances.size()));
       model.instances.push_back(std::move(i));
     }
@@ -529,6 +569,15 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // The first plan as the cluster holds it, for the prediction.
+  Deployment placed;
+  if (r.day) {
+    Result<Json> deployed = Call(api, "GET", "/v1/deployment");
+    if (!deployed.ok()) return fail(deployed.status());
+    Result<Deployment> d = ParseDeploymentJson((*deployed)["deployment"].dump(), "the deployment");
+    if (!d.ok()) return fail(d.status());
+    placed = std::move(*d);
+  }
   // Each service's frontend: the router agent's, in the work's order.
   Result<Json> work = Call(api, "GET", fmt::format("/v1/routers/{}/work", kRouter));
   if (!work.ok()) return fail(work.status());
@@ -593,6 +642,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   });
   Status watched = Status::Ok();
   std::map<int64_t, ServedTransition> seen;
+  std::map<int64_t, SeenTransition> views;
   while (!load_done.load()) {
     if (r.stop != nullptr && r.stop->load()) halt = true;
     const double now =
@@ -617,6 +667,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
                         s.phases, s.steps));
       }
       s.state = t["state"];
+      if (s.state == "running") views[id].phase_began.try_emplace(t["phase"].get<int>(), now);
       if (s.state == "done" && s.done_s < 0) {
         s.done_s = now;
         say(fmt::format("{:.1f} s: transition {} done", now, id));
@@ -627,7 +678,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
           Status::IoError("the router agent or serve exited; their logs are in " + r.work_dir);
       halt = true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(r.day ? 100 : 200));
   }
   load_thread.join();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -639,6 +690,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     Result<Json> to = Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["to"].get<int64_t>()));
     if (from.ok()) t.gpus_before = (*from)["metrics"]["gpus"];
     if (to.ok()) t.gpus_after = (*to)["metrics"]["gpus"];
+    views[id].phases = (*full)["phases"];
     t.from_plan = (*full)["from"].get<int64_t>();
     t.to_plan = (*full)["to"].get<int64_t>();
     report.transitions.push_back(t);
@@ -687,7 +739,8 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   if (measured->send_jitter_ms.Count() > 0) {
     report.send_jitter_p99_ms = measured->send_jitter_ms.Quantile(0.99);
   }
-  if (r.day) TESSERA_RETURN_IF_ERROR(PredictDay(r, first, plans, measured_index, report));
+  if (r.day)
+    TESSERA_RETURN_IF_ERROR(PredictDay(r, first, placed, plans, views, measured_index, report));
   return report;
 }
 
