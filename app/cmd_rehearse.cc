@@ -230,6 +230,8 @@ int RunServedRehearse(const RehearseFlags& f) {
     r.minute_s = f.minute_s;
     AutoscalePolicyOptions policy = f.policy;
     if (Status d = ApplyStepDurations(f.step_durations, policy); !d.ok()) return ReportError(d);
+    // Refused here, before serve is started with them.
+    if (Status checked = CheckAutoscalePolicy(policy); !checked.ok()) return ReportError(checked);
     r.autoscale_args = PolicyArgs(policy, f.spare_gpus);
     Result<Problem> problem =
         LoadProblem(f.plan.inputs, r.scenario, /*mps=*/false, nullptr, CliNotes());

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "autoscale_flags.h"
@@ -147,6 +148,15 @@ Result<StoreOptions> StoreOptionsOf(const ServeFlags& flags, const ServerOptions
 int RunServe(const ServeFlags& flags) {
   if (Status s = CheckInputsApply(flags.input, /*mps=*/false, "tessera serve"); !s.ok())
     return ReportError(s);
+  // The policy's options, checked before anything is opened or written.
+  std::optional<AutoscalePolicyOptions> policy;
+  if (flags.autoscale) {
+    policy = flags.policy;
+    if (Status d = ApplyStepDurations(flags.step_durations, *policy); !d.ok()) {
+      return ReportError(d);
+    }
+    if (Status checked = CheckAutoscalePolicy(*policy); !checked.ok()) return ReportError(checked);
+  }
   ServerOptions server;
   if (Status s = ParseListenAddress(flags.listen, "--listen", server); !s.ok())
     return ReportError(s);
@@ -185,10 +195,7 @@ int RunServe(const ServeFlags& flags) {
   options.replan_threshold = flags.replan_threshold;
   options.replan_hold_s = flags.replan_hold_s;
   if (flags.autoscale) {
-    options.autoscale = flags.policy;
-    if (Status d = ApplyStepDurations(flags.step_durations, *options.autoscale); !d.ok()) {
-      return ReportError(d);
-    }
+    options.autoscale = *policy;
     options.autoscale_minute_s = flags.autoscale_minute_s;
   }
   options.routers = flags.routers;

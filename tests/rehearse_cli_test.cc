@@ -7,6 +7,7 @@
 // the reason, where haproxy is not installed (scripts/setup.sh installs it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,62 @@ TEST_F(RehearseCliTest, ServeReplansWhenTheLoadRisesAndCompliesAgain) {
     drained += after_drain;
   }
   EXPECT_GE(drained, 1) << "the transition ended at " << done << " s: too late to measure after it";
+  EXPECT_EQ(Leftovers(work), 0);
+}
+
+// A compressed day under `tessera serve --autoscale`: the pair's resnet50
+// ramps from its rate to 1.5 times it over minutes 4-8 of a 12-minute day,
+// each minute 1 s of the plan's time (dilation 2). Serve's policy must move
+// the cluster up (every transition done), no request may fail, and every
+// window no transition runs in must be predicted by the simulator (on the
+// instances the cluster ran) within 10 points of what was measured: a
+// prediction on the wrong instances misses by tens of points.
+TEST_F(RehearseCliTest, ACompressedDayAutoscaledByServeMatchesItsPrediction) {
+  if (!HaveHaproxy()) GTEST_SKIP() << "haproxy is not installed (scripts/setup.sh installs it)";
+  const fs::path scenario = dir_ / "pair.yaml";
+  std::ofstream(scenario) << "name: pair\ngpu: a100-80gb\nservices:\n"
+                             "  - {name: bert, model: bert-large, rate_rps: 46, slo_ms: 4294}\n"
+                             "  - {name: resnet50, model: resnet50, rate_rps: 1000, slo_ms: 138}\n";
+  const fs::path day = dir_ / "day.csv";
+  {
+    std::ofstream out(day);
+    out << "minute,bert,resnet50\n";
+    for (int m = 0; m < 12; ++m) {
+      out << m << ",46," << 1000 * (1 + 0.5 * std::clamp(m - 3, 0, 5) / 5.0) << "\n";
+    }
+  }
+  const fs::path work = dir_ / "work";
+  const Outcome r =
+      Tessera("rehearse --serve --scenario " + scenario.string() + " --rates " + day.string() +
+              " --minute 1s --window 2s --dilation 2 --lead 1m --format json "
+              "--work-dir " +
+              work.string() +
+              " --base-port 11000 --router-base-port 10900 --router-metrics-port "
+              "10990");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["day"]["minutes"], 12);
+  ASSERT_FALSE(report["transitions"].empty()) << report["day"];
+  for (const nlohmann::json& t : report["transitions"]) EXPECT_EQ(t["state"], "done") << t;
+  ASSERT_EQ(report["windows"].size(), 6u);
+  int steady = 0;
+  for (const nlohmann::json& w : report["windows"]) {
+    bool moving = false;
+    for (const nlohmann::json& t : report["transitions"]) {
+      moving = moving || (t["seen_s"].get<double>() < w["end_s"].get<double>() &&
+                          t["done_s"].get<double>() > w["start_s"].get<double>());
+    }
+    steady += !moving;
+    for (const nlohmann::json& s : w["services"]) {
+      EXPECT_EQ(s["failed"], 0) << w["name"] << " " << s;
+      ASSERT_TRUE(s["predicted_compliance"].is_number()) << s;
+      if (!moving) {
+        EXPECT_NEAR(s["compliance"].get<double>(), s["predicted_compliance"].get<double>(), 0.10)
+            << w["name"] << " " << s;
+      }
+    }
+  }
+  EXPECT_GE(steady, 1);
   EXPECT_EQ(Leftovers(work), 0);
 }
 

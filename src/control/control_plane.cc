@@ -17,8 +17,12 @@ Status ControlPlane::Impl::RefreshVersion() {
 
 Status ControlPlane::Impl::SetScenario(const Scenario& scenario) {
   TESSERA_RETURN_IF_ERROR(ProblemOf(scenario).status());
+  // A reload (the store changed under this replica: its own writes too)
+  // keeps the policy and what it has seen unless the scenario changed.
+  if (!scenario_ || Dump(ScenarioToJson(*scenario_)) != Dump(ScenarioToJson(scenario))) {
+    autoscaler_.reset();  // the policy plans for the scenario's services
+  }
   scenario_ = scenario;
-  autoscaler_.reset();  // the policy plans for the scenario's services
   return Status::Ok();
 }
 

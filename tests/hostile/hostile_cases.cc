@@ -755,10 +755,30 @@ void ControlLoopCases(std::vector<HostileCase>& out) {
       {"hold_neg", "--load-step resnet50:1.5@5s --replan-hold -1", "--replan-hold"},
       {"hold_nan", "--load-step resnet50:1.5@5s --replan-hold nan", "--replan-hold"},
       {"with_deployment", "--load-step resnet50:1.5@5s --deployment d.json", "--deployment"},
+      {"day_and_step", "--load-step resnet50:1.5@5s --rates d.csv", "--rates"},
+      {"rates_missing", "--rates nothere.csv", "nothere.csv"},
+      {"rates_gap", "--rates gap.csv", "gap.csv:3"},
+      {"minute_zero", "--rates d.csv --minute 0", "--minute"},
+      {"minute_long", "--rates d.csv --minute 2m", "--minute"},
+      {"minute_without_rates", "--load-step resnet50:1.5@5s --minute 1s", "--rates"},
+      {"day_lead_short", "--rates d.csv --lead 1s", "--lead"},
+      {"day_margin_nan", "--rates d.csv --margin nan", "--margin"},
+      {"day_forecaster", "--rates d.csv --forecaster arima", "arima"},
+      {"day_steps_bad", "--rates d.csv --step-durations boot=1s", "--step-durations"},
+      {"day_spare_neg", "--rates d.csv --spare-gpus -1", "--spare-gpus"},
   };
+  const std::map<std::string, std::string> rehearse_files = {
+      {"s.yaml", scenario},
+      {"d.csv", "minute,multiplier\n0,1\n1,0.5\n"},
+      {"gap.csv", "minute,multiplier\n0,1\n2,0.5\n"}};
   for (const auto& [tag, args, names] : rehearse_flags) {
-    Add(out, {"rehearse_serve_" + tag, {{"s.yaml", scenario}}, rehearse + args, names, {2}});
+    Add(out, {"rehearse_serve_" + tag, rehearse_files, rehearse + args, names, {2}});
   }
+  Add(out, {"rehearse_rates_without_serve",
+            rehearse_files,
+            "rehearse --scenario s.yaml --rates d.csv",
+            "--serve",
+            {2}});
   Add(out, {"rehearse_step_without_serve",
             {{"s.yaml", scenario}},
             "rehearse --scenario s.yaml --load-step resnet50:1.5@5s",
@@ -772,6 +792,12 @@ void ControlLoopCases(std::vector<HostileCase>& out) {
       {"hold_huge", "--replan-hold 1e300", "--replan-hold"},
       {"hold_nan", "--replan-hold nan", "--replan-hold"},
       {"threshold_nan", "--replan-threshold nan", "--replan-threshold"},
+      {"autoscale_minute_zero", "--autoscale --autoscale-minute 0", "--autoscale-minute"},
+      {"autoscale_minute_long", "--autoscale --autoscale-minute 2h", "--autoscale-minute"},
+      {"lead_without_autoscale", "--lead 5m", "--autoscale"},
+      {"autoscale_lead_short", "--autoscale --lead 1s", "--lead"},
+      {"autoscale_forecaster", "--autoscale --forecaster arima", "arima"},
+      {"autoscale_steps_bad", "--autoscale --step-durations model-load=2h", "--step-durations"},
   };
   for (const auto& [tag, args, names] : serve_flags) {
     Add(out, {"serve_" + tag, {}, "serve --listen 127.0.0.1:0 --db t.db " + args, names, {2}});
