@@ -240,13 +240,14 @@ TEST_F(RehearseCliTest, ACompressedDayAutoscaledByServeMatchesItsPrediction) {
     }
   }
   const fs::path work = dir_ / "work";
+  // Ports of its own: ctest runs the other rehearsals beside it.
   const Outcome r =
       Tessera("rehearse --serve --scenario " + scenario.string() + " --rates " + day.string() +
               " --minute 1s --window 2s --dilation 2 --lead 1m --format json "
               "--work-dir " +
               work.string() +
-              " --base-port 11000 --router-base-port 10900 --router-metrics-port "
-              "10990");
+              " --base-port 18000 --router-base-port 17900 --router-metrics-port "
+              "17990");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["day"]["minutes"], 12);
