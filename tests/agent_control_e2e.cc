@@ -85,9 +85,10 @@ TEST_F(ControlE2eTest, RollsS3OutThenMovesItToNightWithinTheFloors) {
   double worst_ratio = 1e9;
   const bool done = WaitFor([&] {
     const auto seen = Machines();
+    if (!seen) return false;  // no sample: a machine's inventory was not read
     ++states;
     std::map<std::string, double> served;
-    for (const auto& gpu : seen) {
+    for (const auto& gpu : *seen) {
       for (const Seen& s : gpu) {
         const auto k = known.find(s);
         if (std::get<2>(s).empty() || k == known.end()) continue;

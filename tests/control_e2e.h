@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -154,7 +155,10 @@ class ControlE2eTest : public AgentTest {
   using Seen = std::tuple<std::string, int, std::string>;  // profile, start, service
   // Each GPU of both machines that holds an instance: its instances, sorted.
   // An instance serves its service once a serving process runs there.
-  std::multiset<std::vector<Seen>> Machines() {
+  // nullopt when a machine's inventory could not be read (the command
+  // failed beside a loaded suite): no sample, rather than a machine seen
+  // empty.
+  std::optional<std::multiset<std::vector<Seen>>> Machines() {
     std::multiset<std::vector<Seen>> out;
     for (int k = 0; k < 2; ++k) {
       const Outcome o =
@@ -162,7 +166,7 @@ class ControlE2eTest : public AgentTest {
                          " TESSERA_FAKE_NVML_DEVICES=a100-80gb*4 ",
                      "agent inventory --format json --nvml " + Quote(TESSERA_FAKE_NVML));
       const Json inv = Json::parse(o.out, nullptr, false);
-      if (!inv.is_object()) continue;
+      if (!inv.is_object()) return std::nullopt;
       agent::Supervisor supervisor(StateDir(k), SystemClock());
       const auto units = supervisor.Scan();
       for (const auto& gpu : inv["gpus"]) {
