@@ -196,8 +196,9 @@ void ControlPlane::Impl::AutoscaleMove() {
   }
   if (active_) return;  // the policy weighs a move once the transition is done
   if (autoscaled_plan_ != deployment_id_) {
-    // The deployment changed under the policy (deployed, a declared rate,
-    // an operator's transition): it runs what the cluster runs.
+    // The deployment changed under the policy (deployed, its own move done
+    // and placed on the cluster's GPUs, a declared rate, an operator's
+    // transition): it runs what the cluster runs.
     std::map<std::string, double> planned;
     for (const ServiceOutcome& s : deployment_->services) planned[s.name] = s.rate_rps;
     std::vector<double> rates;
@@ -226,8 +227,9 @@ void ControlPlane::Impl::AutoscaleMove() {
                                   decision.move.to_gpus, t.error().message);
     return;
   }
+  // The policy runs from the plan it chose; once the transition is done it
+  // is rebased on the deployment as the cluster places it (below).
   autoscaler_->Adopt(decision, MoveMinutes(decision.move));
-  autoscaled_plan_ = plan->id;
   autoscale_note_ = fmt::format(
       "minute {}: moving {} from {} to {} GPUs (plan {}, transition {}: {} phase(s), {} step(s), "
       "{:.0f} s estimated){}",
