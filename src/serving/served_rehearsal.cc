@@ -682,17 +682,26 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
   }
   load_thread.join();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Each plan's answer, asked for once.
+  std::map<int64_t, Result<Json>> plan_json;
+  const auto plan_of = [&](int64_t id) -> const Result<Json>& {
+    auto it = plan_json.find(id);
+    if (it == plan_json.end()) {
+      it = plan_json.emplace(id, Call(api, "GET", fmt::format("/v1/plans/{}", id))).first;
+    }
+    return it->second;
+  };
   for (auto& [id, t] : seen) {
     Result<Json> full = Call(api, "GET", fmt::format("/v1/transitions/{}", id));
     if (!full.ok()) continue;
-    Result<Json> from =
-        Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["from"].get<int64_t>()));
-    Result<Json> to = Call(api, "GET", fmt::format("/v1/plans/{}", (*full)["to"].get<int64_t>()));
-    if (from.ok()) t.gpus_before = (*from)["metrics"]["gpus"];
-    if (to.ok()) t.gpus_after = (*to)["metrics"]["gpus"];
-    views[id].phases = (*full)["phases"];
     t.from_plan = (*full)["from"].get<int64_t>();
     t.to_plan = (*full)["to"].get<int64_t>();
+    if (const Result<Json>& from = plan_of(t.from_plan); from.ok()) {
+      t.gpus_before = (*from)["metrics"]["gpus"];
+    }
+    if (const Result<Json>& to = plan_of(t.to_plan); to.ok())
+      t.gpus_after = (*to)["metrics"]["gpus"];
+    views[id].phases = (*full)["phases"];
     report.transitions.push_back(t);
   }
   // The plans serve ran, for the prediction.
@@ -701,7 +710,7 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     std::vector<int64_t> ids = {first};
     for (const ServedTransition& t : report.transitions) ids.push_back(t.to_plan);
     for (const int64_t id : ids) {
-      Result<Json> plan = Call(api, "GET", fmt::format("/v1/plans/{}", id));
+      const Result<Json>& plan = plan_of(id);
       if (!plan.ok()) return fail(plan.status());
       Result<Deployment> d =
           ParseDeploymentJson((*plan)["deployment"].dump(), fmt::format("plan {}", id));
