@@ -17,7 +17,8 @@
 //    either way, every `down_hold_s` it compacts when a plan from scratch
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
-//  * a move plans for the need over two lead windows, incrementally from
+//  * a move plans for the need over two lead windows (or until a lead after
+//    the move would end, when that is later), incrementally from
 //    the running plan (no more GPUs than a plan from scratch; up to
 //    `spare_gpus` more when the first needs more spare GPUs than allowed),
 //    plans the transition with at most `spare_gpus` spare GPUs, times it

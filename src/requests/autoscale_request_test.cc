@@ -118,6 +118,25 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
   }
 }
 
+TEST(Autoscale, AMoveLongerThanTwoLeadsPlansUntilALeadAfterItEnds) {
+  AutoscaleOptions options;
+  options.durations.model_load_s = 25 * 60;  // every move takes over 25 minutes
+  options.forecaster = "seasonal";           // it knows the ramp
+  const AutoscaleReport r = Autoscaled(Shaped(240, [](int m) { return 1.0 + m / 60.0; }), options);
+  ASSERT_FALSE(r.autoscale.moves.empty());
+  for (const AutoscaleMove& m : r.autoscale.moves) EXPECT_GT(m.seconds, 25 * 60);
+  // The first move's plan holds the ramp for a lead (10 minutes) after it
+  // ends, not only two leads after it starts.
+  const AutoscaleMove& first = r.autoscale.moves.front();
+  const int ends = first.minute + MoveMinutes(first);
+  ASSERT_LT(ends + 10, r.minutes);
+  for (size_t s = 0; s < r.services.size(); ++s) {
+    for (int m = ends; m < ends + 10; ++m) {
+      EXPECT_GE(r.autoscale.capacity[s][m], r.rps[s][m]) << r.services[s] << " minute " << m;
+    }
+  }
+}
+
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {
   const AutoscaleReport r = Autoscaled(Shaped(60, [](int m) { return m < 30 ? 0.5 : 1.0; }));
   ASSERT_EQ(r.static_peak.gpus.size(), 60u);

@@ -149,7 +149,7 @@ class Autoscaler::Impl {
     }
     if (up) {
       down_since_ = -1;
-      return TryMove(m, target, forecast, true);
+      return TryMove(m, target, forecast, true, lead);
     }
     if (!down) {
       down_since_ = -1;
@@ -162,14 +162,14 @@ class Autoscaler::Impl {
       TESSERA_ASSIGN_OR_RETURN(const Deployment scratch,
                                PlanForRates(planning_, target, nullptr, m));
       if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<AutoscaleDecision>();
-      return TryMove(m, target, forecast, false);
+      return TryMove(m, target, forecast, false, lead);
     }
     if (down_since_ < 0) down_since_ = m;
     if ((m - down_since_) * kMinute < options_.down_hold_s) {
       return std::optional<AutoscaleDecision>();
     }
     TESSERA_ASSIGN_OR_RETURN(std::optional<AutoscaleDecision> started,
-                             TryMove(m, target, forecast, false));
+                             TryMove(m, target, forecast, false, lead));
     if (!started) down_since_ = m;  // no move that pays: wait another hold
     return started;
   }
@@ -187,11 +187,14 @@ class Autoscaler::Impl {
   const std::map<std::string, int>& declined() const { return declined_; }
 
  private:
+  // `target` covers the forecast over two `lead` windows.
   Result<std::optional<AutoscaleDecision>> TryMove(int m, std::vector<double> target,
                                                    const std::vector<std::vector<double>>& forecast,
-                                                   bool up) {
+                                                   bool up, int lead) {
     const int services = static_cast<int>(target.size());
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    int window = 2 * lead;
+    constexpr int kAttempts = 4;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
       // The fewest GPUs first; a plan that keeps more of the running one (up
       // to spare_gpus more GPUs) when moving to the first needs more spare
       // GPUs than allowed.
@@ -213,6 +216,15 @@ class Autoscaler::Impl {
       const double seconds = TransitionSeconds(*run.transition, options_.durations);
       const int ends =
           std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
+      if (ends + lead > window && attempt + 1 < kAttempts) {
+        // A move plans for the need until a lead after it ends: one that
+        // outlasts its window plans again for the longer one.
+        window = ends + lead;
+        for (int s = 0; s < services; ++s) {
+          target[s] = std::max(target[s], (1 + options_.margin) * Peak(forecast[s], 0, window + 1));
+        }
+        continue;
+      }
       bool lowered_crossed = false;
       bool late = false;
       bool still_needed = !up;
