@@ -201,19 +201,26 @@ class Autoscaler::Impl {
       Deployment to;
       std::optional<TransitionRun> found;
       const int from_gpus = current_.metrics.gpus;
-      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
-        TESSERA_ASSIGN_OR_RETURN(to, PlanForRates(planning_, target, &current_, m, extra));
-        if (!up && to.metrics.gpus >= from_gpus) {
+      double seconds = 0;
+      for (int extra = 0; extra <= options_.spare_gpus && (up || !found); ++extra) {
+        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
+                                 PlanForRates(planning_, target, &current_, m, extra));
+        if (!up && plan.metrics.gpus >= from_gpus) {
           return Decline("the plan for the need has no fewer GPUs");
         }
         TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, to, options_.spare_gpus));
-        if (run.transition) found = std::move(run);
+                                 RunTransition(current_, plan, options_.spare_gpus));
+        if (!run.transition) continue;
+        const double s = TransitionSeconds(*run.transition, options_.durations);
+        if (!found || s < seconds) {
+          found = std::move(run);
+          to = std::move(plan);
+          seconds = s;
+        }
       }
       const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
       TransitionRun& run = *found;
-      const double seconds = TransitionSeconds(*run.transition, options_.durations);
       const int ends =
           std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
       if (ends + lead > window && attempt + 1 < kAttempts) {
