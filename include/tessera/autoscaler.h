@@ -17,15 +17,14 @@
 //    either way, every `down_hold_s` it compacts when a plan from scratch
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
-//  * a move plans for the need over two lead windows (or until a lead after
-//    the move would end, when that is later), incrementally from
-//    the running plan (a move down: no more GPUs than a plan from
-//    scratch, up to `spare_gpus` more when the first needs more spare GPUs
-//    than allowed; a move up: of the plans on 0 to `spare_gpus` more GPUs,
-//    the one whose transition is shortest), plans the transition with at most `spare_gpus` spare
-//    GPUs, times it (transition_duration.h), and is never started when the forecast crosses its
-//    floors (min of the two plans' rates) before it ends, but for the rising services' own floors
-//    on a move up (not moving crosses them too: such a move is counted late).
+//  * a move plans for the need over two lead windows, incrementally from
+//    the running plan (no more GPUs than a plan from scratch; up to
+//    `spare_gpus` more when the first needs more spare GPUs than allowed),
+//    plans the transition with at most `spare_gpus` spare GPUs, times it
+//    (transition_duration.h), and is never started when the forecast
+//    crosses its floors (min of the two plans' rates) before it ends, but
+//    for the rising services' own floors on a move up (not moving crosses
+//    them too: such a move is counted late).
 // Moves weighed and not started are counted by why (declined()).
 //
 // A "minute" is one Observe: `tessera serve` may feed it shorter ticks (a

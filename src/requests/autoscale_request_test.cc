@@ -14,10 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/autoscaler.h"
-#include "tessera/transition_request.h"
 #include "tessera/util/text_io.h"
-#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {
@@ -119,74 +116,6 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
       EXPECT_GE(r.autoscale.capacity[s][m], r.rps[s][m]) << r.services[s] << " minute " << m;
     }
   }
-}
-
-TEST(Autoscale, AMoveLongerThanTwoLeadsPlansUntilALeadAfterItEnds) {
-  AutoscaleOptions options;
-  options.durations.model_load_s = 25 * 60;  // every move takes over 25 minutes
-  options.forecaster = "seasonal";           // it knows the ramp
-  const AutoscaleReport r = Autoscaled(Shaped(240, [](int m) { return 1.0 + m / 60.0; }), options);
-  ASSERT_FALSE(r.autoscale.moves.empty());
-  for (const AutoscaleMove& m : r.autoscale.moves) EXPECT_GT(m.seconds, 25 * 60);
-  // The first move's plan holds the ramp for a lead (10 minutes) after it
-  // ends, not only two leads after it starts.
-  const AutoscaleMove& first = r.autoscale.moves.front();
-  const int ends = first.minute + MoveMinutes(first);
-  ASSERT_LT(ends + 10, r.minutes);
-  for (size_t s = 0; s < r.services.size(); ++s) {
-    for (int m = ends; m < ends + 10; ++m) {
-      EXPECT_GE(r.autoscale.capacity[s][m], r.rps[s][m]) << r.services[s] << " minute " << m;
-    }
-  }
-}
-
-// Many services: a plan moved down to is often the plan from scratch mapped
-// onto the running one, and the fewest GPUs for a little more load then
-// repack the cluster again, where a GPU more keeps every instance.
-TEST(Autoscaler, AMoveUpTakesTheShortestTransitionWithinItsSpareGpus) {
-  WorkloadGenOptions gen;
-  gen.services = 60;
-  gen.rates = LognormalRates{6, 0.5};
-  gen.slo_ms = 200;
-  Result<Scenario> scenario = GenerateWorkload(gen);
-  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
-  const AutoscalePlanning planning{*scenario, {}, "", "generated"};
-  const auto at = [&](double f) {
-    std::vector<double> rates;
-    for (const Service& s : scenario->services) rates.push_back(f * s.rate_rps);
-    return rates;
-  };
-  Result<Deployment> busy = PlanForRates(planning, at(0.8), nullptr, 0);
-  ASSERT_TRUE(busy.ok()) << busy.status().message();
-  Result<Deployment> quiet = PlanForRates(planning, at(0.6), &*busy, 0);
-  ASSERT_TRUE(quiet.ok()) << quiet.status().message();
-
-  AutoscalePolicyOptions options;
-  options.forecaster = "last";  // the need: (1 + margin) x the last minute, flat
-  const double seen = 0.66 / (1 + options.margin);
-  const std::vector<double> need = at(0.66);
-  Result<Deployment> fewest = PlanForRates(planning, need, &*quiet, 1);
-  ASSERT_TRUE(fewest.ok()) << fewest.status().message();
-  Result<TransitionRun> repack = RunTransition(*quiet, *fewest, options.spare_gpus);
-  ASSERT_TRUE(repack.ok() && repack->transition);
-  const double repack_s = TransitionSeconds(*repack->transition, options.durations);
-
-  Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
-  ASSERT_TRUE(policy.ok()) << policy.status().message();
-  (*policy)->Rebase(*quiet, at(0.6));
-  (*policy)->Observe(at(seen));
-  Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
-  ASSERT_TRUE(decided.ok()) << decided.status().message();
-  ASSERT_TRUE(decided->has_value());
-  const AutoscaleDecision& move = **decided;
-  EXPECT_TRUE(move.move.up);
-  EXPECT_LT(move.move.seconds, repack_s / 2)
-      << "the fewest GPUs' move takes " << repack_s << " s, " << repack->transition->summary.steps
-      << " steps, " << repack->transition->phases.size() << " phases; the move " << move.move.steps
-      << " steps, " << move.move.phases << " phases; GPUs " << busy->metrics.gpus << " "
-      << quiet->metrics.gpus << " " << fewest->metrics.gpus << " " << move.to.metrics.gpus;
-  EXPECT_LE(move.to.metrics.gpus, fewest->metrics.gpus + options.spare_gpus);
-  EXPECT_LE(move.move.spare_gpus, options.spare_gpus);
 }
 
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {

@@ -149,7 +149,7 @@ class Autoscaler::Impl {
     }
     if (up) {
       down_since_ = -1;
-      return TryMove(m, target, forecast, true, lead);
+      return TryMove(m, target, forecast, true);
     }
     if (!down) {
       down_since_ = -1;
@@ -162,14 +162,14 @@ class Autoscaler::Impl {
       TESSERA_ASSIGN_OR_RETURN(const Deployment scratch,
                                PlanForRates(planning_, target, nullptr, m));
       if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<AutoscaleDecision>();
-      return TryMove(m, target, forecast, false, lead);
+      return TryMove(m, target, forecast, false);
     }
     if (down_since_ < 0) down_since_ = m;
     if ((m - down_since_) * kMinute < options_.down_hold_s) {
       return std::optional<AutoscaleDecision>();
     }
     TESSERA_ASSIGN_OR_RETURN(std::optional<AutoscaleDecision> started,
-                             TryMove(m, target, forecast, false, lead));
+                             TryMove(m, target, forecast, false));
     if (!started) down_since_ = m;  // no move that pays: wait another hold
     return started;
   }
@@ -187,51 +187,32 @@ class Autoscaler::Impl {
   const std::map<std::string, int>& declined() const { return declined_; }
 
  private:
-  // `target` covers the forecast over two `lead` windows.
   Result<std::optional<AutoscaleDecision>> TryMove(int m, std::vector<double> target,
                                                    const std::vector<std::vector<double>>& forecast,
-                                                   bool up, int lead) {
+                                                   bool up) {
     const int services = static_cast<int>(target.size());
-    int window = 2 * lead;
-    constexpr int kAttempts = 4;
-    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
       // The fewest GPUs first; a plan that keeps more of the running one (up
       // to spare_gpus more GPUs) when moving to the first needs more spare
       // GPUs than allowed.
       Deployment to;
       std::optional<TransitionRun> found;
       const int from_gpus = current_.metrics.gpus;
-      double seconds = 0;
-      for (int extra = 0; extra <= options_.spare_gpus && (up || !found); ++extra) {
-        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
-                                 PlanForRates(planning_, target, &current_, m, extra));
-        if (!up && plan.metrics.gpus >= from_gpus) {
+      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
+        TESSERA_ASSIGN_OR_RETURN(to, PlanForRates(planning_, target, &current_, m, extra));
+        if (!up && to.metrics.gpus >= from_gpus) {
           return Decline("the plan for the need has no fewer GPUs");
         }
         TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, plan, options_.spare_gpus));
-        if (!run.transition) continue;
-        const double s = TransitionSeconds(*run.transition, options_.durations);
-        if (!found || s < seconds) {
-          found = std::move(run);
-          to = std::move(plan);
-          seconds = s;
-        }
+                                 RunTransition(current_, to, options_.spare_gpus));
+        if (run.transition) found = std::move(run);
       }
       const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
       TransitionRun& run = *found;
+      const double seconds = TransitionSeconds(*run.transition, options_.durations);
       const int ends =
           std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
-      if (ends + lead > window && attempt + 1 < kAttempts) {
-        // A move plans for the need until a lead after it ends: one that
-        // outlasts its window plans again for the longer one.
-        window = ends + lead;
-        for (int s = 0; s < services; ++s) {
-          target[s] = std::max(target[s], (1 + options_.margin) * Peak(forecast[s], 0, window + 1));
-        }
-        continue;
-      }
       bool lowered_crossed = false;
       bool late = false;
       bool still_needed = !up;
