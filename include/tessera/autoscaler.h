@@ -19,8 +19,10 @@
 //    they can, and GPUs pile up);
 //  * a move plans for the need over two lead windows, incrementally from
 //    the running plan (no more GPUs than a plan from scratch; up to
-//    `spare_gpus` more when the first needs more spare GPUs than allowed),
-//    plans the transition with at most `spare_gpus` spare GPUs, times it
+//    `spare_gpus` more when the first needs more spare GPUs than allowed;
+//    a move up whose transition would outlast the lead: the plan of those
+//    on 0 to `spare_gpus` more GPUs whose transition is shortest), plans
+//    the transition with at most `spare_gpus` spare GPUs, times it
 //    (transition_duration.h), and is never started when the forecast
 //    crosses its floors (min of the two plans' rates) before it ends, but
 //    for the rising services' own floors on a move up (not moving crosses

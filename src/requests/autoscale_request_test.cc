@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "tessera/autoscaler.h"
+#include "tessera/transition_request.h"
 #include "tessera/util/text_io.h"
+#include "tessera/workload/workload_gen.h"
 
 namespace tessera {
 namespace {
@@ -116,6 +119,64 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
       EXPECT_GE(r.autoscale.capacity[s][m], r.rps[s][m]) << r.services[s] << " minute " << m;
     }
   }
+}
+
+// Many services: a plan moved down to is often the plan from scratch mapped
+// onto the running one, and the fewest GPUs for a little more load then
+// repack the cluster again, where a GPU more keeps every instance. A move up
+// takes the fewest GPUs when their transition ends within the lead, else the
+// shortest transition within the spare GPUs.
+TEST(Autoscaler, AMoveUpOutlastingTheLeadTakesTheShortestTransitionWithinItsSpareGpus) {
+  WorkloadGenOptions gen;
+  gen.services = 60;
+  gen.rates = LognormalRates{6, 0.5};
+  gen.slo_ms = 200;
+  Result<Scenario> scenario = GenerateWorkload(gen);
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  const AutoscalePlanning planning{*scenario, {}, "", "generated"};
+  const auto at = [&](double f) {
+    std::vector<double> rates;
+    for (const Service& s : scenario->services) rates.push_back(f * s.rate_rps);
+    return rates;
+  };
+  Result<Deployment> busy = PlanForRates(planning, at(0.8), nullptr, 0);
+  ASSERT_TRUE(busy.ok()) << busy.status().message();
+  Result<Deployment> quiet = PlanForRates(planning, at(0.6), &*busy, 0);
+  ASSERT_TRUE(quiet.ok()) << quiet.status().message();
+
+  AutoscalePolicyOptions options;
+  options.forecaster = "last";  // the need: (1 + margin) x the last minute, flat
+  const double seen = 0.66 / (1 + options.margin);
+  Result<Deployment> fewest = PlanForRates(planning, at(0.66), &*quiet, 1);
+  ASSERT_TRUE(fewest.ok()) << fewest.status().message();
+  Result<TransitionRun> repack = RunTransition(*quiet, *fewest, options.spare_gpus);
+  ASSERT_TRUE(repack.ok() && repack->transition);
+  const double repack_s = TransitionSeconds(*repack->transition, options.durations);
+  ASSERT_GT(repack_s, 5 * 60);  // 421 s: 59 steps in 12 phases
+  ASSERT_LT(repack_s, 10 * 60);
+
+  const auto decide = [&](double lead_s) {
+    options.lead_s = lead_s;
+    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
+    EXPECT_TRUE(policy.ok()) << policy.status().message();
+    (*policy)->Rebase(*quiet, at(0.6));
+    (*policy)->Observe(at(seen));
+    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
+    EXPECT_TRUE(decided.ok() && decided->has_value());
+    return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
+  };
+  // Within a lead of 10 minutes: the fewest GPUs.
+  const AutoscaleDecision within = decide(10 * 60);
+  EXPECT_TRUE(within.move.up);
+  EXPECT_EQ(within.to.metrics.gpus, fewest->metrics.gpus);
+  EXPECT_EQ(within.move.seconds, repack_s);
+  // Beyond a lead of 5 minutes: a GPU or two more, and a move of a few steps.
+  const AutoscaleDecision beyond = decide(5 * 60);
+  EXPECT_TRUE(beyond.move.up);
+  EXPECT_LT(beyond.move.seconds, repack_s / 2);
+  EXPECT_GT(beyond.to.metrics.gpus, fewest->metrics.gpus);
+  EXPECT_LE(beyond.to.metrics.gpus, fewest->metrics.gpus + options.spare_gpus);
+  EXPECT_LE(beyond.move.spare_gpus, options.spare_gpus);
 }
 
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {

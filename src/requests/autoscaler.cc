@@ -149,7 +149,7 @@ class Autoscaler::Impl {
     }
     if (up) {
       down_since_ = -1;
-      return TryMove(m, target, forecast, true);
+      return TryMove(m, target, forecast, true, lead);
     }
     if (!down) {
       down_since_ = -1;
@@ -162,14 +162,14 @@ class Autoscaler::Impl {
       TESSERA_ASSIGN_OR_RETURN(const Deployment scratch,
                                PlanForRates(planning_, target, nullptr, m));
       if (scratch.metrics.gpus >= current_.metrics.gpus) return std::optional<AutoscaleDecision>();
-      return TryMove(m, target, forecast, false);
+      return TryMove(m, target, forecast, false, lead);
     }
     if (down_since_ < 0) down_since_ = m;
     if ((m - down_since_) * kMinute < options_.down_hold_s) {
       return std::optional<AutoscaleDecision>();
     }
     TESSERA_ASSIGN_OR_RETURN(std::optional<AutoscaleDecision> started,
-                             TryMove(m, target, forecast, false));
+                             TryMove(m, target, forecast, false, lead));
     if (!started) down_since_ = m;  // no move that pays: wait another hold
     return started;
   }
@@ -189,7 +189,7 @@ class Autoscaler::Impl {
  private:
   Result<std::optional<AutoscaleDecision>> TryMove(int m, std::vector<double> target,
                                                    const std::vector<std::vector<double>>& forecast,
-                                                   bool up) {
+                                                   bool up, int lead) {
     const int services = static_cast<int>(target.size());
     for (int attempt = 0; attempt < 2; ++attempt) {
       // The fewest GPUs first; a plan that keeps more of the running one (up
@@ -198,19 +198,32 @@ class Autoscaler::Impl {
       Deployment to;
       std::optional<TransitionRun> found;
       const int from_gpus = current_.metrics.gpus;
-      for (int extra = 0; extra <= options_.spare_gpus && !found; ++extra) {
-        TESSERA_ASSIGN_OR_RETURN(to, PlanForRates(planning_, target, &current_, m, extra));
-        if (!up && to.metrics.gpus >= from_gpus) {
+      // A move up whose fewest GPUs' transition outlasts the lead takes the
+      // shortest of the plans on up to spare_gpus more GPUs: with many
+      // services the fewest GPUs are often the plan from scratch mapped onto
+      // the running one (a repack of every GPU), where one GPU more keeps
+      // every instance and adds a few.
+      double seconds = 0;
+      for (int extra = 0; extra <= options_.spare_gpus; ++extra) {
+        if (found && (!up || seconds <= lead * kMinute)) break;
+        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
+                                 PlanForRates(planning_, target, &current_, m, extra));
+        if (!up && plan.metrics.gpus >= from_gpus) {
           return Decline("the plan for the need has no fewer GPUs");
         }
         TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, to, options_.spare_gpus));
-        if (run.transition) found = std::move(run);
+                                 RunTransition(current_, plan, options_.spare_gpus));
+        if (!run.transition) continue;
+        const double s = TransitionSeconds(*run.transition, options_.durations);
+        if (!found || s < seconds) {
+          found = std::move(run);
+          to = std::move(plan);
+          seconds = s;
+        }
       }
       const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
       TransitionRun& run = *found;
-      const double seconds = TransitionSeconds(*run.transition, options_.durations);
       const int ends =
           std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
       bool lowered_crossed = false;
