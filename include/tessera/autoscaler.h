@@ -21,7 +21,9 @@
 //    the running plan (no more GPUs than a plan from scratch; up to
 //    `spare_gpus` more when the first needs more spare GPUs than allowed;
 //    a move up whose transition would outlast the lead: the plan of those
-//    on 0 to `spare_gpus` more GPUs whose transition is shortest), plans
+//    on 0 to `spare_gpus` more GPUs whose transition is shortest, or, when
+//    still longer or none moves within the spare GPUs, the plan that keeps
+//    every running instance and adds what the need lacks), plans
 //    the transition with at most `spare_gpus` spare GPUs, times it
 //    (transition_duration.h), and is never started when the forecast
 //    crosses its floors (min of the two plans' rates) before it ends, but

@@ -125,8 +125,9 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
 // onto the running one, and the fewest GPUs for a little more load then
 // repack the cluster again, where a GPU more keeps every instance. A move up
 // takes the fewest GPUs when their transition ends within the lead, else the
-// shortest transition within the spare GPUs.
-TEST(Autoscaler, AMoveUpOutlastingTheLeadTakesTheShortestTransitionWithinItsSpareGpus) {
+// shortest transition within the spare GPUs, or the plan that keeps every
+// instance.
+TEST(Autoscaler, AMoveUpOutlastingTheLeadOrItsSpareGpusTakesAShorterOne) {
   WorkloadGenOptions gen;
   gen.services = 60;
   gen.rates = LognormalRates{6, 0.5};
@@ -177,6 +178,21 @@ TEST(Autoscaler, AMoveUpOutlastingTheLeadTakesTheShortestTransitionWithinItsSpar
   EXPECT_GT(beyond.to.metrics.gpus, fewest->metrics.gpus);
   EXPECT_LE(beyond.to.metrics.gpus, fewest->metrics.gpus + options.spare_gpus);
   EXPECT_LE(beyond.move.spare_gpus, options.spare_gpus);
+  // No spare GPU: the repack cannot run at all, and the move keeps every
+  // running instance and adds what the need lacks (its transition only
+  // creates), on as many GPUs as that takes.
+  options.spare_gpus = 0;
+  Result<TransitionRun> cramped = RunTransition(*quiet, *fewest, 0);
+  ASSERT_TRUE(cramped.ok());
+  ASSERT_FALSE(cramped->transition);
+  const AutoscaleDecision kept = decide(10 * 60);
+  EXPECT_TRUE(kept.move.up);
+  EXPECT_EQ(kept.move.spare_gpus, 0);
+  EXPECT_GE(kept.to.metrics.gpus, quiet->metrics.gpus);
+  EXPECT_GT(kept.move.steps, 0);
+  for (const TransitionPhase& phase : kept.transition.phases) {
+    for (const TransitionStep& step : phase.steps) EXPECT_EQ(step.action, StepAction::kCreate);
+  }
 }
 
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {

@@ -221,6 +221,23 @@ class Autoscaler::Impl {
           seconds = s;
         }
       }
+      if (up && (!found || seconds > lead * kMinute)) {
+        // Still none within the lead, or none at all within the spare GPUs:
+        // the plan that keeps every running instance and adds what the need
+        // lacks, on as many GPUs as that takes (its transition only creates).
+        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
+                                 PlanForRates(planning_, target, &current_, m, from_gpus));
+        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
+                                 RunTransition(current_, plan, options_.spare_gpus));
+        if (run.transition) {
+          const double s = TransitionSeconds(*run.transition, options_.durations);
+          if (!found || s < seconds) {
+            found = std::move(run);
+            to = std::move(plan);
+            seconds = s;
+          }
+        }
+      }
       const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
       TransitionRun& run = *found;
