@@ -204,6 +204,20 @@ class Autoscaler::Impl {
       // the running one (a repack of every GPU), where one GPU more keeps
       // every instance and adds a few.
       double seconds = 0;
+      // Takes `plan` when its transition runs within the spare GPUs and is
+      // the first or the shortest yet.
+      const auto weigh = [&](Deployment plan) -> Status {
+        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
+                                 RunTransition(current_, plan, options_.spare_gpus));
+        if (!run.transition) return Status::Ok();
+        const double s = TransitionSeconds(*run.transition, options_.durations);
+        if (!found || s < seconds) {
+          found = std::move(run);
+          to = std::move(plan);
+          seconds = s;
+        }
+        return Status::Ok();
+      };
       for (int extra = 0; extra <= options_.spare_gpus; ++extra) {
         if (found && (!up || seconds <= lead * kMinute)) break;
         TESSERA_ASSIGN_OR_RETURN(Deployment plan,
@@ -211,15 +225,7 @@ class Autoscaler::Impl {
         if (!up && plan.metrics.gpus >= from_gpus) {
           return Decline("the plan for the need has no fewer GPUs");
         }
-        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, plan, options_.spare_gpus));
-        if (!run.transition) continue;
-        const double s = TransitionSeconds(*run.transition, options_.durations);
-        if (!found || s < seconds) {
-          found = std::move(run);
-          to = std::move(plan);
-          seconds = s;
-        }
+        TESSERA_RETURN_IF_ERROR(weigh(std::move(plan)));
       }
       if (up && (!found || seconds > lead * kMinute)) {
         // Still none within the lead, or none at all within the spare GPUs:
@@ -227,16 +233,7 @@ class Autoscaler::Impl {
         // lacks, on as many GPUs as that takes (its transition only creates).
         TESSERA_ASSIGN_OR_RETURN(Deployment plan,
                                  PlanForRates(planning_, target, &current_, m, from_gpus));
-        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, plan, options_.spare_gpus));
-        if (run.transition) {
-          const double s = TransitionSeconds(*run.transition, options_.durations);
-          if (!found || s < seconds) {
-            found = std::move(run);
-            to = std::move(plan);
-            seconds = s;
-          }
-        }
+        TESSERA_RETURN_IF_ERROR(weigh(std::move(plan)));
       }
       const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");

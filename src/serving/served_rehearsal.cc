@@ -699,8 +699,9 @@ Result<ServedRehearsalReport> RunServedRehearsal(const ServedRehearsalRequest& r
     if (const Result<Json>& from = plan_of(t.from_plan); from.ok()) {
       t.gpus_before = (*from)["metrics"]["gpus"];
     }
-    if (const Result<Json>& to = plan_of(t.to_plan); to.ok())
+    if (const Result<Json>& to = plan_of(t.to_plan); to.ok()) {
       t.gpus_after = (*to)["metrics"]["gpus"];
+    }
     views[id].phases = (*full)["phases"];
     report.transitions.push_back(t);
   }
