@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
+#include <system_error>
 
 #include "etcd_cluster.h"
 #include "tessera/control/etcd_store.h"
@@ -12,6 +14,7 @@ namespace tessera::testing {
 namespace {
 
 struct TestEtcd {
+  std::filesystem::path dir;  // the cluster's data, removed at exit
   std::unique_ptr<EtcdTestCluster> cluster;
   std::string unavailable;
 };
@@ -19,19 +22,24 @@ struct TestEtcd {
 TestEtcd& Etcd() {
   static TestEtcd* etcd = [] {
     auto* e = new TestEtcd;
-    const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                                      ("tessera-etcd-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    Result<std::unique_ptr<EtcdTestCluster>> cluster = EtcdTestCluster::Start(dir, KubeBinDir(), 1);
+    e->dir = std::filesystem::path(::testing::TempDir()) /
+             ("tessera-etcd-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(e->dir);
+    Result<std::unique_ptr<EtcdTestCluster>> cluster =
+        EtcdTestCluster::Start(e->dir, KubeBinDir(), 1);
     if (cluster.ok()) {
       e->cluster = std::move(*cluster);
     } else {
       e->unavailable = cluster.status().message();
     }
-    // Stopped at exit, before the process's static objects are gone.
+    // Stopped at exit, before the process's static objects are gone, and
+    // its data removed (every test process that opens an etcd store starts
+    // one: kept, they fill the disk over a few runs).
     std::atexit([] {
       TestEtcd& self = Etcd();
       self.cluster.reset();
+      std::error_code ignored;
+      std::filesystem::remove_all(self.dir, ignored);
     });
     return e;
   }();
