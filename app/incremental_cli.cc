@@ -18,6 +18,13 @@ void AddIncrementalFlags(CLI::App& command, PlanRequest& request) {
                   "else 1)")
       ->check(Within(limits::kMaxExtraGpus))
       ->needs(current);
+  command
+      .add_option("--repack-gpus", request.repack_gpus,
+                  "With --current: plan afresh the instances of this many of the least-filled "
+                  "current GPUs (once what a fallen rate no longer needs is dropped) and keep the "
+                  "others' as they are; frees GPUs where the kept instances fill them (default 0)")
+      ->check(Within(limits::kRepackGpus))
+      ->needs(current);
 }
 
 }  // namespace tessera::cli

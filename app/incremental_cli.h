@@ -10,8 +10,8 @@
 
 namespace tessera::cli {
 
-// Declares --current (request.current_path) and --max-extra-gpus on
-// `command`.
+// Declares --current (request.current_path), --max-extra-gpus and
+// --repack-gpus on `command`.
 void AddIncrementalFlags(CLI::App& command, PlanRequest& request);
 
 }  // namespace tessera::cli

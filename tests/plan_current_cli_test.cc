@@ -98,6 +98,32 @@ TEST_F(PlanCurrentCliTest, MaxExtraGpusIsBounded) {
   EXPECT_NE(o.err.find("--max-extra-gpus"), std::string::npos) << o.err;
 }
 
+TEST_F(PlanCurrentCliTest, RepackGpusNeedsCurrentAndIsBounded) {
+  Outcome o = Tessera("plan --scenario " + S6() + " --repack-gpus 2");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--current"), std::string::npos) << o.err;
+  const fs::path a = CurrentPlan();
+  for (const char* bad : {"-1", "x", "1.5", "100001"}) {
+    o = Tessera("plan --scenario " + S6() + " --current " + a.string() + " --repack-gpus " + bad);
+    EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.err;
+    EXPECT_NE(o.err.find("--repack-gpus"), std::string::npos) << bad << ": " << o.err;
+  }
+}
+
+// More GPUs repacked than the plan has: every instance planned afresh, a
+// valid plan all the same.
+TEST_F(PlanCurrentCliTest, RepackingEveryGpuStillValidates) {
+  const fs::path a = CurrentPlan();
+  const fs::path b = dir_ / "b.json";
+  Outcome o = Tessera("plan --scenario " + BertDoubled().string() + " --current " + a.string() +
+                      " --max-extra-gpus 1 --repack-gpus 1000 --format json -o " + b.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("tessera: note: incremental: kept "), std::string::npos) << o.err;
+  Outcome v =
+      Tessera("validate --scenario " + BertDoubled().string() + " --deployment " + b.string());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 TEST_F(PlanCurrentCliTest, BadCurrentFileNamesFileAndField) {
   const fs::path a = CurrentPlan();
   nlohmann::json plan = nlohmann::json::parse(testing::ReadAll(a));

@@ -18,17 +18,25 @@
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
 //  * a move plans for the need over two lead windows, incrementally from
-//    the running plan (no more GPUs than a plan from scratch; up to
-//    `spare_gpus` more when the first needs more spare GPUs than allowed;
-//    a move up whose transition would outlast the lead: the plan of those
-//    on 0 to `spare_gpus` more GPUs whose transition is shortest, or, when
-//    still longer or none moves within the spare GPUs, the plan that keeps
-//    every running instance and adds what the need lacks), plans
-//    the transition with at most `spare_gpus` spare GPUs, times it
-//    (transition_duration.h), and is never started when the forecast
-//    crosses its floors (min of the two plans' rates) before it ends, but
-//    for the rising services' own floors on a move up (not moving crosses
-//    them too: such a move is counted late).
+//    the running plan, and plans the transition with at most `spare_gpus`
+//    spare GPUs and times it (transition_duration.h):
+//    - a move up takes the fewest GPUs (no more than a plan from scratch)
+//      when that transition ends within the lead (`lead_s`, however long
+//      the last move); else the shortest transition of the plans on 0 to
+//      `spare_gpus` more GPUs, or, when still longer or none moves within
+//      the spare GPUs, the plan that keeps every running instance and adds
+//      what the need lacks (its transition only creates);
+//    - a move down weighs the plan on the fewest GPUs (on many services the
+//      plan from scratch mapped onto the running one: a repack of the
+//      cluster) beside plans on fewer GPUs than the running one that keep
+//      its instances but repack its 0, 1, 2, 4, ... least-filled GPUs, and
+//      takes the one holding the fewest GPU-seconds (while its transition
+//      runs: the running and spare GPUs) until the longest of them has
+//      ended and its plan held two lead windows;
+//    and it is never started when the forecast crosses its floors (min of
+//    the two plans' rates) before it ends, but for the rising services' own
+//    floors on a move up (not moving crosses them too: such a move is
+//    counted late).
 // Moves weighed and not started are counted by why (declined()).
 //
 // A "minute" is one Observe: `tessera serve` may feed it shorter ticks (a
@@ -90,10 +98,12 @@ struct AutoscalePlanning {
 
 // The plan for `rates` (scenario order; each at least a thousandth of a
 // request a second), from scratch or incrementally from `current` with up
-// to `extra_gpus` more GPUs. InvalidArgument naming `minute`, the service
+// to `extra_gpus` more GPUs, repacking its `repack_gpus` least-filled GPUs
+// (PlanRequest::repack_gpus). InvalidArgument naming `minute`, the service
 // and its rate when no plan serves it.
 Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
-                                const Deployment* current, int minute, int extra_gpus = 0);
+                                const Deployment* current, int minute, int extra_gpus = 0,
+                                int repack_gpus = 0);
 
 // Each service's SLO-safe capacity in `d` (req/s; scenario order).
 std::vector<double> SloSafeCapacity(const Deployment& d, const std::vector<std::string>& services);

@@ -57,6 +57,11 @@ struct PlanRequest {
   // GPUs an incremental plan may use beyond the best plan from scratch
   // (IncrementalOptions::max_extra_gpus); only with a current deployment.
   std::optional<int> max_extra_gpus;
+  // The least-filled GPUs of the current deployment an incremental plan
+  // repacks: their instances are planned afresh, the other GPUs' kept
+  // (IncrementalOptions::repack_gpus); 0: none. Only with a current
+  // deployment.
+  int repack_gpus = 0;
   // iGniter's shadow guard (MPS planners only); unset: on for igniter.
   std::optional<bool> shadow;
   NoteSink notes;                                  // notes of the run; empty: dropped

@@ -6,12 +6,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tessera/autoscaler.h"
@@ -121,6 +123,30 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
   }
 }
 
+// 60 generated services and the plan for 0.8 of their rates.
+struct SixtyServices {
+  SixtyServices() {
+    WorkloadGenOptions gen;
+    gen.services = 60;
+    gen.rates = LognormalRates{6, 0.5};
+    gen.slo_ms = 200;
+    Result<Scenario> scenario = GenerateWorkload(gen);
+    EXPECT_TRUE(scenario.ok()) << scenario.status().message();
+    if (!scenario.ok()) return;
+    planning = {*scenario, {}, "", "generated"};
+    Result<Deployment> planned = PlanForRates(planning, At(0.8), nullptr, 0);
+    EXPECT_TRUE(planned.ok()) << planned.status().message();
+    if (planned.ok()) busy = *planned;
+  }
+  std::vector<double> At(double f) const {
+    std::vector<double> rates;
+    for (const Service& s : planning.scenario.services) rates.push_back(f * s.rate_rps);
+    return rates;
+  }
+  AutoscalePlanning planning;
+  Deployment busy;
+};
+
 // Many services: a plan moved down to is often the plan from scratch mapped
 // onto the running one, and the fewest GPUs for a little more load then
 // repack the cluster again, where a GPU more keeps every instance. A move up
@@ -128,20 +154,10 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
 // shortest transition within the spare GPUs, or the plan that keeps every
 // instance.
 TEST(Autoscaler, AMoveUpOutlastingTheLeadOrItsSpareGpusTakesAShorterOne) {
-  WorkloadGenOptions gen;
-  gen.services = 60;
-  gen.rates = LognormalRates{6, 0.5};
-  gen.slo_ms = 200;
-  Result<Scenario> scenario = GenerateWorkload(gen);
-  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
-  const AutoscalePlanning planning{*scenario, {}, "", "generated"};
-  const auto at = [&](double f) {
-    std::vector<double> rates;
-    for (const Service& s : scenario->services) rates.push_back(f * s.rate_rps);
-    return rates;
-  };
-  Result<Deployment> busy = PlanForRates(planning, at(0.8), nullptr, 0);
-  ASSERT_TRUE(busy.ok()) << busy.status().message();
+  const SixtyServices sixty;
+  const AutoscalePlanning& planning = sixty.planning;
+  const auto at = [&](double f) { return sixty.At(f); };
+  const Deployment* busy = &sixty.busy;
   Result<Deployment> quiet = PlanForRates(planning, at(0.6), &*busy, 0);
   ASSERT_TRUE(quiet.ok()) << quiet.status().message();
 
@@ -196,6 +212,79 @@ TEST(Autoscaler, AMoveUpOutlastingTheLeadOrItsSpareGpusTakesAShorterOne) {
   for (const TransitionPhase& phase : kept.transition.phases) {
     for (const TransitionStep& step : phase.steps) EXPECT_EQ(step.action, StepAction::kCreate);
   }
+}
+
+// Rates fallen to 0.6: every running instance is still needed, so the
+// plan that keeps them all frees no GPU; repacking the 8 least-filled GPUs
+// (their instances planned afresh, the others kept) frees some.
+TEST(PlanForRates, RepackingTheLeastFilledGpusFreesGpusTheKeptInstancesFill) {
+  const SixtyServices sixty;
+  ASSERT_GT(sixty.busy.metrics.gpus, 8);
+  const int running = sixty.busy.metrics.gpus;
+  Result<Deployment> kept = PlanForRates(sixty.planning, sixty.At(0.6), &sixty.busy, 1, running);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  Result<Deployment> repacked =
+      PlanForRates(sixty.planning, sixty.At(0.6), &sixty.busy, 1, running, 8);
+  ASSERT_TRUE(repacked.ok()) << repacked.status().message();
+  EXPECT_EQ(kept->metrics.gpus, running);
+  EXPECT_LT(repacked->metrics.gpus, running);
+  // The GPUs not repacked are kept as they were.
+  std::map<int, const GpuAssignment*> before;
+  for (const GpuAssignment& g : sixty.busy.gpus) before[g.index] = &g;
+  const auto same = [](const GpuAssignment& a, const GpuAssignment& b) {
+    const auto key = [](const Instance& i) {
+      return std::tie(i.service, i.profile, i.start, i.batch, i.procs);
+    };
+    return std::equal(a.instances().begin(), a.instances().end(), b.instances().begin(),
+                      b.instances().end(),
+                      [&](const Instance& x, const Instance& y) { return key(x) == key(y); });
+  };
+  int unchanged = 0;
+  for (const GpuAssignment& g : repacked->gpus) {
+    auto it = before.find(g.index);
+    unchanged += it != before.end() && same(*it->second, g);
+  }
+  EXPECT_GE(unchanged, running - 8 - 2);  // at most what DropSurplus touched
+}
+
+// Demand falling to 0.6: the plan on the fewest GPUs is the plan from
+// scratch mapped onto the running one, a repack of the cluster that holds
+// every running GPU and the spare ones while it runs. A move down weighs it
+// beside plans that keep the running instances and repack a few GPUs, and
+// takes the one holding the fewest GPU-seconds until the longest has ended
+// and held two lead windows: with a long lead the repack, with a short one
+// a shorter move that frees fewer GPUs.
+TEST(Autoscaler, AMoveDownWeighsRepackingAFewGpusAgainstTheWholeCluster) {
+  const SixtyServices sixty;
+  Result<Deployment> fewest = PlanForRates(sixty.planning, sixty.At(0.6), &sixty.busy, 1);
+  ASSERT_TRUE(fewest.ok()) << fewest.status().message();
+  AutoscalePolicyOptions options;
+  options.forecaster = "last";
+  options.down_hold_s = 0;
+  Result<TransitionRun> repack = RunTransition(sixty.busy, *fewest, options.spare_gpus);
+  ASSERT_TRUE(repack.ok() && repack->transition);
+  // Seconds here are the transitions' modelled lengths, not time measured.
+  const double repack_s = TransitionSeconds(*repack->transition, options.durations);
+  const auto decide = [&](double lead_s) {
+    options.lead_s = lead_s;
+    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(sixty.planning, options);
+    EXPECT_TRUE(policy.ok()) << policy.status().message();
+    if (!policy.ok()) return AutoscaleDecision{};
+    (*policy)->Rebase(sixty.busy, sixty.At(0.8));
+    (*policy)->Observe(sixty.At(0.6 / (1 + options.margin)));
+    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
+    EXPECT_TRUE(decided.ok() && decided->has_value());
+    return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
+  };
+  const AutoscaleDecision long_lead = decide(30 * 60);
+  EXPECT_FALSE(long_lead.move.up);
+  EXPECT_EQ(long_lead.to.metrics.gpus, fewest->metrics.gpus);
+  EXPECT_EQ(long_lead.move.seconds, repack_s);
+  const AutoscaleDecision short_lead = decide(2 * 60);
+  EXPECT_FALSE(short_lead.move.up);
+  EXPECT_LT(short_lead.move.seconds, repack_s / 2);
+  EXPECT_LT(short_lead.to.metrics.gpus, sixty.busy.metrics.gpus);
+  EXPECT_GT(short_lead.to.metrics.gpus, fewest->metrics.gpus);
 }
 
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {

@@ -44,7 +44,8 @@ Status CheckAutoscalePolicy(const AutoscalePolicyOptions& o) {
 }
 
 Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
-                                const Deployment* current, int minute, int extra_gpus) {
+                                const Deployment* current, int minute, int extra_gpus,
+                                int repack_gpus) {
   PlanRequest request;
   request.inputs = planning.inputs;
   std::vector<double> clamped = rates;
@@ -54,6 +55,7 @@ Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::ve
   if (current) {
     request.current = *current;
     request.max_extra_gpus = extra_gpus;
+    request.repack_gpus = repack_gpus;
   }
   Result<PlanRun> run = Plan(request);
   if (!run.ok()) {
@@ -187,57 +189,119 @@ class Autoscaler::Impl {
   const std::map<std::string, int>& declined() const { return declined_; }
 
  private:
+  // A plan to move to and the transition there.
+  struct Candidate {
+    Deployment plan;
+    Transition transition;
+    double seconds = 0;
+  };
+
+  // `plan` and the transition from the running plan to it; none when that
+  // needs more than the spare GPUs.
+  Result<std::optional<Candidate>> Weigh(Deployment plan) const {
+    TESSERA_ASSIGN_OR_RETURN(TransitionRun run, RunTransition(current_, plan, options_.spare_gpus));
+    if (!run.transition) return std::optional<Candidate>();
+    const double seconds = TransitionSeconds(*run.transition, options_.durations);
+    return std::optional<Candidate>(
+        Candidate{std::move(plan), std::move(*run.transition), seconds});
+  }
+
+  // The plans a move down weighs, none when the fewest GPUs for `target` are
+  // not fewer than the running plan's: the plan on the fewest GPUs (on many
+  // services often the plan from scratch mapped onto the running one, a
+  // repack of the cluster), then incremental plans that keep the running
+  // instances but repack the 0, 1, 2, 4, ... least-filled running GPUs: for
+  // each, the plans on one GPU fewer than the running one and on the fewest
+  // GPUs it empties.
+  Result<std::vector<Deployment>> PlansDown(int m, const std::vector<double>& target) const {
+    std::vector<Deployment> plans;
+    TESSERA_ASSIGN_OR_RETURN(Deployment fewest, PlanForRates(planning_, target, &current_, m));
+    const int scratch = fewest.metrics.gpus;
+    const int running = current_.metrics.gpus;
+    if (scratch >= running) return plans;
+    plans.push_back(std::move(fewest));
+    for (int repack = 0; repack < running; repack = std::max(1, 2 * repack)) {
+      std::optional<Deployment> first;
+      std::optional<Deployment> last;
+      for (int allowed = running - 1; allowed > scratch;) {
+        TESSERA_ASSIGN_OR_RETURN(Deployment plan, PlanForRates(planning_, target, &current_, m,
+                                                               allowed - scratch, repack));
+        // On as few GPUs as the fewest: the plan from scratch, as the plan
+        // that keeps the rest did not fit on `allowed` GPUs.
+        if (plan.metrics.gpus <= scratch) break;
+        allowed = plan.metrics.gpus - 1;
+        (first ? last : first) = std::move(plan);
+      }
+      if (first) plans.push_back(std::move(*first));
+      if (last) plans.push_back(std::move(*last));
+    }
+    return plans;
+  }
+
   Result<std::optional<AutoscaleDecision>> TryMove(int m, std::vector<double> target,
                                                    const std::vector<std::vector<double>>& forecast,
                                                    bool up, int lead) {
     const int services = static_cast<int>(target.size());
     for (int attempt = 0; attempt < 2; ++attempt) {
-      // The fewest GPUs first; a plan that keeps more of the running one (up
-      // to spare_gpus more GPUs) when moving to the first needs more spare
-      // GPUs than allowed.
-      Deployment to;
-      std::optional<TransitionRun> found;
       const int from_gpus = current_.metrics.gpus;
-      // A move up whose fewest GPUs' transition outlasts the lead takes the
-      // shortest of the plans on up to spare_gpus more GPUs: with many
-      // services the fewest GPUs are often the plan from scratch mapped onto
-      // the running one (a repack of every GPU), where one GPU more keeps
-      // every instance and adds a few.
-      double seconds = 0;
-      // Takes `plan` when its transition runs within the spare GPUs and is
-      // the first or the shortest yet.
-      const auto weigh = [&](Deployment plan) -> Status {
-        TESSERA_ASSIGN_OR_RETURN(TransitionRun run,
-                                 RunTransition(current_, plan, options_.spare_gpus));
-        if (!run.transition) return Status::Ok();
-        const double s = TransitionSeconds(*run.transition, options_.durations);
-        if (!found || s < seconds) {
-          found = std::move(run);
-          to = std::move(plan);
-          seconds = s;
+      std::optional<Candidate> found;
+      if (up) {
+        // The fewest GPUs first. A move whose transition outlasts the lead
+        // takes the shortest of the plans on up to spare_gpus more GPUs: with
+        // many services the fewest GPUs are often the plan from scratch
+        // mapped onto the running one (a repack of every GPU), where one GPU
+        // more keeps every instance and adds a few. The lead here is the one
+        // configured: a long last move lengthens what the forecast looks
+        // ahead, not how long a move up may run (measured on 200 generated
+        // services: a 20-minute repack up taken within such a lead left the
+        // next rise late).
+        const auto take_shorter = [&](std::optional<Candidate> c) {
+          if (c && (!found || c->seconds < found->seconds)) found = std::move(c);
+        };
+        for (int extra = 0; extra <= options_.spare_gpus; ++extra) {
+          if (found && found->seconds <= lead_ * kMinute) break;
+          TESSERA_ASSIGN_OR_RETURN(Deployment plan,
+                                   PlanForRates(planning_, target, &current_, m, extra));
+          TESSERA_ASSIGN_OR_RETURN(std::optional<Candidate> c, Weigh(std::move(plan)));
+          take_shorter(std::move(c));
         }
-        return Status::Ok();
-      };
-      for (int extra = 0; extra <= options_.spare_gpus; ++extra) {
-        if (found && (!up || seconds <= lead * kMinute)) break;
-        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
-                                 PlanForRates(planning_, target, &current_, m, extra));
-        if (!up && plan.metrics.gpus >= from_gpus) {
-          return Decline("the plan for the need has no fewer GPUs");
+        if (!found || found->seconds > lead_ * kMinute) {
+          // Still none within the lead, or none at all within the spare
+          // GPUs: the plan that keeps every running instance and adds what
+          // the need lacks, on as many GPUs as that takes (its transition
+          // only creates).
+          TESSERA_ASSIGN_OR_RETURN(Deployment plan,
+                                   PlanForRates(planning_, target, &current_, m, from_gpus));
+          TESSERA_ASSIGN_OR_RETURN(std::optional<Candidate> c, Weigh(std::move(plan)));
+          take_shorter(std::move(c));
         }
-        TESSERA_RETURN_IF_ERROR(weigh(std::move(plan)));
+      } else {
+        TESSERA_ASSIGN_OR_RETURN(std::vector<Deployment> plans, PlansDown(m, target));
+        if (plans.empty()) return Decline("the plan for the need has no fewer GPUs");
+        std::vector<Candidate> moves;
+        double longest = 0;
+        for (Deployment& plan : plans) {
+          TESSERA_ASSIGN_OR_RETURN(std::optional<Candidate> c, Weigh(std::move(plan)));
+          if (!c) continue;
+          longest = std::max(longest, c->seconds);
+          moves.push_back(std::move(*c));
+        }
+        // The move holding the fewest GPU-seconds until the longest of them
+        // has ended and its plan held two lead windows: a repack onto the
+        // fewest GPUs holds the running GPUs and the spare ones while it
+        // runs, a move that empties a GPU or two ends soon.
+        const double window = longest + 2 * lead * kMinute;
+        const auto held = [&](const Candidate& c) {
+          const int during = std::max(c.transition.summary.peak_gpus, from_gpus);
+          return during * c.seconds + c.plan.metrics.gpus * (window - c.seconds);
+        };
+        for (Candidate& c : moves) {
+          if (!found || held(c) < held(*found)) found = std::move(c);
+        }
       }
-      if (up && (!found || seconds > lead * kMinute)) {
-        // Still none within the lead, or none at all within the spare GPUs:
-        // the plan that keeps every running instance and adds what the need
-        // lacks, on as many GPUs as that takes (its transition only creates).
-        TESSERA_ASSIGN_OR_RETURN(Deployment plan,
-                                 PlanForRates(planning_, target, &current_, m, from_gpus));
-        TESSERA_RETURN_IF_ERROR(weigh(std::move(plan)));
-      }
-      const int to_gpus = to.metrics.gpus;
       if (!found) return Decline("the transition needs more spare GPUs");
-      TransitionRun& run = *found;
+      const double seconds = found->seconds;
+      const int to_gpus = found->plan.metrics.gpus;
       const int ends =
           std::max(1, MinutesCovering(seconds));  // forecast index of the first minute after
       bool lowered_crossed = false;
@@ -265,17 +329,17 @@ class Autoscaler::Impl {
       AutoscaleDecision started;
       started.move.minute = m;
       started.move.seconds = seconds;
-      started.move.phases = static_cast<int>(run.transition->phases.size());
-      started.move.steps = run.transition->summary.steps;
+      started.move.phases = static_cast<int>(found->transition.phases.size());
+      started.move.steps = found->transition.summary.steps;
       started.move.from_gpus = from_gpus;
       started.move.to_gpus = to_gpus;
       started.move.peak_gpus =
-          std::max(run.transition->summary.peak_gpus, std::max(from_gpus, to_gpus));
+          std::max(found->transition.summary.peak_gpus, std::max(from_gpus, to_gpus));
       started.move.spare_gpus = started.move.peak_gpus - std::max(from_gpus, to_gpus);
       started.move.up = up;
       started.move.late = late;
-      started.transition = std::move(*run.transition);
-      started.to = std::move(to);
+      started.transition = std::move(found->transition);
+      started.to = std::move(found->plan);
       started.rates = std::move(target);
       return std::optional<AutoscaleDecision>(std::move(started));
     }

@@ -45,6 +45,7 @@ Result<PlanReport> PlanFrom(const PlanRequest& request, const Deployment& curren
                             std::optional<IncrementStats>& increment) {
   IncrementalOptions options;
   options.max_extra_gpus = request.max_extra_gpus;
+  options.repack_gpus = request.repack_gpus;
   if (!request.planner.empty()) options.planner = request.planner;
   Result<IncrementalPlan> planned =
       PlanIncremental(BuiltinPlanners(), problem, current, options, context);
@@ -92,6 +93,10 @@ Status CheckSearch(const PlanRequest& request) {
     return Status::InvalidArgument("--max-extra-gpus: " +
                                    OutOfRange(limits::kMaxExtraGpus, *request.max_extra_gpus));
   }
+  if (!limits::kRepackGpus.Contains(request.repack_gpus)) {
+    return Status::InvalidArgument("--repack-gpus: " +
+                                   OutOfRange(limits::kRepackGpus, request.repack_gpus));
+  }
   if (request.inputs.price_per_hour &&
       !limits::kPriceFlag.Contains(*request.inputs.price_per_hour)) {
     return Status::InvalidArgument("--price: " +
@@ -137,6 +142,11 @@ Result<PlanRun> Plan(const PlanRequest& request) {
   if (request.max_extra_gpus && request.current_path.empty() && !request.current) {
     return Status::InvalidArgument(
         "--max-extra-gpus: bounds an incremental plan; give the current deployment (--current)");
+  }
+  if (request.repack_gpus > 0 && request.current_path.empty() && !request.current) {
+    return Status::InvalidArgument(
+        "--repack-gpus: repacks GPUs of an incremental plan; give the current deployment "
+        "(--current)");
   }
   TESSERA_ASSIGN_OR_RETURN(std::optional<Deployment> current, Current(request, **planner));
   // A re-plan keeps the rule its deployment was made under.

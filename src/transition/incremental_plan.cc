@@ -94,6 +94,23 @@ class Cluster {
     capacity_[seg.service] -= seg.triplet.capacity_rps;
   }
 
+  // Takes every segment off the `count` occupied GPUs with the fewest used
+  // compute slices (current GPUs only; ties: the first).
+  void Clear(int count) {
+    std::vector<int> order;
+    for (int i = 0; i < static_cast<int>(gpus_.size()); ++i) {
+      if (!gpus_[i].segments.empty()) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return gpus_[a].slots.used_compute_slices() < gpus_[b].slots.used_compute_slices();
+    });
+    order.resize(std::min<size_t>(order.size(), std::max(count, 0)));
+    for (int i : order) {
+      const std::vector<PlacedSegment> segments = gpus_[i].segments;
+      for (const PlacedSegment& seg : segments) Take(i, seg);
+    }
+  }
+
   int Occupied() const {
     return static_cast<int>(std::count_if(gpus_.begin(), gpus_.end(),
                                           [](const OpenGpu& g) { return !g.segments.empty(); }));
@@ -498,6 +515,7 @@ Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const P
 
   Keeper keeper(problem, current);
   Cluster& cluster = keeper.cluster();
+  cluster.Clear(options.repack_gpus);
   // What the kept instances leave uncovered goes to holes of the current
   // GPUs first, the rest to segments the planner plans.
   std::vector<double> deficits;

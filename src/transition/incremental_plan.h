@@ -9,6 +9,8 @@
 // more GPUs than the best plan from scratch (RunDefaultPlanner); when the
 // incremental plan needs more, the plan from scratch is used, its GPUs
 // mapped onto the current ones to keep what can be kept, and `note` says so.
+// With `repack_gpus`, the instances of that many of the least-filled current
+// GPUs are not kept but planned afresh, their GPUs refilled first.
 //
 // Thread-safety: pure function (the clock is only read).
 #ifndef TESSERA_INCREMENTAL_PLAN_H_
@@ -33,6 +35,11 @@ struct IncrementalOptions {
   // The MIG planner of `planners` that plans the new segments (the demand
   // the kept instances leave uncovered). Default: parva.
   std::string planner = "parva";
+  // The current GPUs, least filled first once what a fallen rate no longer
+  // needs is dropped, whose instances are planned afresh with the new
+  // segments: the others are kept as they are. Repacking a few GPUs frees
+  // GPUs where the kept instances fill the cluster as it is.
+  int repack_gpus = 0;
 };
 
 struct IncrementalPlan {

@@ -173,6 +173,8 @@ inline constexpr InputRange kClusterGpuIndex{0, 1'000'000, false, true};
 // plan --max-extra-gpus: GPUs an incremental re-plan may use beyond the
 // plan from scratch.
 inline constexpr InputRange kMaxExtraGpus{0, 100'000, false, true};
+// plan --repack-gpus: the least-filled current GPUs a re-plan repacks.
+inline constexpr InputRange kRepackGpus{0, 100'000, false, true};
 
 // ---- Deployment artifacts: deploy's flags, the NodePlan JSON --------------
 
