@@ -138,6 +138,20 @@ struct SixtyServices {
     EXPECT_TRUE(planned.ok()) << planned.status().message();
     if (planned.ok()) busy = *planned;
   }
+  // The policy's move from `running` (planned for `planned`) once it has
+  // seen one minute at `seen`; an empty one, the test failing, when none.
+  AutoscaleDecision Decide(const AutoscalePolicyOptions& options, const Deployment& running,
+                           const std::vector<double>& planned,
+                           const std::vector<double>& seen) const {
+    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
+    EXPECT_TRUE(policy.ok()) << policy.status().message();
+    if (!policy.ok()) return AutoscaleDecision{};
+    (*policy)->Rebase(running, planned);
+    (*policy)->Observe(seen);
+    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
+    EXPECT_TRUE(decided.ok() && decided->has_value());
+    return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
+  }
   std::vector<double> At(double f) const {
     std::vector<double> rates;
     for (const Service& s : planning.scenario.services) rates.push_back(f * s.rate_rps);
@@ -176,14 +190,7 @@ TEST(Autoscaler, AMoveUpOutlastingTheLeadOrItsSpareGpusTakesAShorterOne) {
 
   const auto decide = [&](double lead_s) {
     options.lead_s = lead_s;
-    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
-    EXPECT_TRUE(policy.ok()) << policy.status().message();
-    if (!policy.ok()) return AutoscaleDecision{};
-    (*policy)->Rebase(*quiet, at(0.6));
-    (*policy)->Observe(at(seen));
-    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
-    EXPECT_TRUE(decided.ok() && decided->has_value());
-    return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
+    return sixty.Decide(options, *quiet, at(0.6), at(seen));
   };
   // Within a lead of 10 minutes: the fewest GPUs.
   const AutoscaleDecision within = decide(10 * 60);
@@ -267,14 +274,7 @@ TEST(Autoscaler, AMoveDownWeighsRepackingAFewGpusAgainstTheWholeCluster) {
   const double repack_s = TransitionSeconds(*repack->transition, options.durations);
   const auto decide = [&](double lead_s) {
     options.lead_s = lead_s;
-    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(sixty.planning, options);
-    EXPECT_TRUE(policy.ok()) << policy.status().message();
-    if (!policy.ok()) return AutoscaleDecision{};
-    (*policy)->Rebase(sixty.busy, sixty.At(0.8));
-    (*policy)->Observe(sixty.At(0.6 / (1 + options.margin)));
-    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
-    EXPECT_TRUE(decided.ok() && decided->has_value());
-    return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
+    return sixty.Decide(options, sixty.busy, sixty.At(0.8), sixty.At(0.6 / (1 + options.margin)));
   };
   const AutoscaleDecision long_lead = decide(30 * 60);
   EXPECT_FALSE(long_lead.move.up);
