@@ -10,7 +10,8 @@
 // incremental plan needs more, the plan from scratch is used, its GPUs
 // mapped onto the current ones to keep what can be kept, and `note` says so.
 // With `repack_gpus`, the instances of that many of the least-filled current
-// GPUs are not kept but planned afresh, their GPUs refilled first.
+// GPUs are not kept but planned afresh: their demand fills holes of the kept
+// GPUs, then the repacked GPUs, before new GPUs open.
 //
 // Thread-safety: pure function (the clock is only read).
 #ifndef TESSERA_INCREMENTAL_PLAN_H_
