@@ -152,7 +152,7 @@ WithNotes<T> RunReleased(F&& run) {
 
 PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const ProblemInputs& inputs,
               const SearchOptions& search, const PyPlan* current, const std::string& current_path,
-              std::optional<int> max_extra_gpus, std::optional<bool> shadow) {
+              std::optional<int> max_extra_gpus, int repack_gpus, std::optional<bool> shadow) {
   PlanRequest request;
   request.inputs = inputs;
   request.scenario = scenario.scenario;
@@ -161,6 +161,7 @@ PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const Prob
   if (current != nullptr) request.current = current->run.deployment;
   request.current_path = current_path;
   request.max_extra_gpus = max_extra_gpus;
+  request.repack_gpus = repack_gpus;
   request.shadow = shadow;
   auto [run, notes] = RunReleased<PlanRun>([&](NoteSink sink) {
     request.notes = std::move(sink);
@@ -517,7 +518,7 @@ NB_MODULE(_core, m) {
       nb::arg("path"));
   m.def("plan", &PlanOf, nb::arg("scenario"), nb::arg("planner"), nb::arg("inputs"),
         nb::arg("search"), nb::arg("current").none(), nb::arg("current_path"),
-        nb::arg("max_extra_gpus").none(), nb::arg("shadow").none());
+        nb::arg("max_extra_gpus").none(), nb::arg("repack_gpus"), nb::arg("shadow").none());
   m.def("plan_from_json", &PlanFromJson, nb::arg("text"), nb::arg("source"), nb::arg("scenario"),
         nb::arg("inputs"));
   m.def("validate", &Validate, nb::arg("plan"), nb::arg("scenario").none());
