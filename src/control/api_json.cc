@@ -263,8 +263,8 @@ Result<ServicePatch> ServicePatchFromJson(const Json& j) {
 }
 
 Result<PlanBody> PlanBodyFromJson(const Json& j) {
-  static constexpr std::array<std::string_view, 5> kOptional = {"planner", "incremental", "rates",
-                                                                "max_extra_gpus", "time_limit_s"};
+  static constexpr std::array<std::string_view, 6> kOptional = {
+      "planner", "incremental", "rates", "max_extra_gpus", "repack_gpus", "time_limit_s"};
   const JsonReader r(kBodySource);
   TESSERA_RETURN_IF_ERROR(r.Keys(j, "", {}, kOptional));
   PlanBody request;
@@ -285,6 +285,10 @@ Result<PlanBody> PlanBodyFromJson(const Json& j) {
   if (j.contains("max_extra_gpus")) {
     TESSERA_ASSIGN_OR_RETURN(request.max_extra_gpus,
                              r.IntIn(j, "", "max_extra_gpus", limits::kMaxExtraGpus));
+  }
+  if (j.contains("repack_gpus")) {
+    TESSERA_ASSIGN_OR_RETURN(request.repack_gpus,
+                             r.IntIn(j, "", "repack_gpus", limits::kRepackGpus));
   }
   if (j.contains("time_limit_s")) {
     TESSERA_ASSIGN_OR_RETURN(request.time_limit_s, r.In(j, "", "time_limit_s", kPlanTimeLimitS));

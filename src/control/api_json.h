@@ -92,6 +92,7 @@ struct PlanBody {
   std::optional<bool> incremental;
   std::map<std::string, double> rates;
   std::optional<int> max_extra_gpus;
+  int repack_gpus = 0;
   std::optional<double> time_limit_s;
 };
 Result<PlanBody> PlanBodyFromJson(const nlohmann::json& j);

@@ -537,6 +537,12 @@ TEST_P(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
   ExpectError(Call("POST", "/v1/plans", R"({"incremental": 1})"), 400, "invalid_argument",
               "incremental");
   ExpectError(Call("POST", "/v1/plans", R"({"incremental": true})"), 409, "conflict", nullptr);
+  ExpectError(Call("POST", "/v1/plans", R"({"repack_gpus": -1})"), 400, "invalid_argument",
+              "repack_gpus");
+  ExpectError(Call("POST", "/v1/plans", R"({"repack_gpus": 1.5})"), 400, "invalid_argument",
+              "repack_gpus");
+  ExpectError(Call("POST", "/v1/plans", R"({"incremental": false, "repack_gpus": 2})"), 400,
+              "invalid_argument", "repack_gpus");
   ExpectError(Call("POST", "/v1/transitions", R"({"to": 7})"), 404, "not_found", "to");
   ExpectError(Call("POST", "/v1/transitions", R"({"to": 1, "spare_gpus": -1})"), 400,
               "invalid_argument", "spare_gpus");
@@ -558,6 +564,10 @@ TEST_P(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
     EXPECT_TRUE(r.body["replan"].is_null());
     EXPECT_EQ(r.body["service"]["rate_rps"].get<double>(), s.rate_rps);
   }
+  // A preview repacking every GPU: still a plan kept incrementally.
+  const Reply repacked = Call("POST", "/v1/plans", R"({"repack_gpus": 1000})");
+  ASSERT_EQ(repacked.status, 201) << repacked.text;
+  EXPECT_TRUE(repacked.body["incremental"].is_object()) << repacked.text;
   const Reply planned = Call("POST", "/v1/plans", "{}");
   ASSERT_EQ(planned.status, 201) << planned.text;
   EXPECT_TRUE(planned.body["incremental"].is_object()) << planned.text;
