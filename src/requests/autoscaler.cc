@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <span>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "tessera/plan_request.h"
@@ -25,6 +28,21 @@ double Peak(const std::vector<double>& forecast, int from, int to) {
     peak = std::max(peak, forecast[k]);
   }
   return peak;
+}
+
+// What a transition sees of a MIG plan: every instance with its GPU and
+// place, in order.
+using Layout = std::vector<std::tuple<int, int, std::string, std::string, int, int>>;
+
+Layout LayoutOf(const Deployment& d) {
+  Layout layout;
+  for (const GpuAssignment& g : d.gpus) {
+    for (const Instance& i : g.instances()) {
+      layout.emplace_back(g.index, i.start, i.profile, i.service, i.batch, i.procs);
+    }
+  }
+  std::sort(layout.begin(), layout.end());
+  return layout;
 }
 
 }  // namespace
@@ -212,14 +230,19 @@ class Autoscaler::Impl {
   // repack of the cluster), then incremental plans that keep the running
   // instances but repack the 0, 1, 2, 4, ... least-filled running GPUs: for
   // each, the plans on one GPU fewer than the running one and on the fewest
-  // GPUs it empties.
+  // GPUs it empties. A plan already listed (two repack counts often give
+  // the same one) is listed once, so its transition is planned once.
   Result<std::vector<Deployment>> PlansDown(int m, const std::vector<double>& target) const {
     std::vector<Deployment> plans;
+    std::set<Layout> listed;
+    const auto list = [&](Deployment plan) {
+      if (listed.insert(LayoutOf(plan)).second) plans.push_back(std::move(plan));
+    };
     TESSERA_ASSIGN_OR_RETURN(Deployment fewest, PlanForRates(planning_, target, &current_, m));
     const int scratch = fewest.metrics.gpus;
     const int running = current_.metrics.gpus;
     if (scratch >= running) return plans;
-    plans.push_back(std::move(fewest));
+    list(std::move(fewest));
     for (int repack = 0; repack < running; repack = std::max(1, 2 * repack)) {
       std::optional<Deployment> first;
       std::optional<Deployment> last;
@@ -232,8 +255,8 @@ class Autoscaler::Impl {
         allowed = plan.metrics.gpus - 1;
         (first ? last : first) = std::move(plan);
       }
-      if (first) plans.push_back(std::move(*first));
-      if (last) plans.push_back(std::move(*last));
+      if (first) list(std::move(*first));
+      if (last) list(std::move(*last));
     }
     return plans;
   }
