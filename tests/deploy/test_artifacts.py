@@ -234,9 +234,15 @@ def test_broken_mig_parted_configs_are_rejected(deployed):
 
 
 def haproxy_check(path):
-    """`haproxy -c -f path`: (exit code, output)."""
+    """`haproxy -c -f path`: (exit code, output).
+
+    The servers' hosts (node-0, cluster Service names) do not resolve here, and
+    `init-addr last,libc,none` lets HAProxy start without them; glibc's default
+    of 5 s x 2 attempts per name made the check of S6's config take 55 s, one
+    1 s attempt takes it to a few."""
+    env = dict(os.environ, RES_OPTIONS="timeout:1 attempts:1")
     result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True,
-                            check=False)
+                            check=False, env=env)
     return result.returncode, result.stdout + result.stderr
 
 
