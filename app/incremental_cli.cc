@@ -22,6 +22,13 @@ void AddIncrementalFlags(CLI::App& command, PlanRequest& request) {
        "With --current: plan afresh the instances of this many of the least-filled current GPUs "
        "(once what a fallen rate no longer needs is dropped) and keep the others' as they are; "
        "frees GPUs where the kept instances fill them (default 0)");
+  command
+      .add_flag("--consolidate", request.consolidate,
+                "With --current: replace several instances of a service by one larger instance "
+                "where that takes less of the GPUs (a 3g.40gb serves more per slice than 1g "
+                "instances), then empty the GPUs whose instances fit in the holes left; rising "
+                "rates otherwise pile up small instances")
+      ->needs(current);
 }
 
 }  // namespace tessera::cli

@@ -110,6 +110,30 @@ TEST_F(PlanCurrentCliTest, RepackGpusNeedsCurrentAndIsBounded) {
   }
 }
 
+TEST_F(PlanCurrentCliTest, ConsolidateNeedsCurrentAndTakesNoValue) {
+  Outcome o = Tessera("plan --scenario " + S6() + " --consolidate");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--consolidate"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--current"), std::string::npos) << o.err;
+  const fs::path a = CurrentPlan();
+  o = Tessera("plan --scenario " + S6() + " --current " + a.string() + " --consolidate=maybe");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--consolidate"), std::string::npos) << o.err;
+}
+
+// A consolidated re-plan validates and says what it kept.
+TEST_F(PlanCurrentCliTest, ConsolidatedPlanValidates) {
+  const fs::path a = CurrentPlan();
+  const fs::path b = dir_ / "b.json";
+  Outcome o = Tessera("plan --scenario " + BertDoubled().string() + " --current " + a.string() +
+                      " --max-extra-gpus 1 --consolidate --format json -o " + b.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("tessera: note: incremental: kept "), std::string::npos) << o.err;
+  Outcome v =
+      Tessera("validate --scenario " + BertDoubled().string() + " --deployment " + b.string());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 // More GPUs repacked than the plan has: every instance planned afresh, a
 // valid plan all the same.
 TEST_F(PlanCurrentCliTest, RepackingEveryGpuStillValidates) {

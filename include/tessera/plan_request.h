@@ -62,6 +62,10 @@ struct PlanRequest {
   // (IncrementalOptions::repack_gpus); 0: none. Only with a current
   // deployment.
   int repack_gpus = 0;
+  // Replace several instances of a service by one larger instance where
+  // that takes less of the GPUs (IncrementalOptions::consolidate). Only
+  // with a current deployment.
+  bool consolidate = false;
   // iGniter's shadow guard (MPS planners only); unset: on for igniter.
   std::optional<bool> shadow;
   NoteSink notes;                                  // notes of the run; empty: dropped

@@ -46,6 +46,7 @@ Result<PlanReport> PlanFrom(const PlanRequest& request, const Deployment& curren
   IncrementalOptions options;
   options.max_extra_gpus = request.max_extra_gpus;
   options.repack_gpus = request.repack_gpus;
+  options.consolidate = request.consolidate;
   if (!request.planner.empty()) options.planner = request.planner;
   Result<IncrementalPlan> planned =
       PlanIncremental(BuiltinPlanners(), problem, current, options, context);
@@ -146,6 +147,11 @@ Result<PlanRun> Plan(const PlanRequest& request) {
   if (request.repack_gpus > 0 && request.current_path.empty() && !request.current) {
     return Status::InvalidArgument(
         "--repack-gpus: repacks GPUs of an incremental plan; give the current deployment "
+        "(--current)");
+  }
+  if (request.consolidate && request.current_path.empty() && !request.current) {
+    return Status::InvalidArgument(
+        "--consolidate: replaces instances of an incremental plan; give the current deployment "
         "(--current)");
   }
   TESSERA_ASSIGN_OR_RETURN(std::optional<Deployment> current, Current(request, **planner));

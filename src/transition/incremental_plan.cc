@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -16,6 +17,11 @@
 
 namespace tessera {
 namespace {
+
+// How many times Consolidate replaces instances of one service.
+constexpr int kConsolidateRounds = 8;
+// Shares and capacities per share equal within rounding.
+constexpr double kShareSlack = 1e-6;
 
 // One GPU of the plan being built: a GPU of `current` (its index kept) or a
 // new one (index -1).
@@ -179,6 +185,46 @@ class Cluster {
     }
   }
 
+  // Serves each service on a smaller share of the GPUs where one instance
+  // of another profile can replace several of its instances: of the
+  // profiles whose best triplet serves more requests per GPU share (Share)
+  // than some of the service's instances, the one freeing the most share
+  // when it replaces those instances, smallest first, while the rest and it
+  // still cover the rate; up to kConsolidateRounds times per service. The
+  // new instance goes where best fit puts it, on a new GPU when none has
+  // room: Compact then empties what GPUs the freed places allow.
+  void Consolidate() {
+    for (int s = 0; s < static_cast<int>(problem_.services().size()); ++s) {
+      const ServiceSpec& spec = problem_.services()[s];
+      const std::map<int, Triplet> best = BestByProfile(spec);
+      for (int round = 0; round < kConsolidateRounds; ++round) {
+        const Triplet* chosen = nullptr;
+        std::vector<std::pair<int, PlacedSegment>> replaced;
+        double freed = kShareSlack;
+        for (const auto& [profile, t] : best) {
+          std::vector<std::pair<int, PlacedSegment>> cut = Replaceable(s, t);
+          const double share = std::accumulate(
+              cut.begin(), cut.end(), -Share(profile),
+              [&](double sum, const auto& c) { return sum + Share(c.second.triplet.profile); });
+          if (share > freed) {
+            freed = share;
+            chosen = &t;
+            replaced = std::move(cut);
+          }
+        }
+        if (!chosen) break;
+        Spot spot = BestFit(chosen->profile, -1, false);
+        if (spot.gpu < 0) {
+          Open(-1);
+          spot = {static_cast<int>(gpus_.size()) - 1,
+                  FreeStart(gpu_, gpus_.back().slots, chosen->profile)};
+        }
+        Put(spot, {s, *chosen, 0});
+        for (const auto& [gpu, seg] : replaced) Take(gpu, seg);
+      }
+    }
+  }
+
   // While more than `allowed` GPUs are occupied, empties the least-filled
   // GPU whose segments move into holes of the others (new GPUs first on a
   // tie), or, failing that, whose services' rates holes of the others can
@@ -228,6 +274,41 @@ class Cluster {
       capacity_ = capacity;
     }
     return fits;
+  }
+
+  // How much of a GPU `profile` takes: the larger of its compute and
+  // memory shares (on an A100 a 3g.40gb takes half the memory, as a 4g.40gb
+  // does, so two 3g leave a compute slice no instance can use).
+  double Share(int profile) const {
+    const MigProfile& p = gpu_.profiles[profile];
+    return std::max(static_cast<double>(p.compute_slices) / gpu_.compute_slices,
+                    static_cast<double>(p.memory_slices) / gpu_.memory_slices);
+  }
+
+  // The instances of `service` (GPU, segment) that one instance of `t`
+  // replaces: those serving fewer requests per share than `t`, smallest
+  // first, while the rest of the service's and `t` still cover its rate.
+  std::vector<std::pair<int, PlacedSegment>> Replaceable(int service, const Triplet& t) const {
+    const auto per_share = [&](const Triplet& x) { return x.capacity_rps / Share(x.profile); };
+    std::vector<std::pair<int, PlacedSegment>> weaker;
+    for (int k = 0; k < static_cast<int>(gpus_.size()); ++k) {
+      for (const PlacedSegment& seg : gpus_[k].segments) {
+        if (seg.service == service && per_share(seg.triplet) < per_share(t) * (1 - kShareSlack)) {
+          weaker.push_back({k, seg});
+        }
+      }
+    }
+    std::stable_sort(weaker.begin(), weaker.end(), [](const auto& a, const auto& b) {
+      return a.second.triplet.capacity_rps < b.second.triplet.capacity_rps;
+    });
+    const double rate = problem_.services()[service].service.rate_rps;
+    double kept = capacity_[service] + t.capacity_rps;
+    size_t n = 0;
+    while (n < weaker.size() && CoversRate(kept - weaker[n].second.triplet.capacity_rps, rate)) {
+      kept -= weaker[n++].second.triplet.capacity_rps;
+    }
+    weaker.resize(n);
+    return weaker;
   }
 
   const Problem& problem_;
@@ -526,6 +607,10 @@ Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const P
   TESSERA_ASSIGN_OR_RETURN(std::vector<PlacedSegment> added,
                            PlanDeficits(*planner, problem, deficits, context));
   cluster.PlaceNew(std::move(added));
+  if (options.consolidate) {
+    cluster.Consolidate();
+    cluster.Compact(0);  // as few GPUs as moving instances into holes reaches
+  }
   if (cluster.Occupied() > plan.allowed_gpus) cluster.Compact(plan.allowed_gpus);
   const int needed = cluster.Occupied();
   Deployment d;

