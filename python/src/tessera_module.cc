@@ -152,7 +152,8 @@ WithNotes<T> RunReleased(F&& run) {
 
 PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const ProblemInputs& inputs,
               const SearchOptions& search, const PyPlan* current, const std::string& current_path,
-              std::optional<int> max_extra_gpus, int repack_gpus, std::optional<bool> shadow) {
+              std::optional<int> max_extra_gpus, int repack_gpus, bool consolidate,
+              std::optional<bool> shadow) {
   PlanRequest request;
   request.inputs = inputs;
   request.scenario = scenario.scenario;
@@ -162,6 +163,7 @@ PyPlan PlanOf(const PyScenario& scenario, const std::string& planner, const Prob
   request.current_path = current_path;
   request.max_extra_gpus = max_extra_gpus;
   request.repack_gpus = repack_gpus;
+  request.consolidate = consolidate;
   request.shadow = shadow;
   auto [run, notes] = RunReleased<PlanRun>([&](NoteSink sink) {
     request.notes = std::move(sink);
@@ -518,7 +520,8 @@ NB_MODULE(_core, m) {
       nb::arg("path"));
   m.def("plan", &PlanOf, nb::arg("scenario"), nb::arg("planner"), nb::arg("inputs"),
         nb::arg("search"), nb::arg("current").none(), nb::arg("current_path"),
-        nb::arg("max_extra_gpus").none(), nb::arg("repack_gpus"), nb::arg("shadow").none());
+        nb::arg("max_extra_gpus").none(), nb::arg("repack_gpus"), nb::arg("consolidate"),
+        nb::arg("shadow").none());
   m.def("plan_from_json", &PlanFromJson, nb::arg("text"), nb::arg("source"), nb::arg("scenario"),
         nb::arg("inputs"));
   m.def("validate", &Validate, nb::arg("plan"), nb::arg("scenario").none());

@@ -496,7 +496,8 @@ def plan(scenario: Scenario, planner: Optional[str] = None, *,
          gpulet_tables: Optional[PathLike] = None, price: Optional[float] = None,
          time_limit: Optional[Duration] = None, seed: int = 1, score: str = "capped",
          current: Union[Plan, PathLike, None] = None, max_extra_gpus: Optional[int] = None,
-         repack_gpus: int = 0, shadow: Optional[bool] = None) -> Plan:
+         repack_gpus: int = 0, consolidate: bool = False,
+         shadow: Optional[bool] = None) -> Plan:
     """Plans `scenario` and validates the plan, as ``tessera plan``.
 
     - `planner`: one of :func:`planners`; None is the default every front-end
@@ -514,6 +515,8 @@ def plan(scenario: Scenario, planner: Optional[str] = None, *,
       from, keeping what it can; `max_extra_gpus`: GPUs the re-plan may use
       beyond the best plan from scratch; `repack_gpus`: the least-filled
       running GPUs whose instances the re-plan plans afresh (``--repack-gpus``);
+      `consolidate`: replace several instances of a service by one larger
+      instance where that takes less of the GPUs (``--consolidate``);
     - `shadow`: iGniter's shadow guard (MPS planners; default on for igniter).
 
     A plan in which some service cannot meet its SLO is returned with
@@ -527,7 +530,7 @@ def plan(scenario: Scenario, planner: Optional[str] = None, *,
     current_plan = current._handle if isinstance(current, Plan) else None
     current_path = "" if current is None or isinstance(current, Plan) else os.fspath(current)
     return Plan(_core.plan(scenario._handle, planner or "", inputs, search, current_plan,
-                           current_path, max_extra_gpus, repack_gpus, shadow))
+                           current_path, max_extra_gpus, repack_gpus, consolidate, shadow))
 
 
 def default_planner() -> str:

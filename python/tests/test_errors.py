@@ -214,6 +214,7 @@ def test_plan_option_errors(options: Dict[str, Any], args: List[str], flag: str,
     ({"score": "best"}, "--score"),
     ({"max_extra_gpus": -1, "current": "plan.json"}, "--max-extra-gpus"),
     ({"repack_gpus": -1, "current": "plan.json"}, "--repack-gpus"),
+    ({"consolidate": True}, "--consolidate"),
 ])
 def test_plan_value_errors_name_the_option(options: Dict[str, Any], flag: str,
                                            s6: tessera.Scenario) -> None:
@@ -243,7 +244,7 @@ def test_plan_signature_is_typed() -> None:
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for name in ("planner", "profiles", "gpu", "rule", "coeffs", "gpulet_tables", "price",
                  "time_limit", "seed", "score", "current", "max_extra_gpus", "repack_gpus",
-                 "shadow"):
+                 "consolidate", "shadow"):
         assert params[name].annotation is not inspect.Parameter.empty, name
     assert params["planner"].default is None
     assert params["seed"].default == 1

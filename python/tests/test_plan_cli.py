@@ -150,3 +150,20 @@ def test_replan_repacking_gpus_equals_cli(s6: tessera.Scenario, scenarios_dir: P
     kept_all = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current,
                             max_extra_gpus=1)
     assert strip_timing(kept_all.to_json()) != strip_timing(plan.to_json())
+
+
+def test_replan_consolidating_equals_cli(s6: tessera.Scenario, scenarios_dir: Path,
+                                         tmp_path: Path, cli_json, strip_timing) -> None:
+    current = tessera.plan(s6)
+    current_path = tmp_path / "a.json"
+    current_path.write_text(current.to_json())
+    bert_x2 = scenarios_dir / "s6-bert-x2.yaml"
+    plan = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current, max_extra_gpus=1,
+                        consolidate=True)
+    cli = cli_json("plan", "--scenario", bert_x2, "--current", current_path, "--max-extra-gpus",
+                   "1", "--consolidate", "--format", "json")
+    assert strip_timing(plan.to_json()) == strip_timing(cli)
+    assert plan.validate() == []
+    kept_all = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current,
+                            max_extra_gpus=1)
+    assert strip_timing(kept_all.to_json()) != strip_timing(plan.to_json())

@@ -263,8 +263,9 @@ Result<ServicePatch> ServicePatchFromJson(const Json& j) {
 }
 
 Result<PlanBody> PlanBodyFromJson(const Json& j) {
-  static constexpr std::array<std::string_view, 6> kOptional = {
-      "planner", "incremental", "rates", "max_extra_gpus", "repack_gpus", "time_limit_s"};
+  static constexpr std::array<std::string_view, 7> kOptional = {
+      "planner",     "incremental", "rates",       "max_extra_gpus",
+      "repack_gpus", "consolidate", "time_limit_s"};
   const JsonReader r(kBodySource);
   TESSERA_RETURN_IF_ERROR(r.Keys(j, "", {}, kOptional));
   PlanBody request;
@@ -289,6 +290,9 @@ Result<PlanBody> PlanBodyFromJson(const Json& j) {
   if (j.contains("repack_gpus")) {
     TESSERA_ASSIGN_OR_RETURN(request.repack_gpus,
                              r.IntIn(j, "", "repack_gpus", limits::kRepackGpus));
+  }
+  if (j.contains("consolidate")) {
+    TESSERA_ASSIGN_OR_RETURN(request.consolidate, r.Bool(j, "", "consolidate"));
   }
   if (j.contains("time_limit_s")) {
     TESSERA_ASSIGN_OR_RETURN(request.time_limit_s, r.In(j, "", "time_limit_s", kPlanTimeLimitS));

@@ -93,6 +93,7 @@ struct PlanBody {
   std::map<std::string, double> rates;
   std::optional<int> max_extra_gpus;
   int repack_gpus = 0;
+  bool consolidate = false;
   std::optional<double> time_limit_s;
 };
 Result<PlanBody> PlanBodyFromJson(const nlohmann::json& j);

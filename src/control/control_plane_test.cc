@@ -543,6 +543,10 @@ TEST_P(ControlPlaneTest, PlansAndDeploymentBeforeAnyTransition) {
               "repack_gpus");
   ExpectError(Call("POST", "/v1/plans", R"({"incremental": false, "repack_gpus": 2})"), 400,
               "invalid_argument", "repack_gpus");
+  ExpectError(Call("POST", "/v1/plans", R"({"consolidate": 1})"), 400, "invalid_argument",
+              "consolidate");
+  ExpectError(Call("POST", "/v1/plans", R"({"incremental": false, "consolidate": true})"), 400,
+              "invalid_argument", "consolidate");
   ExpectError(Call("POST", "/v1/transitions", R"({"to": 7})"), 404, "not_found", "to");
   ExpectError(Call("POST", "/v1/transitions", R"({"to": 1, "spare_gpus": -1})"), 400,
               "invalid_argument", "spare_gpus");
@@ -568,6 +572,9 @@ TEST_P(ControlPlaneTest, RolloutMovesTheClusterPhaseByPhase) {
   const Reply repacked = Call("POST", "/v1/plans", R"({"repack_gpus": 1000})");
   ASSERT_EQ(repacked.status, 201) << repacked.text;
   EXPECT_TRUE(repacked.body["incremental"].is_object()) << repacked.text;
+  const Reply consolidated = Call("POST", "/v1/plans", R"({"consolidate": true})");
+  ASSERT_EQ(consolidated.status, 201) << consolidated.text;
+  EXPECT_TRUE(consolidated.body["incremental"].is_object()) << consolidated.text;
   const Reply planned = Call("POST", "/v1/plans", "{}");
   ASSERT_EQ(planned.status, 201) << planned.text;
   EXPECT_TRUE(planned.body["incremental"].is_object()) << planned.text;

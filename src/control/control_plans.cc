@@ -24,10 +24,15 @@ ApiResult<StoredPlan> ControlPlane::Impl::PlanScenario(const Scenario& scenario,
     request.current = *deployment_;
     request.max_extra_gpus = body.max_extra_gpus;
     request.repack_gpus = body.repack_gpus;
+    request.consolidate = body.consolidate;
   } else if (body.repack_gpus > 0) {
     return ApiError{400, "invalid_argument",
                     "repack_gpus: repacks GPUs of an incremental plan; plan incrementally",
                     std::string("repack_gpus")};
+  } else if (body.consolidate) {
+    return ApiError{400, "invalid_argument",
+                    "consolidate: replaces instances of an incremental plan; plan incrementally",
+                    std::string("consolidate")};
   }
   // The planner's name is the request's; every other input is the daemon's,
   // so any other error is a conflict with the state, not a bad request.
