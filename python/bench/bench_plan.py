@@ -123,7 +123,7 @@ def time_binding(scenario: tessera.Scenario, planner: str, k: int) -> List[float
     for _ in range(k):
         t0 = time.perf_counter()
         plan = _core.plan(handle, planner, _core.Inputs(), _core.SearchOptions(), None, "",
-                          None, 0, None)
+                          None, 0, False, None)
         t1 = time.perf_counter()
         del plan
         out.append(t1 - t0)
