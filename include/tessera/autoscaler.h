@@ -18,7 +18,10 @@
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
 //  * a move plans for the need over two lead windows, incrementally from
-//    the running plan, and plans the transition with at most `spare_gpus`
+//    the running plan, consolidating its instances (several of a service
+//    replaced by one larger where that takes less of the GPUs: moves that
+//    keep what they can otherwise pile up small instances as rates rise),
+//    and plans the transition with at most `spare_gpus`
 //    spare GPUs and times it (transition_duration.h):
 //    - a move up takes the fewest GPUs (no more than a plan from scratch)
 //      when that transition ends within the lead (`lead_s`, however long
@@ -99,7 +102,9 @@ struct AutoscalePlanning {
 // The plan for `rates` (scenario order; each at least a thousandth of a
 // request a second), from scratch or incrementally from `current` with up
 // to `extra_gpus` more GPUs, repacking its `repack_gpus` least-filled GPUs
-// (PlanRequest::repack_gpus). InvalidArgument naming `minute`, the service
+// (PlanRequest::repack_gpus) and consolidating its instances
+// (PlanRequest::consolidate: moves that keep what they can would otherwise
+// pile up small instances as rates rise). InvalidArgument naming `minute`, the service
 // and its rate when no plan serves it.
 Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
                                 const Deployment* current, int minute, int extra_gpus = 0,

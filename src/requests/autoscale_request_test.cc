@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "tessera/autoscaler.h"
+#include "tessera/plan_request.h"
 #include "tessera/transition_request.h"
 #include "tessera/util/text_io.h"
+#include "tessera/workload/day_rates.h"
 #include "tessera/workload/workload_gen.h"
 
 namespace tessera {
@@ -152,6 +154,24 @@ struct SixtyServices {
     EXPECT_TRUE(decided.ok() && decided->has_value());
     return decided.ok() && decided->has_value() ? **decided : AutoscaleDecision{};
   }
+  // How an incremental plan is asked for (PlanRequest's fields).
+  struct Replanning {
+    int max_extra_gpus = 0;
+    int repack_gpus = 0;
+    bool consolidate = false;
+  };
+  // The incremental plan from `running` for At(f), as `how` asks (the
+  // policy's own plans, PlanForRates, always consolidate).
+  Result<Deployment> Replan(double f, const Deployment& running, const Replanning& how) const {
+    PlanRequest request;
+    request.scenario = WithRates(planning.scenario, At(f));
+    request.current = running;
+    request.max_extra_gpus = how.max_extra_gpus;
+    request.repack_gpus = how.repack_gpus;
+    request.consolidate = how.consolidate;
+    TESSERA_ASSIGN_OR_RETURN(PlanRun run, Plan(request));
+    return std::move(run.deployment);
+  }
   std::vector<double> At(double f) const {
     std::vector<double> rates;
     for (const Service& s : planning.scenario.services) rates.push_back(f * s.rate_rps);
@@ -228,10 +248,10 @@ TEST(PlanForRates, RepackingTheLeastFilledGpusFreesGpusTheKeptInstancesFill) {
   const SixtyServices sixty;
   ASSERT_GT(sixty.busy.metrics.gpus, 8);
   const int running = sixty.busy.metrics.gpus;
-  Result<Deployment> kept = PlanForRates(sixty.planning, sixty.At(0.6), &sixty.busy, 1, running);
+  Result<Deployment> kept = sixty.Replan(0.6, sixty.busy, {.max_extra_gpus = running});
   ASSERT_TRUE(kept.ok()) << kept.status().message();
   Result<Deployment> repacked =
-      PlanForRates(sixty.planning, sixty.At(0.6), &sixty.busy, 1, running, 8);
+      sixty.Replan(0.6, sixty.busy, {.max_extra_gpus = running, .repack_gpus = 8});
   ASSERT_TRUE(repacked.ok()) << repacked.status().message();
   EXPECT_EQ(kept->metrics.gpus, running);
   EXPECT_LT(repacked->metrics.gpus, running);
@@ -252,6 +272,38 @@ TEST(PlanForRates, RepackingTheLeastFilledGpusFreesGpusTheKeptInstancesFill) {
     unchanged += it != before.end() && same(*it->second, g);
   }
   EXPECT_GE(unchanged, running - 8 - 2);  // at most what DropSurplus touched
+}
+
+// Rates rising from 0.55 to 1.00 of sixty services' in four steps, each
+// planned incrementally from the last step's plan with GPUs to spare:
+// keeping every instance adds small ones, consolidating replaces several of
+// a service's by one larger and ends on fewer GPUs; each consolidated step
+// is a move within the policy's two spare GPUs.
+TEST(PlanForRates, ConsolidatingARiseEndsOnFewerGpusThanKeepingEveryInstance) {
+  const SixtyServices sixty;
+  Result<Deployment> start = PlanForRates(sixty.planning, sixty.At(0.55), nullptr, 0);
+  ASSERT_TRUE(start.ok()) << start.status().message();
+  const auto rise = [&](bool consolidate) {
+    Deployment d = *start;
+    for (double f : {0.7, 0.85, 1.0}) {
+      Result<Deployment> next =
+          sixty.Replan(f, d, {.max_extra_gpus = 1000, .consolidate = consolidate});
+      EXPECT_TRUE(next.ok()) << next.status().message();
+      if (!next.ok()) return Deployment{};
+      if (consolidate) {
+        Result<TransitionRun> move = RunTransition(d, *next, 2);
+        EXPECT_TRUE(move.ok() && move->transition) << "at " << f;
+      }
+      d = std::move(*next);
+    }
+    return d;
+  };
+  const Deployment kept = rise(false);
+  const Deployment consolidated = rise(true);
+  EXPECT_LT(consolidated.metrics.gpus, kept.metrics.gpus);
+  Result<Deployment> scratch = PlanForRates(sixty.planning, sixty.At(1.0), nullptr, 0);
+  ASSERT_TRUE(scratch.ok());
+  EXPECT_GE(consolidated.metrics.gpus, scratch->metrics.gpus);
 }
 
 // Demand falling to 0.6: the plan on the fewest GPUs is the plan from

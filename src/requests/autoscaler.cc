@@ -74,6 +74,7 @@ Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::ve
     request.current = *current;
     request.max_extra_gpus = extra_gpus;
     request.repack_gpus = repack_gpus;
+    request.consolidate = true;
   }
   Result<PlanRun> run = Plan(request);
   if (!run.ok()) {
