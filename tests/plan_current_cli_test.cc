@@ -121,31 +121,20 @@ TEST_F(PlanCurrentCliTest, ConsolidateNeedsCurrentAndTakesNoValue) {
   EXPECT_NE(o.err.find("--consolidate"), std::string::npos) << o.err;
 }
 
-// A consolidated re-plan validates and says what it kept.
-TEST_F(PlanCurrentCliTest, ConsolidatedPlanValidates) {
+// A consolidated re-plan, and one repacking more GPUs than the plan has
+// (every instance planned afresh), validate and say what they kept.
+TEST_F(PlanCurrentCliTest, ConsolidatingOrRepackingEveryGpuStillValidates) {
   const fs::path a = CurrentPlan();
   const fs::path b = dir_ / "b.json";
-  Outcome o = Tessera("plan --scenario " + BertDoubled().string() + " --current " + a.string() +
-                      " --max-extra-gpus 1 --consolidate --format json -o " + b.string());
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("tessera: note: incremental: kept "), std::string::npos) << o.err;
-  Outcome v =
-      Tessera("validate --scenario " + BertDoubled().string() + " --deployment " + b.string());
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
-}
-
-// More GPUs repacked than the plan has: every instance planned afresh, a
-// valid plan all the same.
-TEST_F(PlanCurrentCliTest, RepackingEveryGpuStillValidates) {
-  const fs::path a = CurrentPlan();
-  const fs::path b = dir_ / "b.json";
-  Outcome o = Tessera("plan --scenario " + BertDoubled().string() + " --current " + a.string() +
-                      " --max-extra-gpus 1 --repack-gpus 1000 --format json -o " + b.string());
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("tessera: note: incremental: kept "), std::string::npos) << o.err;
-  Outcome v =
-      Tessera("validate --scenario " + BertDoubled().string() + " --deployment " + b.string());
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  for (const char* option : {"--repack-gpus 1000", "--consolidate"}) {
+    Outcome o = Tessera("plan --scenario " + BertDoubled().string() + " --current " + a.string() +
+                        " --max-extra-gpus 1 " + option + " --format json -o " + b.string());
+    ASSERT_EQ(o.exit_code, 0) << option << ": " << o.err;
+    EXPECT_NE(o.err.find("tessera: note: incremental: kept "), std::string::npos) << o.err;
+    Outcome v =
+        Tessera("validate --scenario " + BertDoubled().string() + " --deployment " + b.string());
+    EXPECT_EQ(v.exit_code, 0) << option << ": " << v.out << v.err;
+  }
 }
 
 TEST_F(PlanCurrentCliTest, BadCurrentFileNamesFileAndField) {

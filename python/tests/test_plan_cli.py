@@ -135,33 +135,21 @@ def test_mps_planner_with_coeffs_equals_cli(planner: str, scenarios_dir: Path, s
     assert plan.validate() == []
 
 
-def test_replan_repacking_gpus_equals_cli(s6: tessera.Scenario, scenarios_dir: Path,
-                                          tmp_path: Path, cli_json, strip_timing) -> None:
+# Each re-plan option of `plan --current` as a keyword: the same plan as the
+# CLI's, and not the plan that keeps every instance.
+@pytest.mark.parametrize("option,flags", [({"repack_gpus": 3}, ["--repack-gpus", "3"]),
+                                          ({"consolidate": True}, ["--consolidate"])])
+def test_replan_options_equal_cli(option: Dict[str, Any], flags: List[str],
+                                  s6: tessera.Scenario, scenarios_dir: Path, tmp_path: Path,
+                                  cli_json, strip_timing) -> None:
     current = tessera.plan(s6)
     current_path = tmp_path / "a.json"
     current_path.write_text(current.to_json())
     bert_x2 = scenarios_dir / "s6-bert-x2.yaml"
     plan = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current, max_extra_gpus=1,
-                        repack_gpus=3)
+                        **option)
     cli = cli_json("plan", "--scenario", bert_x2, "--current", current_path, "--max-extra-gpus",
-                   "1", "--repack-gpus", "3", "--format", "json")
-    assert strip_timing(plan.to_json()) == strip_timing(cli)
-    assert plan.validate() == []
-    kept_all = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current,
-                            max_extra_gpus=1)
-    assert strip_timing(kept_all.to_json()) != strip_timing(plan.to_json())
-
-
-def test_replan_consolidating_equals_cli(s6: tessera.Scenario, scenarios_dir: Path,
-                                         tmp_path: Path, cli_json, strip_timing) -> None:
-    current = tessera.plan(s6)
-    current_path = tmp_path / "a.json"
-    current_path.write_text(current.to_json())
-    bert_x2 = scenarios_dir / "s6-bert-x2.yaml"
-    plan = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current, max_extra_gpus=1,
-                        consolidate=True)
-    cli = cli_json("plan", "--scenario", bert_x2, "--current", current_path, "--max-extra-gpus",
-                   "1", "--consolidate", "--format", "json")
+                   "1", *flags, "--format", "json")
     assert strip_timing(plan.to_json()) == strip_timing(cli)
     assert plan.validate() == []
     kept_all = tessera.plan(tessera.Scenario.from_yaml(bert_x2), current=current,
