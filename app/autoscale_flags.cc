@@ -29,6 +29,11 @@ std::vector<CLI::Option*> AddAutoscalePolicyFlags(CLI::App& cmd, AutoscalePolicy
   added.push_back(cmd.add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
                       ->transform(DurationFlag(kAutoscaleDownHold))
                       ->default_str("5m"));
+  added.push_back(cmd.add_flag(
+      "--consolidate", o.consolidate,
+      "Re-plans replace several instances of a service by one larger where that takes less of "
+      "the GPUs (plan --consolidate): on many services rising rates otherwise pile up small "
+      "instances (docs/autoscale.md, step 6)"));
   added.push_back(cmd.add_option(
       "--step-durations", durations,
       "Step durations over the defaults (" + FormatStepDurations(StepDurations{}) + ")"));

@@ -63,13 +63,15 @@ struct RehearseFlags {
 
 // serve's flags for the policy's options.
 std::vector<std::string> PolicyArgs(const AutoscalePolicyOptions& o, int spare_gpus) {
-  return {"--forecaster",     o.forecaster,
-          "--lead",           fmt::format("{}s", o.lead_s),
-          "--margin",         fmt::format("{}", o.margin),
-          "--hysteresis",     fmt::format("{}", o.hysteresis),
-          "--down-hold",      fmt::format("{}s", o.down_hold_s),
-          "--step-durations", FormatStepDurations(o.durations),
-          "--spare-gpus",     std::to_string(spare_gpus)};
+  std::vector<std::string> args = {"--forecaster",     o.forecaster,
+                                   "--lead",           fmt::format("{}s", o.lead_s),
+                                   "--margin",         fmt::format("{}", o.margin),
+                                   "--hysteresis",     fmt::format("{}", o.hysteresis),
+                                   "--down-hold",      fmt::format("{}s", o.down_hold_s),
+                                   "--step-durations", FormatStepDurations(o.durations),
+                                   "--spare-gpus",     std::to_string(spare_gpus)};
+  if (o.consolidate) args.push_back("--consolidate");
+  return args;
 }
 
 // Requests per second of wall time the default dilation keeps the load

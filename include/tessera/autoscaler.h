@@ -18,10 +18,10 @@
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
 //  * a move plans for the need over two lead windows, incrementally from
-//    the running plan, consolidating its instances (several of a service
+//    the running plan (with `consolidate`, several instances of a service
 //    replaced by one larger where that takes less of the GPUs: moves that
-//    keep what they can otherwise pile up small instances as rates rise),
-//    and plans the transition with at most `spare_gpus`
+//    keep what they can pile up small instances as rates rise), and plans
+//    the transition with at most `spare_gpus`
 //    spare GPUs and times it (transition_duration.h):
 //    - a move up takes the fewest GPUs (no more than a plan from scratch)
 //      when that transition ends within the lead (`lead_s`, however long
@@ -84,6 +84,9 @@ struct AutoscalePolicyOptions {
   double hysteresis = 0.08;         // move down below (1 - hysteresis) x planned
   double down_hold_s = 5 * 60;      // ... for this long
   int spare_gpus = 2;               // GPUs a transition may add
+  // Re-plans consolidate (PlanRequest::consolidate): several instances of a
+  // service replaced by one larger where that takes less of the GPUs.
+  bool consolidate = false;
   StepDurations durations;
 };
 
@@ -102,13 +105,12 @@ struct AutoscalePlanning {
 // The plan for `rates` (scenario order; each at least a thousandth of a
 // request a second), from scratch or incrementally from `current` with up
 // to `extra_gpus` more GPUs, repacking its `repack_gpus` least-filled GPUs
-// (PlanRequest::repack_gpus) and consolidating its instances
-// (PlanRequest::consolidate: moves that keep what they can would otherwise
-// pile up small instances as rates rise). InvalidArgument naming `minute`, the service
+// (PlanRequest::repack_gpus), consolidating its instances with
+// `consolidate` (PlanRequest::consolidate). InvalidArgument naming `minute`, the service
 // and its rate when no plan serves it.
 Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
                                 const Deployment* current, int minute, int extra_gpus = 0,
-                                int repack_gpus = 0);
+                                int repack_gpus = 0, bool consolidate = false);
 
 // Each service's SLO-safe capacity in `d` (req/s; scenario order).
 std::vector<double> SloSafeCapacity(const Deployment& d, const std::vector<std::string>& services);

@@ -443,9 +443,10 @@ double Lowest(const AutoscaleStrategy& s) {
 
 std::string FormatAutoscaleText(const AutoscaleReport& r) {
   std::string out =
-      fmt::format("Autoscale: {} over {} minutes of {} ({} planner, {} forecaster{})\n\n",
+      fmt::format("Autoscale: {} over {} minutes of {} ({} planner, {} forecaster{}{})\n\n",
                   r.scenario, r.minutes, r.rates, r.planner, r.options.forecaster,
-                  r.options.forecaster == "seasonal" ? ", previous day " + r.season : "");
+                  r.options.forecaster == "seasonal" ? ", previous day " + r.season : "",
+                  r.options.consolidate ? ", consolidating re-plans" : "");
   out += fmt::format("  {:<12} {:>10} {:>8} {:>6} {:>6} {:>6} {:>9} {:>12}\n", "strategy",
                      "GPU-hours", "vs peak", "min", "max", "moves", "lowest %", "minutes<99%");
   const double base = r.static_peak.gpu_hours;
@@ -530,6 +531,7 @@ std::string FormatAutoscaleJson(const AutoscaleReport& r) {
         {"hysteresis", r.options.hysteresis},
         {"down_hold_s", r.options.down_hold_s},
         {"spare_gpus", r.options.spare_gpus},
+        {"consolidate", r.options.consolidate},
         {"step_durations", FormatStepDurations(r.options.durations)},
         {"sample_s", r.options.sample_s},
         {"oracle_interval_s", r.options.oracle_interval_s},

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -27,6 +28,7 @@ namespace tessera {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Scenario Small() {
   Scenario s;
@@ -455,6 +457,17 @@ TEST(AutoscaleFormat, TextJsonAndSvgMatchGoldenFiles) {
                                  << " differs; if the change is intended, rerun with "
                                     "TESSERA_UPDATE_GOLDEN=1 and review the diff";
   }
+}
+
+// The report says the policy consolidated its re-plans, for people and
+// programs.
+TEST(AutoscaleFormat, ConsolidatingIsReported) {
+  AutoscaleReport r = Handmade();
+  EXPECT_THAT(FormatAutoscaleText(r), Not(HasSubstr("consolidating")));
+  r.options.consolidate = true;
+  EXPECT_THAT(FormatAutoscaleText(r), HasSubstr("holt forecaster, consolidating re-plans)"));
+  const nlohmann::json j = nlohmann::json::parse(FormatAutoscaleJson(r));
+  EXPECT_EQ(j["options"]["consolidate"], true);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ Status CheckAutoscalePolicy(const AutoscalePolicyOptions& o) {
 
 Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::vector<double>& rates,
                                 const Deployment* current, int minute, int extra_gpus,
-                                int repack_gpus) {
+                                int repack_gpus, bool consolidate) {
   PlanRequest request;
   request.inputs = planning.inputs;
   std::vector<double> clamped = rates;
@@ -74,7 +74,7 @@ Result<Deployment> PlanForRates(const AutoscalePlanning& planning, const std::ve
     request.current = *current;
     request.max_extra_gpus = extra_gpus;
     request.repack_gpus = repack_gpus;
-    request.consolidate = true;
+    request.consolidate = consolidate;
   }
   Result<PlanRun> run = Plan(request);
   if (!run.ok()) {
@@ -215,6 +215,13 @@ class Autoscaler::Impl {
     double seconds = 0;
   };
 
+  // The plan for `target` from the running plan (PlanForRates).
+  Result<Deployment> Replan(int m, const std::vector<double>& target, int extra_gpus = 0,
+                            int repack_gpus = 0) const {
+    return PlanForRates(planning_, target, &current_, m, extra_gpus, repack_gpus,
+                        options_.consolidate);
+  }
+
   // `plan` and the transition from the running plan to it; none when that
   // needs more than the spare GPUs.
   Result<std::optional<Candidate>> Weigh(Deployment plan) const {
@@ -239,7 +246,7 @@ class Autoscaler::Impl {
     const auto list = [&](Deployment plan) {
       if (listed.insert(LayoutOf(plan)).second) plans.push_back(std::move(plan));
     };
-    TESSERA_ASSIGN_OR_RETURN(Deployment fewest, PlanForRates(planning_, target, &current_, m));
+    TESSERA_ASSIGN_OR_RETURN(Deployment fewest, Replan(m, target));
     const int scratch = fewest.metrics.gpus;
     const int running = current_.metrics.gpus;
     if (scratch >= running) return plans;
@@ -248,8 +255,7 @@ class Autoscaler::Impl {
       std::optional<Deployment> first;
       std::optional<Deployment> last;
       for (int allowed = running - 1; allowed > scratch;) {
-        TESSERA_ASSIGN_OR_RETURN(Deployment plan, PlanForRates(planning_, target, &current_, m,
-                                                               allowed - scratch, repack));
+        TESSERA_ASSIGN_OR_RETURN(Deployment plan, Replan(m, target, allowed - scratch, repack));
         // On as few GPUs as the fewest: the plan from scratch, as the plan
         // that keeps the rest did not fit on `allowed` GPUs.
         if (plan.metrics.gpus <= scratch) break;
@@ -284,8 +290,7 @@ class Autoscaler::Impl {
         };
         for (int extra = 0; extra <= options_.spare_gpus; ++extra) {
           if (found && found->seconds <= lead_ * kMinute) break;
-          TESSERA_ASSIGN_OR_RETURN(Deployment plan,
-                                   PlanForRates(planning_, target, &current_, m, extra));
+          TESSERA_ASSIGN_OR_RETURN(Deployment plan, Replan(m, target, extra));
           TESSERA_ASSIGN_OR_RETURN(std::optional<Candidate> c, Weigh(std::move(plan)));
           take_shorter(std::move(c));
         }
@@ -294,8 +299,7 @@ class Autoscaler::Impl {
           // GPUs: the plan that keeps every running instance and adds what
           // the need lacks, on as many GPUs as that takes (its transition
           // only creates).
-          TESSERA_ASSIGN_OR_RETURN(Deployment plan,
-                                   PlanForRates(planning_, target, &current_, m, from_gpus));
+          TESSERA_ASSIGN_OR_RETURN(Deployment plan, Replan(m, target, from_gpus));
           TESSERA_ASSIGN_OR_RETURN(std::optional<Candidate> c, Weigh(std::move(plan)));
           take_shorter(std::move(c));
         }
