@@ -609,9 +609,12 @@ Result<IncrementalPlan> PlanIncremental(const PlannerRegistry& planners, const P
   cluster.PlaceNew(std::move(added));
   if (options.consolidate) {
     cluster.Consolidate();
-    cluster.Compact(0);  // as few GPUs as moving instances into holes reaches
+    // As few GPUs as moving instances into holes reaches, so no fewer for
+    // the allowed count below.
+    cluster.Compact(0);
+  } else if (cluster.Occupied() > plan.allowed_gpus) {
+    cluster.Compact(plan.allowed_gpus);
   }
-  if (cluster.Occupied() > plan.allowed_gpus) cluster.Compact(plan.allowed_gpus);
   const int needed = cluster.Occupied();
   Deployment d;
   std::vector<int> indices;
