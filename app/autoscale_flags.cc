@@ -29,6 +29,12 @@ std::vector<CLI::Option*> AddAutoscalePolicyFlags(CLI::App& cmd, AutoscalePolicy
   added.push_back(cmd.add_option("--down-hold", o.down_hold_s, "... for this long, 0 to 1d")
                       ->transform(DurationFlag(kAutoscaleDownHold))
                       ->default_str("5m"));
+  added.push_back(
+      cmd.add_option("--plan-windows", o.plan_windows,
+                     "A move plans for the forecast peak over this many lead windows, 1..10: "
+                     "more, fewer moves along a ramp; fewer, a plan closer to the load")
+          ->check(Within(kAutoscalePlanWindows))
+          ->capture_default_str());
   added.push_back(cmd.add_flag(
       "--consolidate", o.consolidate,
       "Re-plans replace several instances of a service by one larger where that takes less of "

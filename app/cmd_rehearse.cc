@@ -69,7 +69,8 @@ std::vector<std::string> PolicyArgs(const AutoscalePolicyOptions& o, int spare_g
                                    "--hysteresis",     fmt::format("{}", o.hysteresis),
                                    "--down-hold",      fmt::format("{}s", o.down_hold_s),
                                    "--step-durations", FormatStepDurations(o.durations),
-                                   "--spare-gpus",     std::to_string(spare_gpus)};
+                                   "--spare-gpus",     std::to_string(spare_gpus),
+                                   "--plan-windows",   std::to_string(o.plan_windows)};
   if (o.consolidate) args.push_back("--consolidate");
   return args;
 }

@@ -17,11 +17,11 @@
 //    either way, every `down_hold_s` it compacts when a plan from scratch
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
-//  * a move plans for the need over two lead windows, incrementally from
-//    the running plan (with `consolidate`, several instances of a service
-//    replaced by one larger where that takes less of the GPUs: moves that
-//    keep what they can pile up small instances as rates rise), and plans
-//    the transition with at most `spare_gpus`
+//  * a move plans for the need over `plan_windows` lead windows (two by
+//    default), incrementally from the running plan (with `consolidate`,
+//    several instances of a service replaced by one larger where that takes
+//    less of the GPUs: moves that keep what they can pile up small instances
+//    as rates rise), and plans the transition with at most `spare_gpus`
 //    spare GPUs and times it (transition_duration.h):
 //    - a move up takes the fewest GPUs (no more than a plan from scratch)
 //      when that transition ends within the lead (`lead_s`, however long
@@ -76,6 +76,7 @@ inline constexpr DurationRange kAutoscaleDownHold{0, kDay, true};
 inline constexpr InputRange kAutoscaleMargin{0, 1};
 inline constexpr InputRange kAutoscaleHysteresis{0, 0.9};
 inline constexpr InputRange kAutoscaleSpareGpus{0, 1000, false, true};
+inline constexpr InputRange kAutoscalePlanWindows{1, 10, false, true};
 
 struct AutoscalePolicyOptions {
   std::string forecaster = "holt";  // BuiltinForecasters()
@@ -84,6 +85,9 @@ struct AutoscalePolicyOptions {
   double hysteresis = 0.08;         // move down below (1 - hysteresis) x planned
   double down_hold_s = 5 * 60;      // ... for this long
   int spare_gpus = 2;               // GPUs a transition may add
+  // A move plans for the forecast peak over this many lead windows: more,
+  // fewer moves along a ramp; fewer, a plan closer to the load.
+  int plan_windows = 2;
   // Re-plans consolidate (PlanRequest::consolidate): several instances of a
   // service replaced by one larger where that takes less of the GPUs.
   bool consolidate = false;
@@ -91,7 +95,8 @@ struct AutoscalePolicyOptions {
 };
 
 // InvalidArgument naming the flag (--forecaster, --lead, --down-hold,
-// --margin, --hysteresis, --spare-gpus) of the first option out of range.
+// --margin, --hysteresis, --spare-gpus, --plan-windows) of the first option
+// out of range.
 Status CheckAutoscalePolicy(const AutoscalePolicyOptions& options);
 
 // What the policy plans with.

@@ -109,6 +109,7 @@ class AutoscaleOptions:
     hysteresis: float
     down_hold_s: float
     spare_gpus: int
+    plan_windows: int
     consolidate: bool
     sample_s: float
     oracle_interval_s: float

@@ -45,7 +45,7 @@ def test_autoscale_equals_cli(day: Path, tessera_binary: Path) -> None:
 
 
 def test_forecasters() -> None:
-    assert tessera.forecasters() == ["holt", "last", "seasonal"]
+    assert tessera.forecasters() == ["holt", "holt-fast", "last", "seasonal"]
 
 
 def test_errors_name_the_file_or_keyword(day: Path) -> None:
@@ -56,6 +56,8 @@ def test_errors_name_the_file_or_keyword(day: Path) -> None:
         tessera.autoscale(scenario, bad)
     with pytest.raises(tessera.InputError, match="--lead"):
         tessera.autoscale(scenario, day, lead="10s")
+    with pytest.raises(tessera.InputError, match="--plan-windows"):
+        tessera.autoscale(scenario, day, plan_windows=0)
     with pytest.raises(tessera.InputError, match="step_durations"):
         tessera.autoscale(scenario, day, step_durations="load=3s")
     with pytest.raises(tessera.TesseraError, match="arima"):

@@ -531,6 +531,7 @@ std::string FormatAutoscaleJson(const AutoscaleReport& r) {
         {"hysteresis", r.options.hysteresis},
         {"down_hold_s", r.options.down_hold_s},
         {"spare_gpus", r.options.spare_gpus},
+        {"plan_windows", r.options.plan_windows},
         {"consolidate", r.options.consolidate},
         {"step_durations", FormatStepDurations(r.options.durations)},
         {"sample_s", r.options.sample_s},

@@ -127,6 +127,44 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
   }
 }
 
+// A move plans for the forecast peak over plan_windows lead windows: on a
+// ramp holt follows exactly, one window plans for the rate a lead ahead,
+// two for the rate two leads ahead.
+TEST(Autoscaler, AMovePlansAsManyLeadWindowsAheadAsItsOption) {
+  const Scenario small = Small();
+  const AutoscalePlanning planning{small, {}, "", "synthetic.csv"};
+  const auto rates = [&](double shape) {
+    std::vector<double> out;
+    for (const Service& s : small.services) out.push_back(shape * s.rate_rps);
+    return out;
+  };
+  const auto ramp = [](int minute) { return 1.0 + minute / 100.0; };
+  Result<Deployment> start = PlanForRates(planning, rates(1.0), nullptr, 0);
+  ASSERT_TRUE(start.ok()) << start.status().message();
+  const auto planned_for = [&](int windows) {
+    AutoscalePolicyOptions options;
+    options.plan_windows = windows;
+    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
+    EXPECT_TRUE(policy.ok()) << policy.status().message();
+    if (!policy.ok()) return std::vector<double>();
+    (*policy)->Rebase(*start, rates(1.0));
+    for (int m = 0; m < 60; ++m) (*policy)->Observe(rates(ramp(m)));
+    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
+    EXPECT_TRUE(decided.ok() && decided->has_value());
+    return decided.ok() && decided->has_value() ? (*decided)->rates : std::vector<double>();
+  };
+  const std::vector<double> one = planned_for(1);
+  const std::vector<double> two = planned_for(2);
+  ASSERT_EQ(one.size(), small.services.size());
+  ASSERT_EQ(two.size(), small.services.size());
+  const double margin = AutoscalePolicyOptions{}.margin;
+  for (size_t s = 0; s < small.services.size(); ++s) {
+    // Minute 59 seen last, the lead 10 minutes.
+    EXPECT_NEAR(one[s], (1 + margin) * rates(ramp(69))[s], 0.01 * one[s]) << s;
+    EXPECT_NEAR(two[s], (1 + margin) * rates(ramp(79))[s], 0.01 * two[s]) << s;
+  }
+}
+
 // 60 generated services and the plan for 0.8 of their rates.
 struct SixtyServices {
   SixtyServices() {
@@ -162,8 +200,7 @@ struct SixtyServices {
     int repack_gpus = 0;
     bool consolidate = false;
   };
-  // The incremental plan from `running` for At(f), as `how` asks (the
-  // policy's own plans, PlanForRates, always consolidate).
+  // The incremental plan from `running` for At(f), as `how` asks.
   Result<Deployment> Replan(double f, const Deployment& running, const Replanning& how) const {
     PlanRequest request;
     request.scenario = WithRates(planning.scenario, At(f));
@@ -374,6 +411,8 @@ TEST(Autoscale, BadOptionsNameTheirFlag) {
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.hysteresis = 0.95; }), HasSubstr("--hysteresis"));
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.sample_s = 0; }), HasSubstr("--sample"));
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.spare_gpus = -1; }), HasSubstr("--spare-gpus"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.plan_windows = 0; }), HasSubstr("--plan-windows"));
+  EXPECT_THAT(error([](AutoscaleOptions& o) { o.plan_windows = 11; }), HasSubstr("--plan-windows"));
 }
 
 TEST(Autoscale, StepDurationsParseOverTheDefaults) {

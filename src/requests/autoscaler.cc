@@ -58,6 +58,7 @@ Status CheckAutoscalePolicy(const AutoscalePolicyOptions& o) {
   TESSERA_RETURN_IF_ERROR(within("--margin", kAutoscaleMargin, o.margin));
   TESSERA_RETURN_IF_ERROR(within("--hysteresis", kAutoscaleHysteresis, o.hysteresis));
   TESSERA_RETURN_IF_ERROR(within("--spare-gpus", kAutoscaleSpareGpus, o.spare_gpus));
+  TESSERA_RETURN_IF_ERROR(within("--plan-windows", kAutoscalePlanWindows, o.plan_windows));
   return Status::Ok();
 }
 
@@ -147,7 +148,7 @@ class Autoscaler::Impl {
     // The lead covers the last move's length too: a move that takes longer
     // than the lead would end after the load it was made for arrived.
     const int lead = std::max(lead_, last_move_minutes_ + 2);
-    const int horizon = 2 * lead + 60;
+    const int horizon = std::max(options_.plan_windows, 2) * lead + 60;
     std::vector<std::vector<double>> forecast(services);
     std::vector<double> need(services);
     bool up = false;
@@ -161,12 +162,13 @@ class Autoscaler::Impl {
       up = up || need[s] > Held(s) * (1 + 1e-9);
       down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
     }
-    // A move plans for the need over two lead windows: a ramp is not
-    // followed step by step, and a plan moved down to holds a while.
+    // A move plans for the need over plan_windows lead windows: a ramp is
+    // not followed step by step, and a plan moved down to holds a while.
+    const int planned_ahead = options_.plan_windows * lead;
     std::vector<double> target(services);
     for (int s = 0; s < services; ++s) {
       target[s] =
-          std::max((1 + options_.margin) * Peak(forecast[s], 0, 2 * lead + 1), kMinPlannedRps);
+          std::max((1 + options_.margin) * Peak(forecast[s], 0, planned_ahead + 1), kMinPlannedRps);
     }
     if (up) {
       down_since_ = -1;

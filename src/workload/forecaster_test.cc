@@ -14,8 +14,8 @@ std::unique_ptr<Forecaster> Make(std::string_view name) {
   return std::move(*f);
 }
 
-TEST(Forecaster, RegistryListsTheThree) {
-  EXPECT_EQ(BuiltinForecasters().JoinedNames(), "holt, last, seasonal");
+TEST(Forecaster, RegistryListsTheFour) {
+  EXPECT_EQ(BuiltinForecasters().JoinedNames(), "holt, holt-fast, last, seasonal");
   EXPECT_FALSE(BuiltinForecasters().Create("arima").ok());
 }
 
@@ -33,6 +33,20 @@ TEST(Forecaster, HoltFollowsARampAndNeverGoesBelowZero) {
   std::vector<double> falling;
   for (int m = 0; m < 200; ++m) falling.push_back(std::max(0.0, 400 - 2.0 * m));
   for (double v : Make("holt")->Forecast(falling, {}, 100)) EXPECT_GE(v, 0);
+}
+
+TEST(Forecaster, HoltFastTurnsWithTheLoadWhereHoltStillFalls) {
+  // 100 minutes falling by 10 req/s a minute, then 5 rising by 8.
+  std::vector<double> turn;
+  for (int m = 0; m < 100; ++m) turn.push_back(2000 - 10 * m);
+  for (int k = 1; k <= 5; ++k) turn.push_back(1000 + 8 * k);
+  const double last = turn.back();
+  EXPECT_LT(Make("holt")->Forecast(turn, {}, 10).back(), last);
+  EXPECT_GT(Make("holt-fast")->Forecast(turn, {}, 10).back(), last + 50);
+  // On a steady ramp both follow it.
+  std::vector<double> ramp;
+  for (int m = 0; m < 200; ++m) ramp.push_back(100 + 2 * m);
+  EXPECT_NEAR(Make("holt-fast")->Forecast(ramp, {}, 10).back(), 100 + 2 * 209, 1.0);
 }
 
 TEST(Forecaster, SeasonalReadsThePreviousDayScaledToTheRecentLevel) {

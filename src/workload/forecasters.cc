@@ -19,26 +19,34 @@ class LastForecaster : public Forecaster {
   }
 };
 
+// Holt's linear trend (double exponential smoothing) over the last two
+// hours seen: `alpha` weighs the last minute into the level, `beta` the last
+// change of level into the trend.
 class HoltForecaster : public Forecaster {
  public:
-  std::string_view Name() const override { return "holt"; }
+  HoltForecaster(std::string_view name, double alpha, double beta)
+      : name_(name), alpha_(alpha), beta_(beta) {}
+  std::string_view Name() const override { return name_; }
   std::vector<double> Forecast(std::span<const double> seen, std::span<const double>,
                                int ahead) const override {
-    constexpr double kAlpha = 0.3;
-    constexpr double kBeta = 0.1;
     constexpr size_t kWindow = 120;
     const size_t first = seen.size() > kWindow ? seen.size() - kWindow : 0;
     double level = seen[first];
     double trend = 0;
     for (size_t m = first + 1; m < seen.size(); ++m) {
       const double previous = level;
-      level = kAlpha * seen[m] + (1 - kAlpha) * (level + trend);
-      trend = kBeta * (level - previous) + (1 - kBeta) * trend;
+      level = alpha_ * seen[m] + (1 - alpha_) * (level + trend);
+      trend = beta_ * (level - previous) + (1 - beta_) * trend;
     }
     std::vector<double> out;
     for (int k = 1; k <= ahead; ++k) out.push_back(std::max(level + k * trend, 0.0));
     return out;
   }
+
+ private:
+  std::string_view name_;
+  double alpha_;
+  double beta_;
 };
 
 class SeasonalForecaster : public Forecaster {
@@ -69,7 +77,11 @@ ForecasterRegistry MakeBuiltins() {
   r.MustRegister("last", "the last minute seen, flat",
                  [] { return std::make_unique<LastForecaster>(); });
   r.MustRegister("holt", "Holt's linear trend over the last two hours, extrapolated",
-                 [] { return std::make_unique<HoltForecaster>(); });
+                 [] { return std::make_unique<HoltForecaster>("holt", 0.3, 0.1); });
+  r.MustRegister("holt-fast",
+                 "holt weighing the last minutes more (level 0.5, trend 0.5): turns with the "
+                 "load sooner and follows its noise more",
+                 [] { return std::make_unique<HoltForecaster>("holt-fast", 0.5, 0.5); });
   r.MustRegister("seasonal",
                  "the previous day's same minutes, scaled by the last 15 minutes against the "
                  "same 15 of the previous day",

@@ -6,6 +6,9 @@
 //  * last: the last minute seen, flat;
 //  * holt: Holt's linear trend (double exponential smoothing, level alpha 0.3,
 //    trend beta 0.1, over the last two hours seen), extrapolated;
+//  * holt-fast: the same with level alpha 0.5 and trend beta 0.5: a turn of
+//    the load (a falling rate rising again) moves its forecast within a few
+//    minutes, and so does noise;
 //  * seasonal: seasonal naive with the level corrected: the same minute of
 //    the previous day, times the ratio of the last 15 minutes seen to the
 //    same 15 minutes of the previous day (the caller gives that day: `tessera
