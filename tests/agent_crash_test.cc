@@ -97,9 +97,10 @@ class AgentCrashTest : public AgentTest {
 TEST_F(AgentCrashTest, KilledAtRandomPointsTheAgentConvergesWithNothingOrphaned) {
   // How many journal lines a whole apply and a whole transition write.
   Fresh();
-  ASSERT_EQ(OnMachine(AgentArgs(Plan("day")) + " --once").exit_code, 0);
+  Outcome o = OnMachine(AgentArgs(Plan("day")) + " --once");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const int apply_lines = CountLines(Journal());
-  Outcome o = OnMachine(TransitionArgs());
+  o = OnMachine(TransitionArgs());
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const int transition_lines = CountLines(Journal()) - apply_lines;
   ASSERT_GT(apply_lines, 10);
@@ -112,7 +113,10 @@ TEST_F(AgentCrashTest, KilledAtRandomPointsTheAgentConvergesWithNothingOrphaned)
     const bool transition = point >= kKillPoints / 2;
     Fresh();
     if (transition) {
-      ASSERT_EQ(OnMachine(AgentArgs(Plan("day")) + " --once").exit_code, 0);
+      // Why an apply did not converge, when it does not (it flaked once
+      // with exit 3 under a loaded machine).
+      o = OnMachine(AgentArgs(Plan("day")) + " --once");
+      ASSERT_EQ(o.exit_code, 0) << "before kill point " << point << "\n" << o.out << o.err;
     }
     const int total = transition ? transition_lines : apply_lines;
     const int at = std::uniform_int_distribution<int>(1, total - 1)(rng);
