@@ -816,9 +816,9 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
     `hysteresis`, `down_hold`, `spare_gpus`, `plan_windows`, `consolidate`
     (``--consolidate``) and `step_durations` (``"model-load=30s,mig-create=5s"``)
     the policy's; `sample` the simulated seconds of a minute without a
-    transition; `oracle_interval`
-    the oracle's; `jobs` simulation threads (0: one per core); `profiles`,
-    `gpu` and `rule` as :func:`plan` takes them (MIG planners only)."""
+    transition; `oracle_interval` the oracle's; `jobs` simulation threads
+    (0: one per core); `profiles`, `gpu` and `rule` as :func:`plan` takes
+    them (MIG planners only)."""
     options = _core.AutoscaleOptions()
     options.forecaster = forecaster
     options.lead_s = _duration("lead", lead) or 0.0

@@ -39,6 +39,13 @@ Scenario Small() {
   return s;
 }
 
+// Every service's rate in `s` x f (scenario order).
+std::vector<double> RatesAt(const Scenario& s, double f) {
+  std::vector<double> rates;
+  for (const Service& service : s.services) rates.push_back(f * service.rate_rps);
+  return rates;
+}
+
 // A day of `minutes` minutes at the scenario's rates x shape(minute).
 DayRates Shaped(int minutes, const std::function<double(int)>& shape) {
   DayRates day;
@@ -46,11 +53,7 @@ DayRates Shaped(int minutes, const std::function<double(int)>& shape) {
   day.shape = true;
   const Scenario s = Small();
   for (const Service& service : s.services) day.services.push_back(service.name);
-  for (int m = 0; m < minutes; ++m) {
-    std::vector<double> row;
-    for (const Service& service : s.services) row.push_back(service.rate_rps * shape(m));
-    day.rps.push_back(row);
-  }
+  for (int m = 0; m < minutes; ++m) day.rps.push_back(RatesAt(s, shape(m)));
   return day;
 }
 
@@ -133,11 +136,7 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
 TEST(Autoscaler, AMovePlansAsManyLeadWindowsAheadAsItsOption) {
   const Scenario small = Small();
   const AutoscalePlanning planning{small, {}, "", "synthetic.csv"};
-  const auto rates = [&](double shape) {
-    std::vector<double> out;
-    for (const Service& s : small.services) out.push_back(shape * s.rate_rps);
-    return out;
-  };
+  const auto rates = [&](double shape) { return RatesAt(small, shape); };
   const auto ramp = [](int minute) { return 1.0 + minute / 100.0; };
   Result<Deployment> start = PlanForRates(planning, rates(1.0), nullptr, 0);
   ASSERT_TRUE(start.ok()) << start.status().message();
@@ -211,11 +210,7 @@ struct SixtyServices {
     TESSERA_ASSIGN_OR_RETURN(PlanRun run, Plan(request));
     return std::move(run.deployment);
   }
-  std::vector<double> At(double f) const {
-    std::vector<double> rates;
-    for (const Service& s : planning.scenario.services) rates.push_back(f * s.rate_rps);
-    return rates;
-  }
+  std::vector<double> At(double f) const { return RatesAt(planning.scenario, f); }
   AutoscalePlanning planning;
   Deployment busy;
 };

@@ -148,6 +148,8 @@ class Autoscaler::Impl {
     // The lead covers the last move's length too: a move that takes longer
     // than the lead would end after the load it was made for arrived.
     const int lead = std::max(lead_, last_move_minutes_ + 2);
+    // Two windows at least (and an hour): a move's floors are checked over
+    // its whole length, which may pass one window.
     const int horizon = std::max(options_.plan_windows, 2) * lead + 60;
     std::vector<std::vector<double>> forecast(services);
     std::vector<double> need(services);
