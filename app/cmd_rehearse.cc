@@ -72,6 +72,7 @@ std::vector<std::string> PolicyArgs(const AutoscalePolicyOptions& o, int spare_g
                                    "--spare-gpus",     std::to_string(spare_gpus),
                                    "--plan-windows",   std::to_string(o.plan_windows)};
   if (o.consolidate) args.push_back("--consolidate");
+  if (o.hedge_turns) args.push_back("--hedge-turns");
   return args;
 }
 

@@ -18,11 +18,16 @@
 //    for the need takes fewer GPUs than the running one (moves keep what
 //    they can, and GPUs pile up);
 //  * a move plans for the need over `plan_windows` lead windows (two by
-//    default), incrementally from the running plan (with `consolidate`,
-//    several instances of a service replaced by one larger where that takes
-//    less of the GPUs: moves that keep what they can pile up small instances
-//    as rates rise), and plans the transition with at most `spare_gpus`
-//    spare GPUs and times it (transition_duration.h):
+//    default) and at least until a move up started as it ends could end
+//    (twice the last move up's length and two minutes); with `hedge_turns`,
+//    a falling service keeps room for the load to turn at once and rise as
+//    fast as its forecast falls until the last move down's and the last
+//    move up's lengths have passed. It plans incrementally from the
+//    running plan (with `consolidate`, several instances of a service
+//    replaced by one larger where that takes less of the GPUs: moves that
+//    keep what they can pile up small instances as rates rise), and plans
+//    the transition with at most `spare_gpus` spare GPUs and times it
+//    (transition_duration.h):
 //    - a move up takes the fewest GPUs (no more than a plan from scratch)
 //      when that transition ends within the lead (`lead_s`, however long
 //      the last move); else the shortest transition of the plans on 0 to
@@ -88,6 +93,10 @@ struct AutoscalePolicyOptions {
   // A move plans for the forecast peak over this many lead windows: more,
   // fewer moves along a ramp; fewer, a plan closer to the load.
   int plan_windows = 2;
+  // A falling service's plan keeps room for the load to turn and rise as
+  // fast as it falls while a move down and a move up after it run: fewer
+  // minutes short where a fall turns to a rise, more GPU-hours on falls.
+  bool hedge_turns = false;
   // Re-plans consolidate (PlanRequest::consolidate): several instances of a
   // service replaced by one larger where that takes less of the GPUs.
   bool consolidate = false;

@@ -537,6 +537,7 @@ NB_MODULE(_core, m) {
       .def_rw("down_hold_s", &AutoscaleOptions::down_hold_s)
       .def_rw("spare_gpus", &AutoscaleOptions::spare_gpus)
       .def_rw("plan_windows", &AutoscaleOptions::plan_windows)
+      .def_rw("hedge_turns", &AutoscaleOptions::hedge_turns)
       .def_rw("consolidate", &AutoscaleOptions::consolidate)
       .def_rw("sample_s", &AutoscaleOptions::sample_s)
       .def_rw("oracle_interval_s", &AutoscaleOptions::oracle_interval_s)

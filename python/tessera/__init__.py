@@ -804,8 +804,8 @@ def forecasters() -> List[str]:
 def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike] = None,
               planner: Optional[str] = None, forecaster: str = "holt", lead: Duration = "10m",
               margin: float = 0.05, hysteresis: float = 0.08, down_hold: Duration = "5m",
-              spare_gpus: int = 2, plan_windows: int = 2, consolidate: bool = False,
-              step_durations: Optional[str] = None, sample: Duration = "3s",
+              spare_gpus: int = 2, plan_windows: int = 2, hedge_turns: bool = False,
+              consolidate: bool = False, step_durations: Optional[str] = None, sample: Duration = "3s",
               oracle_interval: Duration = "15m", jobs: int = 0, seed: int = 1,
               profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
               rule: Optional[LatencyRule] = None) -> AutoscaleResult:
@@ -813,9 +813,9 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
     of per-minute rates (``minute,multiplier`` over the scenario's rates, or
     ``minute,<service>,...``); `season` the previous day for the seasonal
     forecaster; `forecaster` one of :func:`forecasters`; `lead`, `margin`,
-    `hysteresis`, `down_hold`, `spare_gpus`, `plan_windows`, `consolidate`
-    (``--consolidate``) and `step_durations` (``"model-load=30s,mig-create=5s"``)
-    the policy's; `sample` the simulated seconds of a minute without a
+    `hysteresis`, `down_hold`, `spare_gpus`, `plan_windows`, `hedge_turns`
+    (``--hedge-turns``), `consolidate` (``--consolidate``) and
+    `step_durations` (``"model-load=30s,mig-create=5s"``) the policy's; `sample` the simulated seconds of a minute without a
     transition; `oracle_interval` the oracle's; `jobs` simulation threads
     (0: one per core); `profiles`, `gpu` and `rule` as :func:`plan` takes
     them (MIG planners only)."""
@@ -827,6 +827,7 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
     options.down_hold_s = _duration("down_hold", down_hold) or 0.0
     options.spare_gpus = spare_gpus
     options.plan_windows = plan_windows
+    options.hedge_turns = hedge_turns
     options.consolidate = consolidate
     options.sample_s = _duration("sample", sample) or 0.0
     options.oracle_interval_s = _duration("oracle_interval", oracle_interval) or 0.0

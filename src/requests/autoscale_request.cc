@@ -532,6 +532,7 @@ std::string FormatAutoscaleJson(const AutoscaleReport& r) {
         {"down_hold_s", r.options.down_hold_s},
         {"spare_gpus", r.options.spare_gpus},
         {"plan_windows", r.options.plan_windows},
+        {"hedge_turns", r.options.hedge_turns},
         {"consolidate", r.options.consolidate},
         {"step_durations", FormatStepDurations(r.options.durations)},
         {"sample_s", r.options.sample_s},

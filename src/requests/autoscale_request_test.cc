@@ -130,27 +130,46 @@ TEST(Autoscale, ASlowRampIsMetAheadEveryMinute) {
   }
 }
 
+// The rates a policy on Small() plans its move for: running the plan for
+// the scenario's rates x `from`, after the moves `took` (minutes each, up
+// when positive, down when negative; their plan the running one), having
+// seen the rates x shape(m) for each minute m < `seen`. Empty, the test
+// failing, when it starts no move.
+std::vector<double> PlannedFor(const AutoscalePolicyOptions& options, double from,
+                               const std::vector<int>& took, int seen,
+                               const std::function<double(int)>& shape) {
+  const Scenario small = Small();
+  const AutoscalePlanning planning{small, {}, "", "synthetic.csv"};
+  Result<Deployment> start = PlanForRates(planning, RatesAt(small, from), nullptr, 0);
+  EXPECT_TRUE(start.ok()) << start.status().message();
+  Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
+  EXPECT_TRUE(policy.ok()) << policy.status().message();
+  if (!start.ok() || !policy.ok()) return {};
+  (*policy)->Rebase(*start, RatesAt(small, from));
+  for (const int minutes : took) {
+    AutoscaleDecision move;
+    move.move.steps = 1;
+    move.move.up = minutes > 0;
+    move.to = *start;
+    move.rates = RatesAt(small, from);
+    (*policy)->Adopt(move, std::abs(minutes));
+  }
+  for (int m = 0; m < seen; ++m) (*policy)->Observe(RatesAt(small, shape(m)));
+  Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
+  EXPECT_TRUE(decided.ok() && decided->has_value());
+  return decided.ok() && decided->has_value() ? (*decided)->rates : std::vector<double>();
+}
+
 // A move plans for the forecast peak over plan_windows lead windows: on a
 // ramp holt follows exactly, one window plans for the rate a lead ahead,
 // two for the rate two leads ahead.
 TEST(Autoscaler, AMovePlansAsManyLeadWindowsAheadAsItsOption) {
   const Scenario small = Small();
-  const AutoscalePlanning planning{small, {}, "", "synthetic.csv"};
-  const auto rates = [&](double shape) { return RatesAt(small, shape); };
   const auto ramp = [](int minute) { return 1.0 + minute / 100.0; };
-  Result<Deployment> start = PlanForRates(planning, rates(1.0), nullptr, 0);
-  ASSERT_TRUE(start.ok()) << start.status().message();
   const auto planned_for = [&](int windows) {
     AutoscalePolicyOptions options;
     options.plan_windows = windows;
-    Result<std::unique_ptr<Autoscaler>> policy = Autoscaler::Create(planning, options);
-    EXPECT_TRUE(policy.ok()) << policy.status().message();
-    if (!policy.ok()) return std::vector<double>();
-    (*policy)->Rebase(*start, rates(1.0));
-    for (int m = 0; m < 60; ++m) (*policy)->Observe(rates(ramp(m)));
-    Result<std::optional<AutoscaleDecision>> decided = (*policy)->Decide();
-    EXPECT_TRUE(decided.ok() && decided->has_value());
-    return decided.ok() && decided->has_value() ? (*decided)->rates : std::vector<double>();
+    return PlannedFor(options, 1.0, {}, 60, ramp);
   };
   const std::vector<double> one = planned_for(1);
   const std::vector<double> two = planned_for(2);
@@ -159,8 +178,55 @@ TEST(Autoscaler, AMovePlansAsManyLeadWindowsAheadAsItsOption) {
   const double margin = AutoscalePolicyOptions{}.margin;
   for (size_t s = 0; s < small.services.size(); ++s) {
     // Minute 59 seen last, the lead 10 minutes.
-    EXPECT_NEAR(one[s], (1 + margin) * rates(ramp(69))[s], 0.01 * one[s]) << s;
-    EXPECT_NEAR(two[s], (1 + margin) * rates(ramp(79))[s], 0.01 * two[s]) << s;
+    EXPECT_NEAR(one[s], (1 + margin) * RatesAt(small, ramp(69))[s], 0.01 * one[s]) << s;
+    EXPECT_NEAR(two[s], (1 + margin) * RatesAt(small, ramp(79))[s], 0.01 * two[s]) << s;
+  }
+}
+
+// After a move up of 15 minutes, a move plans 32 minutes ahead at least:
+// the next move up could start only as it ends and take as long again (and
+// a minute to see the need of each), beyond one lead window (the last
+// move's length and two minutes: 17).
+TEST(Autoscaler, AMovePlansUntilAMoveUpAfterItCouldEnd) {
+  const Scenario small = Small();
+  const auto ramp = [](int minute) { return 1.0 + minute / 100.0; };
+  AutoscalePolicyOptions options;
+  options.forecaster = "holt-fast";
+  options.plan_windows = 1;
+  const std::vector<double> planned = PlannedFor(options, 1.0, {15}, 60, ramp);
+  ASSERT_EQ(planned.size(), small.services.size());
+  for (size_t s = 0; s < small.services.size(); ++s) {
+    // Minute 59 seen last.
+    const double expected = (1 + options.margin) * RatesAt(small, ramp(59 + 32))[s];
+    EXPECT_NEAR(planned[s], expected, 0.01 * expected) << s;
+  }
+}
+
+// With hedge_turns, a service falling by a third of its rate an hour keeps
+// room for the load to turn and rise as fast while a move down and a move
+// up as long as the last ones (3 and 5 minutes) run; without, its plan
+// holds the last minute seen.
+TEST(Autoscaler, HedgingTurnsKeepsAFallingServiceRoomToRise) {
+  const Scenario small = Small();
+  const auto fall = [](int minute) { return 3.0 - minute / 30.0; };
+  const auto planned_for = [&](bool hedge) {
+    AutoscalePolicyOptions options;
+    options.forecaster = "holt-fast";
+    options.down_hold_s = 0;
+    options.hedge_turns = hedge;
+    return PlannedFor(options, 3.0, {5, -3}, 60, fall);
+  };
+  const std::vector<double> hedged = planned_for(true);
+  const std::vector<double> plain = planned_for(false);
+  ASSERT_EQ(hedged.size(), small.services.size());
+  ASSERT_EQ(plain.size(), small.services.size());
+  const double margin = AutoscalePolicyOptions{}.margin;
+  for (size_t s = 0; s < small.services.size(); ++s) {
+    // Minute 59 seen last; the rate rising from there as fast as it fell.
+    const double last = RatesAt(small, fall(59))[s];
+    const double risen = RatesAt(small, 2 * fall(59) - fall(59 + 8))[s];
+    EXPECT_NEAR(plain[s], (1 + margin) * last, 0.01 * plain[s]) << s;
+    EXPECT_NEAR(hedged[s], (1 + margin) * risen, 0.01 * hedged[s]) << s;
   }
 }
 

@@ -164,13 +164,23 @@ class Autoscaler::Impl {
       up = up || need[s] > Held(s) * (1 + 1e-9);
       down = down || need[s] < (1 - options_.hysteresis) * planned_[s];
     }
-    // A move plans for the need over plan_windows lead windows: a ramp is
-    // not followed step by step, and a plan moved down to holds a while.
-    const int planned_ahead = options_.plan_windows * lead;
+    // A move plans for the need over plan_windows lead windows (a ramp is
+    // not followed step by step, and a plan moved down to holds a while),
+    // and at least until a move up started as it ends could end: moves up
+    // as long as the last one, and a minute to see the need of each.
+    const int planned_ahead = std::max(options_.plan_windows * lead, 2 * last_up_minutes_ + 2);
+    // With hedge_turns, a falling service keeps room for the load to turn
+    // now and rise as fast as it falls until a move down as long as the
+    // last one and a move up after it could have ended.
+    const int turn_minutes = last_down_minutes_ + last_up_minutes_;
     std::vector<double> target(services);
     for (int s = 0; s < services; ++s) {
-      target[s] =
-          std::max((1 + options_.margin) * Peak(forecast[s], 0, planned_ahead + 1), kMinPlannedRps);
+      double peak = Peak(forecast[s], 0, planned_ahead + 1);
+      if (options_.hedge_turns) {
+        const double fall = std::max(0.0, (forecast[s][1] - forecast[s][lead + 1]) / lead);
+        peak = std::max(peak, forecast[s][0] + fall * turn_minutes);
+      }
+      target[s] = std::max((1 + options_.margin) * peak, kMinPlannedRps);
     }
     if (up) {
       down_since_ = -1;
@@ -200,7 +210,10 @@ class Autoscaler::Impl {
   }
 
   void Adopt(const AutoscaleDecision& decision, int minutes) {
-    if (decision.move.steps > 0) last_move_minutes_ = minutes;
+    if (decision.move.steps > 0) {
+      last_move_minutes_ = minutes;
+      (decision.move.up ? last_up_minutes_ : last_down_minutes_) = minutes;
+    }
     current_ = decision.to;
     planned_ = decision.rates;
     capacity_ = SloSafeCapacity(current_, names_);
@@ -396,6 +409,8 @@ class Autoscaler::Impl {
   int down_since_ = -1;        // the minute the need first fell below the hysteresis; -1: not
   int last_compaction_ = 0;    // the minute a compaction was last weighed
   int last_move_minutes_ = 0;  // how long the last move took, rounded up
+  int last_up_minutes_ = 0;    // ... the last move up
+  int last_down_minutes_ = 0;  // ... the last move down
   std::vector<std::vector<double>> series_;  // per service, per minute seen
   std::vector<std::vector<double>> season_;  // the previous day's, the same way
   Deployment current_;

@@ -917,6 +917,7 @@ void AutoscaleCases(std::vector<HostileCase>& out) {
       {"spare_fraction", run + "--spare-gpus 1.5", "--spare-gpus"},
       {"consolidate_value", run + "--consolidate=maybe", "--consolidate"},
       {"plan_windows_zero", run + "--plan-windows 0", "--plan-windows"},
+      {"hedge_turns_value", run + "--hedge-turns=maybe", "--hedge-turns"},
       {"steps_key", run + "--step-durations load=3s", "--step-durations"},
       {"steps_no_equals", run + "--step-durations model-load", "--step-durations"},
       {"steps_negative", run + "--step-durations model-load=-1s", "--step-durations"},
