@@ -805,8 +805,8 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
               planner: Optional[str] = None, forecaster: str = "holt", lead: Duration = "10m",
               margin: float = 0.05, hysteresis: float = 0.08, down_hold: Duration = "5m",
               spare_gpus: int = 2, plan_windows: int = 2, hedge_turns: bool = False,
-              consolidate: bool = False, step_durations: Optional[str] = None, sample: Duration = "3s",
-              oracle_interval: Duration = "15m", jobs: int = 0, seed: int = 1,
+              consolidate: bool = False, step_durations: Optional[str] = None,
+              sample: Duration = "3s", oracle_interval: Duration = "15m", jobs: int = 0, seed: int = 1,
               profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
               rule: Optional[LatencyRule] = None) -> AutoscaleResult:
     """Autoscales a day of traffic, as ``tessera autoscale``: `rates` a CSV
@@ -815,8 +815,9 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
     forecaster; `forecaster` one of :func:`forecasters`; `lead`, `margin`,
     `hysteresis`, `down_hold`, `spare_gpus`, `plan_windows`, `hedge_turns`
     (``--hedge-turns``), `consolidate` (``--consolidate``) and
-    `step_durations` (``"model-load=30s,mig-create=5s"``) the policy's; `sample` the simulated seconds of a minute without a
-    transition; `oracle_interval` the oracle's; `jobs` simulation threads
+    `step_durations` (``"model-load=30s,mig-create=5s"``) the policy's;
+    `sample` the simulated seconds of a minute without a transition;
+    `oracle_interval` the oracle's; `jobs` simulation threads
     (0: one per core); `profiles`, `gpu` and `rule` as :func:`plan` takes
     them (MIG planners only)."""
     options = _core.AutoscaleOptions()
