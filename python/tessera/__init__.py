@@ -806,7 +806,8 @@ def autoscale(scenario: Scenario, rates: PathLike, *, season: Optional[PathLike]
               margin: float = 0.05, hysteresis: float = 0.08, down_hold: Duration = "5m",
               spare_gpus: int = 2, plan_windows: int = 2, hedge_turns: bool = False,
               consolidate: bool = False, step_durations: Optional[str] = None,
-              sample: Duration = "3s", oracle_interval: Duration = "15m", jobs: int = 0, seed: int = 1,
+              sample: Duration = "3s", oracle_interval: Duration = "15m", jobs: int = 0,
+              seed: int = 1,
               profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[str] = None,
               rule: Optional[LatencyRule] = None) -> AutoscaleResult:
     """Autoscales a day of traffic, as ``tessera autoscale``: `rates` a CSV

@@ -32,7 +32,8 @@ def day(tmp_path: Path) -> Path:
 def test_autoscale_equals_cli(day: Path, tessera_binary: Path) -> None:
     scenario = tessera.Scenario.from_yaml(day.parent / "pair.yaml")
     result = tessera.autoscale(scenario, day, sample="0.5s", jobs=1, seed=3)
-    cli = subprocess.run([str(tessera_binary), "autoscale", "--scenario", str(day.parent / "pair.yaml"),
+    cli = subprocess.run([str(tessera_binary), "autoscale",
+                          "--scenario", str(day.parent / "pair.yaml"),
                           "--rates", str(day), "--sample", "0.5s", "--jobs", "1", "--seed", "3",
                           "--format", "json"], capture_output=True, text=True, check=True)
     assert json.loads(result.to_json()) == json.loads(cli.stdout)
@@ -48,14 +49,16 @@ def test_policy_keywords_are_the_flags(day: Path, tessera_binary: Path) -> None:
     scenario = tessera.Scenario.from_yaml(day.parent / "pair.yaml")
     result = tessera.autoscale(scenario, day, sample="0.5s", jobs=1, forecaster="holt-fast",
                                margin=0.03, plan_windows=1, hedge_turns=True, consolidate=True)
-    cli = subprocess.run([str(tessera_binary), "autoscale", "--scenario", str(day.parent / "pair.yaml"),
+    cli = subprocess.run([str(tessera_binary), "autoscale",
+                          "--scenario", str(day.parent / "pair.yaml"),
                           "--rates", str(day), "--sample", "0.5s", "--jobs", "1",
                           "--forecaster", "holt-fast", "--margin", "0.03", "--plan-windows", "1",
                           "--hedge-turns", "--consolidate", "--format", "json"],
                          capture_output=True, text=True, check=True)
     options = json.loads(result.to_json())["options"]
     assert options == json.loads(cli.stdout)["options"]
-    assert (options["forecaster"], options["margin"], options["plan_windows"]) == ("holt-fast", 0.03, 1)
+    assert (options["forecaster"], options["margin"], options["plan_windows"]) == \
+        ("holt-fast", 0.03, 1)
     assert options["hedge_turns"] is True and options["consolidate"] is True
 
 
