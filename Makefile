@@ -77,10 +77,10 @@ check: configure
 # plans rather than read input (planner properties, the GA's seeds, SLO
 # compliance of every planner, the exact planner's cross-check): together
 # they took 14 of the 32 CPU-minutes of the full sanitized run, and
-# `make test` runs them unsanitized. ASAN_EXCLUDE= runs everything. So do
-# two tests that run every planner (`tessera compare` under its time
-# limits, 38 s sanitized; every planner within --max-count, 26 s): each
-# planner's own tests run sanitized.
+# `make test` runs them unsanitized; so are two tests that run every
+# planner (`tessera compare` under its time limits, 38 s sanitized; every
+# planner within --max-count, 26 s), whose planners' own tests run here.
+# ASAN_EXCLUDE= runs everything.
 # It also leaves out the control loop under live traffic (RehearseCliTest.
 # ServeReplans..., ACompressedDay...): sanitized, on two cores beside the rest of the suite, its
 # emulators fell behind their batch times (resnet50 44% within its SLO in one

@@ -604,7 +604,7 @@ class KubeDraTest : public KubeControlPlaneTest {
     if (!every_placement) return;
 
     StartController(gpu, /*publish_all=*/true);
-    AwaitEveryDevice(**FindMigGpu(gpu));
+    AwaitEveryDevice(model_gpu);
     ASSERT_FALSE(HasFailure());
     ValidateSlices("every-placement");
     const RunOutcome every = Run(pods, gpu, /*steered=*/false, "-all");
