@@ -66,6 +66,15 @@ void AddInputFlags(CLI::App& command, ProblemInputs& flags) {
       "p99.5 under Poisson arrivals; bursty:SHARE: the same for on/off bursts "
       "that are on SHARE of the time; bare: its whole throughput, as the papers "
       "do (--compat parva-artifact implies bare)");
+  command
+      .add_option("--capacity-quantile", flags.capacity_quantile,
+                  "MIG planners, queueing and pooled rules: the share of a service's requests "
+                  "that must still meet the SLO at the load a segment is counted for, " +
+                      limits::kCapacityQuantile.Describe() +
+                      " (default 0.995); higher leaves more headroom where a pool serves few "
+                      "requests per batch time, where a minute's requests vary most "
+                      "(docs/capacity-rules.md)")
+      ->check(Within(limits::kCapacityQuantile));
   command.add_option(
       "--coeffs", flags.coefficients,
       "MPS planners (igniter, ffd+, gslice+, gpulet): the GPU's iGniter "

@@ -145,8 +145,10 @@ TEST_F(PlanRuleCliTest, FlagsThatDoNotApplyExitTwoNamingTheFlag) {
 // The default rule is pooled behind leastconn (HAProxy's weighted
 // leastconn, what deploy ships); --router weighted or first alone plans
 // under the per-process queueing rule, --router jsq keeps the pooled rule;
-// pooled with a router that does not pool, and a rate margin out of range,
-// are errors naming the flag; the margin is recorded.
+// pooled with a router that does not pool, a rate margin or a capacity
+// quantile out of range, and a quantile for the bare rule (which sizes no
+// queue) are errors naming the flag; the margin and the quantile are
+// recorded.
 TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   const auto rule_of = [&](const std::string& flags) {
     const fs::path json = dir_ / "p.json";
@@ -168,6 +170,8 @@ TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   EXPECT_EQ(weighted["router"], "weighted");
   EXPECT_DOUBLE_EQ(rule_of("--rate-margin 0.05")["rate_margin"].get<double>(), 0.05);
   EXPECT_EQ(rule_of("--capacity-rule pooled:0")["capacity"], "pooled:0");
+  EXPECT_DOUBLE_EQ(pooled["headroom_quantile"].get<double>(), 0.995);
+  EXPECT_DOUBLE_EQ(rule_of("--capacity-quantile 0.999")["headroom_quantile"].get<double>(), 0.999);
 
   Outcome random = Tessera("plan --scenario " + S6() + " --capacity-rule pooled --router weighted");
   EXPECT_EQ(random.exit_code, 2) << random.err;
@@ -178,6 +182,14 @@ TEST_F(PlanRuleCliTest, PooledRuleDefaultsRouterAndMargin) {
   Outcome margin = Tessera("plan --scenario " + S6() + " --rate-margin 2");
   EXPECT_EQ(margin.exit_code, 2) << margin.err;
   EXPECT_NE(margin.err.find("--rate-margin"), std::string::npos) << margin.err;
+  for (const std::string flags :
+       {"--capacity-quantile 0.5", "--capacity-quantile 1", "--capacity-quantile nan",
+        "--capacity-rule bare --capacity-quantile 0.999",
+        "--compat parva-artifact --capacity-quantile 0.999"}) {
+    Outcome quantile = Tessera("plan --scenario " + S6() + " " + flags);
+    EXPECT_EQ(quantile.exit_code, 2) << flags << "\n" << quantile.err;
+    EXPECT_NE(quantile.err.find("--capacity-quantile"), std::string::npos) << quantile.err;
+  }
 }
 
 }  // namespace

@@ -54,8 +54,9 @@ struct ProblemInputs {
   std::string profiles;  // profile CSV or ParvaGPU prof_data (default: embedded)
   // Profiles in memory, in place of `profiles`.
   std::shared_ptr<const ProfileTable> profile_table;
-  std::string compat;         // parva-artifact
-  std::string capacity_rule;  // pooled[:CV]|queueing|bursty:SHARE|bare
+  std::string compat;                       // parva-artifact
+  std::string capacity_rule;                // pooled[:CV]|queueing|bursty:SHARE|bare
+  std::optional<double> capacity_quantile;  // its headroom quantile (not bare)
   // MPS planners only.
   std::string coefficients;              // iGniter coefficients (JSON)
   std::string gpulet_tables;             // gpu-lets' tables (JSON Lines)

@@ -458,6 +458,7 @@ NB_MODULE(_core, m) {
           nb::arg().none())
       .def_rw("compat", &ProblemInputs::compat)
       .def_rw("capacity_rule", &ProblemInputs::capacity_rule)
+      .def_rw("capacity_quantile", &ProblemInputs::capacity_quantile, nb::arg().none())
       .def_rw("coefficients", &ProblemInputs::coefficients)
       .def_rw("gpulet_tables", &ProblemInputs::gpulet_tables)
       .def_rw("price_per_hour", &ProblemInputs::price_per_hour, nb::arg().none())

@@ -137,6 +137,8 @@ class LatencyRule:
 
     - ``latency_factor``: the share of the SLO one batch may take (default 0.5);
     - ``capacity_rule``: ``pooled[:CV]``, ``queueing``, ``bursty:SHARE`` or ``bare``;
+    - ``capacity_quantile``: the share of requests the queueing and pooled rules keep
+      within the SLO at a segment's counted load (default 0.995);
     - ``router``: ``leastconn`` (default), ``first``, ``weighted``, ``equal`` or ``jsq``;
     - ``rate_margin``: plan for (1 + M) x every rate;
     - ``compat``: ``parva-artifact`` (ParvaGPU's artifact rule; not with latency_factor).
@@ -144,6 +146,7 @@ class LatencyRule:
 
     latency_factor: Optional[float] = None
     capacity_rule: Optional[str] = None
+    capacity_quantile: Optional[float] = None
     router: Optional[str] = None
     rate_margin: Optional[float] = None
     compat: Optional[str] = None
@@ -166,6 +169,7 @@ def _inputs(profiles: Union[PathLike, ProfileTable, None] = None, gpu: Optional[
             raise TypeError(f"rule: expected a tessera.LatencyRule, got {rule!r}")
         inputs.latency_factor = rule.latency_factor
         inputs.capacity_rule = rule.capacity_rule or ""
+        inputs.capacity_quantile = rule.capacity_quantile
         inputs.router = rule.router or ""
         inputs.rate_margin = rule.rate_margin
         inputs.compat = rule.compat or ""

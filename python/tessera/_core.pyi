@@ -59,6 +59,7 @@ class Inputs:
     profile_table: Optional[Profiles]
     compat: str
     capacity_rule: str
+    capacity_quantile: Optional[float]
     coefficients: str
     gpulet_tables: str
     price_per_hour: Optional[float]

@@ -193,6 +193,8 @@ def cli_option_message(cli_message: str, command: str) -> str:
     ({"rule": tessera.LatencyRule(latency_factor=0)}, ["--latency-factor", "0"],
      "--latency-factor"),
     ({"rule": tessera.LatencyRule(rate_margin=2)}, ["--rate-margin", "2"], "--rate-margin"),
+    ({"rule": tessera.LatencyRule(capacity_quantile=0.5)}, ["--capacity-quantile", "0.5"],
+     "--capacity-quantile"),
     ({"seed": -3}, ["--seed", "-3"], "--seed"),
 ])
 def test_plan_option_errors(options: Dict[str, Any], args: List[str], flag: str,
@@ -215,6 +217,8 @@ def test_plan_option_errors(options: Dict[str, Any], args: List[str], flag: str,
     ({"max_extra_gpus": -1, "current": "plan.json"}, "--max-extra-gpus"),
     ({"repack_gpus": -1, "current": "plan.json"}, "--repack-gpus"),
     ({"consolidate": True}, "--consolidate"),
+    ({"rule": tessera.LatencyRule(capacity_rule="bare", capacity_quantile=0.999)},
+     "--capacity-quantile"),
 ])
 def test_plan_value_errors_name_the_option(options: Dict[str, Any], flag: str,
                                            s6: tessera.Scenario) -> None:

@@ -66,7 +66,7 @@ LatencyRule DefaultRule(bool mps) {
 }
 
 // The rule of the flags: --compat, --latency-factor, --capacity-rule,
-// --router and --rate-margin over the default.
+// --capacity-quantile, --router and --rate-margin over the default.
 Result<LatencyRule> RuleFrom(const ProblemInputs& inputs, bool mps) {
   LatencyRule rule = DefaultRule(mps);
   if (!inputs.compat.empty() && inputs.compat != "parva-artifact") {
@@ -81,7 +81,8 @@ Result<LatencyRule> RuleFrom(const ProblemInputs& inputs, bool mps) {
   if (inputs.compat == "parva-artifact") rule = ParvaArtifactRule();
   for (const auto& [flag, value, range] :
        {std::tuple{"--latency-factor", inputs.latency_factor, limits::kLatencyFactor},
-        std::tuple{"--rate-margin", inputs.rate_margin, limits::kRateMargin}}) {
+        std::tuple{"--rate-margin", inputs.rate_margin, limits::kRateMargin},
+        std::tuple{"--capacity-quantile", inputs.capacity_quantile, limits::kCapacityQuantile}}) {
     if (value && !range.Contains(*value)) {
       return Status::InvalidArgument(std::string(flag) + ": " +
                                      OutOfRange(range, QuoteForMessage(fmt::format("{}", *value))));
@@ -93,6 +94,15 @@ Result<LatencyRule> RuleFrom(const ProblemInputs& inputs, bool mps) {
     TESSERA_RETURN_IF_ERROR(rule.SetCapacity(inputs.capacity_rule).WithContext("--capacity-rule"));
     // The pooled rule is made for the router that pools.
     if (rule.pooled && !RouterPools(rule.router)) rule.router = Router::kLeastConn;
+  }
+  if (inputs.capacity_quantile) {
+    if (!rule.queueing_headroom) {
+      return Status::InvalidArgument(
+          "--capacity-quantile: the bare capacity rule (--capacity-rule bare, --compat "
+          "parva-artifact) counts a segment's whole throughput and "
+          "sizes no queue; give --capacity-rule pooled or queueing");
+    }
+    rule.headroom_quantile = *inputs.capacity_quantile;
   }
   if (!inputs.router.empty()) {
     TESSERA_ASSIGN_OR_RETURN(rule.router, ParseRouter(inputs.router));
@@ -119,14 +129,14 @@ Result<LatencyRule> RuleOf(const ProblemInputs& inputs, bool mps, const LatencyR
   TESSERA_ASSIGN_OR_RETURN(LatencyRule from_flags, RuleFrom(inputs, mps));
   if (recorded == nullptr) return from_flags;
   const bool given = inputs.latency_factor || !inputs.compat.empty() ||
-                     !inputs.capacity_rule.empty() || !inputs.router.empty() ||
-                     inputs.rate_margin.has_value();
+                     !inputs.capacity_rule.empty() || inputs.capacity_quantile.has_value() ||
+                     !inputs.router.empty() || inputs.rate_margin.has_value();
   if (given && !(from_flags == *recorded)) {
     return Status::InvalidArgument(
         "the plan records the rule it was made under (" + DescribeRule(*recorded) +
         "); the rule flags give " + DescribeRule(from_flags) +
-        ": drop --latency-factor, --compat, --capacity-rule, --router and --rate-margin to check "
-        "it under its own rule");
+        ": drop --latency-factor, --compat, --capacity-rule, --capacity-quantile, --router and "
+        "--rate-margin to check it under its own rule");
   }
   return *recorded;
 }
@@ -304,6 +314,7 @@ Status CheckInputsApply(const ProblemInputs& inputs, bool mps, std::string_view 
        false},
       {"--compat", !inputs.compat.empty(), false},
       {"--capacity-rule", !inputs.capacity_rule.empty(), false},
+      {"--capacity-quantile", inputs.capacity_quantile.has_value(), false},
       {"--rate-margin", inputs.rate_margin.has_value(), false},
       {"--coeffs", !inputs.coefficients.empty(), true},
       {"--gpulet-tables", !inputs.gpulet_tables.empty(), true},

@@ -69,6 +69,9 @@ inline constexpr InputRange kReplicate{1, 10'000, false, true};
 inline constexpr InputRange kLatencyFactor{0, 1, true};
 // --rate-margin: plan for (1 + m) x every rate.
 inline constexpr InputRange kRateMargin{0, 1};
+// --capacity-quantile: the share of requests the queueing and pooled
+// capacity rules keep within the SLO at a segment's counted load.
+inline constexpr InputRange kCapacityQuantile{0.9, 0.99999};
 // The pooled capacity rule's batch-latency coefficient of variation
 // (--capacity-rule pooled:CV).
 inline constexpr InputRange kBatchCv{0, 0.5};
