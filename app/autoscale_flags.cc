@@ -38,8 +38,8 @@ std::vector<CLI::Option*> AddAutoscalePolicyFlags(CLI::App& cmd, AutoscalePolicy
   added.push_back(cmd.add_flag(
       "--hedge-turns", o.hedge_turns,
       "A falling service's plan keeps room for the load to turn and rise as fast as it falls "
-      "while a move down and a move up after it run: fewer minutes short where a fall turns, "
-      "more GPU-hours on falls (docs/autoscale.md, step 4)"));
+      "while a move down and a move up after it run, and no move down outlasts --lead: fewer "
+      "minutes short where a fall turns, more GPU-hours on falls (docs/autoscale.md, step 4)"));
   added.push_back(cmd.add_flag(
       "--consolidate", o.consolidate,
       "Re-plans replace several instances of a service by one larger where that takes less of "

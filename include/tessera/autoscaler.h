@@ -22,7 +22,9 @@
 //    (twice the last move up's length and two minutes); with `hedge_turns`,
 //    a falling service keeps room for the load to turn at once and rise as
 //    fast as its forecast falls until the last move down's and the last
-//    move up's lengths have passed. It plans incrementally from the
+//    move up's lengths have passed, and no move down outlasts the lead (a
+//    longer one would keep a move up from starting past the forecast's
+//    horizon, and its turn would need more room). It plans incrementally from the
 //    running plan (with `consolidate`, several instances of a service
 //    replaced by one larger where that takes less of the GPUs: moves that
 //    keep what they can pile up small instances as rates rise), and plans
@@ -96,6 +98,7 @@ struct AutoscalePolicyOptions {
   // A falling service's plan keeps room for the load to turn and rise as
   // fast as it falls while a move down and a move up after it run: fewer
   // minutes short where a fall turns to a rise, more GPU-hours on falls.
+  // No move down then outlasts the lead.
   bool hedge_turns = false;
   // Re-plans consolidate (PlanRequest::consolidate): several instances of a
   // service replaced by one larger where that takes less of the GPUs.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -437,6 +438,17 @@ TEST(Autoscaler, AMoveDownWeighsRepackingAFewGpusAgainstTheWholeCluster) {
   EXPECT_LT(short_lead.move.seconds, repack_s / 2);
   EXPECT_LT(short_lead.to.metrics.gpus, sixty.busy.metrics.gpus);
   EXPECT_GT(short_lead.to.metrics.gpus, fewest->metrics.gpus);
+  // With the lead a minute shorter than the repack it is still taken, but
+  // not with hedge_turns: no move down outlasts the lead.
+  const double under_repack_s = (std::ceil(repack_s / 60) - 1) * 60;
+  ASSERT_GE(under_repack_s, 60);
+  EXPECT_EQ(decide(under_repack_s).move.seconds, repack_s);
+  options.hedge_turns = true;
+  const AutoscaleDecision hedged = decide(under_repack_s);
+  EXPECT_FALSE(hedged.move.up);
+  EXPECT_GT(hedged.move.seconds, 0);
+  EXPECT_LE(hedged.move.seconds, under_repack_s);
+  EXPECT_LT(hedged.to.metrics.gpus, sixty.busy.metrics.gpus);
 }
 
 TEST(Autoscale, TheBaselinesAreThePeakPlanAndPerIntervalPlans) {
