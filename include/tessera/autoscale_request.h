@@ -108,6 +108,14 @@ struct AutoscaleReport {
 
 Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request);
 
+// The simulator's seed for job `job` of a day run with `seed`, where a job
+// is one minute of one strategy and a day has `jobs` of them: (seed - 1) x
+// (jobs + 1) + 1 + job. Seed 1's jobs take 1 to `jobs`, and no two seeds'
+// jobs share a seed (the simulator mixes each into independent streams),
+// so two seeds' days draw independent arrivals; seed + job would have
+// replayed seed N's arrivals under seed N + 1 a minute later.
+std::uint64_t AutoscaleMinuteSeed(std::uint64_t seed, int job, int jobs);
+
 // Reads "mig-create=2s,model-load=20s" (keys mig-create, mig-destroy,
 // mps-start, model-load, drain; each a duration from 0 to an hour) over the
 // defaults; InvalidArgument naming `flag`, the key, and the keys or range.

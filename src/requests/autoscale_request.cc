@@ -254,7 +254,7 @@ Status SimulateMinutes(const Day& day, const AutoscaleOptions& options,
       }
       SimOptions sim;
       sim.duration_s = run.seconds > 0 ? run.seconds : options.sample_s;
-      sim.seed = options.seed + static_cast<std::uint64_t>(job);
+      sim.seed = AutoscaleMinuteSeed(options.seed, job, total);
       Result<SimReport> report = Simulate(model, sim);
       if (!report.ok()) {
         failures[job] = report.status();
@@ -349,6 +349,10 @@ std::string FormatStepDurations(const StepDurations& d) {
   return fmt::format(
       "mig-create={:g}s,mig-destroy={:g}s,mps-start={:g}s,model-load={:g}s,drain={:g}s",
       d.mig_create_s, d.mig_destroy_s, d.mps_start_s, d.model_load_s, d.drain_s);
+}
+
+std::uint64_t AutoscaleMinuteSeed(std::uint64_t seed, int job, int jobs) {
+  return (seed - 1) * (static_cast<std::uint64_t>(jobs) + 1) + 1 + static_cast<std::uint64_t>(job);
 }
 
 Result<AutoscaleReport> RunAutoscale(const AutoscaleRequest& request) {

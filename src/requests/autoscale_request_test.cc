@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -486,6 +487,21 @@ TEST(Autoscale, BadOptionsNameTheirFlag) {
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.spare_gpus = -1; }), HasSubstr("--spare-gpus"));
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.plan_windows = 0; }), HasSubstr("--plan-windows"));
   EXPECT_THAT(error([](AutoscaleOptions& o) { o.plan_windows = 11; }), HasSubstr("--plan-windows"));
+}
+
+// Seed 1's minutes keep the seeds every figure was measured with, and no two
+// seeds share a minute's seed: --seed 2 is an independent day, not seed 1's
+// arrivals a minute later.
+TEST(Autoscale, EverySeedDrawsItsOwnMinuteSeeds) {
+  constexpr int kJobs = 3 * 1440;
+  for (int job : {0, 1, kJobs - 1}) {
+    EXPECT_EQ(AutoscaleMinuteSeed(1, job, kJobs), 1u + static_cast<std::uint64_t>(job));
+  }
+  std::set<std::uint64_t> seeds;
+  for (std::uint64_t seed : {0, 1, 2, 3, 1000}) {
+    for (int job = 0; job < kJobs; ++job) seeds.insert(AutoscaleMinuteSeed(seed, job, kJobs));
+  }
+  EXPECT_EQ(seeds.size(), 5u * kJobs);
 }
 
 TEST(Autoscale, StepDurationsParseOverTheDefaults) {
