@@ -94,6 +94,11 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s.replace(at, from.size(), to);
 }
 
+// `depth` opening brackets, then as many closing ones.
+std::string Nested(char open, char close, size_t depth) {
+  return std::string(depth, open) + std::string(depth, close);
+}
+
 std::string ReadSource(const std::string& relative) {
   std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/" + relative, std::ios::binary);
   std::stringstream ss;
@@ -149,15 +154,14 @@ void ScenarioCases(std::vector<HostileCase>& out) {
     Add(out, {"scenario_" + tag, {{"s.yaml", text}}, plan, "s.yaml", {0, 2}});
   }
   const std::string head = "services:\n";
-  const std::vector<std::pair<std::string, std::string>> structural = {
-      {"deep_flow", "services: " + std::string(100000, '[') + std::string(100000, ']') + "\n"},
-      {"deep_block",
-       [] {
+  const std::vector<std::pair<std::string, FileText>> structural = {
+      {"deep_flow", FileText([] { return "services: " + Nested('[', ']', 100000) + "\n"; })},
+      {"deep_block", FileText([] {
          std::string s = "services:\n";
          for (int i = 0; i < 3000; ++i) s += std::string(2 * i + 2, ' ') + "- \n";
          return s;
-       }()},
-      {"deep_map", "services: " + std::string(50000, '{') + std::string(50000, '}') + "\n"},
+       })},
+      {"deep_map", FileText([] { return "services: " + Nested('{', '}', 50000) + "\n"; })},
       {"dup_key", Replace(kScenario, "rate_rps: 500", "rate_rps: 500, rate_rps: 600")},
       {"dup_service",
        std::string(kScenario) + "  - {name: web, model: resnet50, rate_rps: 5, slo_ms: 200}\n"},
@@ -169,7 +173,9 @@ void ScenarioCases(std::vector<HostileCase>& out) {
       {"unknown_model", Replace(kScenario, "model: resnet50", "model: resnet5000")},
       {"unknown_gpu", Replace(kScenario, "a100-80gb", "a100-81gb")},
       {"gpu_no_mig", Replace(kScenario, "a100-80gb", "v100-16gb")},
-      {"long_name", Replace(kScenario, "name: web", "name: " + std::string(100000, 'w'))},
+      {"long_name", FileText([] {
+         return Replace(kScenario, "name: web", "name: " + std::string(100000, 'w'));
+       })},
       {"nul_name", Replace(kScenario, "name: web", std::string("name: \"w\\0b\""))},
       {"utf8_name", Replace(kScenario, "name: web", "name: \"w\xC3\x28\"")},
       {"two_docs", std::string(kScenario) + "---\n" + kScenario},
@@ -201,11 +207,14 @@ void ScenarioCases(std::vector<HostileCase>& out) {
   }
   // Scale: many services, planned by a heuristic (the exact planner's time at
   // this scale is issue 22's).
-  std::string many = "gpu: a100-80gb\nservices:\n";
-  for (int i = 0; i < 10000; ++i) {
-    many += "  - {name: s" + std::to_string(i) +
-            ", model: resnet50, rate_rps: " + std::to_string(50 + i % 900) + ", slo_ms: 300}\n";
-  }
+  const FileText many([] {
+    std::string text = "gpu: a100-80gb\nservices:\n";
+    for (int i = 0; i < 10000; ++i) {
+      text += "  - {name: s" + std::to_string(i) +
+              ", model: resnet50, rate_rps: " + std::to_string(50 + i % 900) + ", slo_ms: 300}\n";
+    }
+    return text;
+  });
   Add(out, {"scenario_10k_services_parva",
             {{"s.yaml", many}},
             "plan --scenario s.yaml --planner parva --format json -o out.json",
@@ -263,7 +272,8 @@ void DeploymentCases(std::vector<HostileCase>& out) {
       "  - {name: resnet50, model: resnet50, rate_rps: 829, slo_ms: 204.5}\n"
       "  - {name: densenet121, model: densenet121, rate_rps: 353, slo_ms: 183}\n"
       "  - {name: bert, model: bert-large, rate_rps: 19, slo_ms: 20}\n";
-  std::vector<std::pair<std::string, std::string>> bad = Damaged(good);
+  const std::vector<std::pair<std::string, std::string>> damaged = Damaged(good);
+  std::vector<std::pair<std::string, FileText>> bad(damaged.begin(), damaged.end());
   const std::vector<std::pair<std::string, std::string>> fields = {
       {"\"batch\": 32", "batch"},
       {"\"start\": 4", "start"},
@@ -286,10 +296,11 @@ void DeploymentCases(std::vector<HostileCase>& out) {
       bad.push_back({field + "_" + tag, Replace(good, from, key + ": " + value)});
     }
   }
-  bad.push_back(
-      {"deep_reason", Replace(good, "\"status\": \"infeasible\",",
-                              "\"status\": \"infeasible\", \"x\": " + std::string(200000, '[') +
-                                  std::string(200000, ']') + ",")});
+  bad.push_back({"deep_reason", FileText([good] {
+                   return Replace(
+                       good, "\"status\": \"infeasible\",",
+                       "\"status\": \"infeasible\", \"x\": " + Nested('[', ']', 200000) + ",");
+                 })});
   bad.push_back({"dup_key", Replace(good, "\"planner\": \"parva\",",
                                     "\"planner\": \"parva\", \"planner\": \"x\",")});
   bad.push_back({"nan_literal", Replace(good, "\"latency_ms\": 58.1", "\"latency_ms\": NaN")});
@@ -373,7 +384,7 @@ void TransitionCases(std::vector<HostileCase>& out) {
 // ---- Flags --------------------------------------------------------------------
 
 void FlagCases(std::vector<HostileCase>& out) {
-  const std::map<std::string, std::string> scenario = {{"s.yaml", kScenario}};
+  const std::map<std::string, FileText> scenario = {{"s.yaml", kScenario}};
   const std::vector<std::pair<std::string, std::string>> values = {
       {"neg", "-1"},  {"zero", "0"},  {"huge", "1e300"}, {"tiny", "1e-300"},
       {"nan", "nan"}, {"inf", "inf"}, {"text", "abc"},   {"int64", "18446744073709551617"},
@@ -413,7 +424,7 @@ void FlagCases(std::vector<HostileCase>& out) {
       for (char& c : name) c = (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
       if (f.command.find("migserving") != std::string::npos) name += "_ga";
       if (f.command.find("bursty") != std::string::npos && f.flag == "--duration") name += "_b";
-      std::map<std::string, std::string> files = scenario;
+      std::map<std::string, FileText> files = scenario;
       files["n.csv"] = kNodes;
       files["p.csv"] = kPods;
       files["d.json"] = ReadSource("tests/golden/deployment_small.json");
@@ -490,20 +501,26 @@ void MpsCases(std::vector<HostileCase>& out) {
                                            "\"d_load\": 602112", "\"F\": 1530",
                                            "\"unit\": 2.5",      "\"B_pcie\": 10000000"};
   const std::vector<std::pair<std::string, std::string>> values = {
-      {"neg", "-1"},     {"zero", "0"},
-      {"huge", "1e308"}, {"tiny", "1e-300"},
-      {"text", "\"x\""}, {"deep", std::string(100000, '[') + std::string(100000, ']')}};
+      {"neg", "-1"}, {"zero", "0"}, {"huge", "1e308"}, {"tiny", "1e-300"}, {"text", "\"x\""}};
   for (const std::string& from : fields) {
+    const std::string key = from.substr(0, from.find(':'));
+    const std::string name = "coeffs_" + from.substr(1, from.find('"', 1) - 1) + "_";
     for (const auto& [tag, value] : values) {
-      std::string name = "coeffs_" + from.substr(1, from.find('"', 1) - 1) + "_" + tag;
-      Add(out, {name,
-                {{"s.yaml", kMpsScenario},
-                 {"c.json",
-                  Replace(kCoefficients, from, from.substr(0, from.find(':')) + ": " + value)}},
-                plan,
-                "c.json",
-                {0, 2, 3}});
+      Add(out,
+          {name + tag,
+           {{"s.yaml", kMpsScenario}, {"c.json", Replace(kCoefficients, from, key + ": " + value)}},
+           plan,
+           "c.json",
+           {0, 2, 3}});
     }
+    Add(out, {name + "deep",
+              {{"s.yaml", kMpsScenario}, {"c.json", FileText([from, key] {
+                                            return Replace(kCoefficients, from,
+                                                           key + ": " + Nested('[', ']', 100000));
+                                          })}},
+              plan,
+              "c.json",
+              {0, 2, 3}});
   }
   for (const auto& [tag, value] : BadNumbers()) {
     Add(out, {"mps_rate_" + tag,
@@ -558,7 +575,7 @@ void OtherCommandCases(std::vector<HostileCase>& out) {
 }
 
 void OutputCases(std::vector<HostileCase>& out) {
-  const std::map<std::string, std::string> scenario = {{"s.yaml", kScenario}};
+  const std::map<std::string, FileText> scenario = {{"s.yaml", kScenario}};
   Add(out, {"output_into_missing_dir",
             scenario,
             "plan --scenario s.yaml -o no/such/dir/o.json",
@@ -767,7 +784,7 @@ void ControlLoopCases(std::vector<HostileCase>& out) {
       {"day_steps_bad", "--rates d.csv --step-durations boot=1s", "--step-durations"},
       {"day_spare_neg", "--rates d.csv --spare-gpus -1", "--spare-gpus"},
   };
-  const std::map<std::string, std::string> rehearse_files = {
+  const std::map<std::string, FileText> rehearse_files = {
       {"s.yaml", scenario},
       {"d.csv", "minute,multiplier\n0,1\n1,0.5\n"},
       {"gap.csv", "minute,multiplier\n0,1\n2,0.5\n"}};

@@ -56,6 +56,15 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+}  // namespace
+
+// How gtest prints a case (its name, as in the test's): without it gtest
+// writes every case's bytes in hex when it registers the cases, in each test
+// process's start-up.
+void PrintTo(const HostileCase& c, std::ostream* out) { *out << c.name; }
+
+namespace {
+
 class HostileTest : public ::testing::TestWithParam<HostileCase> {
  protected:
   void SetUp() override { root_ = testing::FreshTestDir(); }
@@ -69,7 +78,7 @@ TEST_P(HostileTest, EndsCleanlyWithAClearMessage) {
   fs::create_directories(dir);
   for (const auto& [name, text] : c.files) {
     fs::create_directories((dir / name).parent_path());
-    testing::WriteTextFile(dir / name, text);
+    testing::WriteTextFile(dir / name, text.Text());
   }
   const std::set<std::string> before = Listing(dir);
 #ifdef TESSERA_SANITIZED
