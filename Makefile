@@ -116,7 +116,7 @@ check: configure
 # ASAN_SKIP_SOURCES: the files that hold only excluded suites are not even
 # compiled here (skipped only while ASAN_EXCLUDE is set).
 ASAN_EXCLUDE ?= ^(PlannerProperty|MigServingGenetic|SloCompliance|ExactCrosscheck)\.|^CliTest\.CompareSaysTheTimeLimits|^PoolTest\.EveryPlannerKeepsWithinMaxCount|^RehearseCliTest\.(ServeReplans|ACompressedDay)|^ReplicaE2eTest\.|^KubeDraTest\.
-ASAN_SKIP_SOURCES ?= /tests/(planner_property|exact_crosscheck|slo_compliance)_test\.cc$$
+ASAN_SKIP_SOURCES ?= /tests/((planner_property|exact_crosscheck|slo_compliance|k8s_dra)_test|agent_replicas_e2e)\.cc$$
 build-asan: setup
 	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON \
 	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g1 -DNDEBUG' \
