@@ -288,7 +288,7 @@ void DeploymentCases(std::vector<HostileCase>& out) {
       {"neg", "-1"},           {"huge", "1e308"},
       {"int31", "2147483648"}, {"frac", "2.5"},
       {"text", "\"x\""},       {"null", "null"},
-      {"list", "[1]"},         {"deep", std::string(5000, '[') + std::string(5000, ']')},
+      {"list", "[1]"},         {"deep", Nested('[', ']', 5000)},
   };
   for (const auto& [from, field] : fields) {
     for (const auto& [tag, value] : values) {
@@ -352,7 +352,7 @@ void TransitionCases(std::vector<HostileCase>& out) {
   };
   const std::vector<std::pair<std::string, std::string>> values = {
       {"neg", "-1"},   {"huge", "1e308"}, {"int31", "2147483648"},
-      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", std::string(5000, '[') + std::string(5000, ']')},
+      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", Nested('[', ']', 5000)},
   };
   for (const auto& [from, field] : fields) {
     for (const auto& [tag, value] : values) {
@@ -418,6 +418,7 @@ void FlagCases(std::vector<HostileCase>& out) {
       {"gen --preset normal-1 -o g.yaml", "--services", ""},
       {"gen --preset normal-1 -o g.yaml", "--seed", ""},
   };
+  const std::string deployment = ReadSource("tests/golden/deployment_small.json");
   for (const FlagOf& f : flags) {
     for (const auto& [tag, value] : values) {
       std::string name = "flag_" + f.command.substr(0, f.command.find(' ')) + f.flag + "_" + tag;
@@ -427,7 +428,7 @@ void FlagCases(std::vector<HostileCase>& out) {
       std::map<std::string, FileText> files = scenario;
       files["n.csv"] = kNodes;
       files["p.csv"] = kPods;
-      files["d.json"] = ReadSource("tests/golden/deployment_small.json");
+      files["d.json"] = deployment;
       files["s.yaml"] =
           f.command.starts_with("simulate")
               ? "gpu: a100-80gb\nservices:\n"
@@ -675,7 +676,7 @@ void AgentCases(std::vector<HostileCase>& out) {
   };
   const std::vector<std::pair<std::string, std::string>> values = {
       {"neg", "-1"},   {"huge", "1e308"}, {"int31", "2147483648"},
-      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", std::string(5000, '[') + std::string(5000, ']')},
+      {"frac", "2.5"}, {"text", "\"x\""}, {"deep", Nested('[', ']', 5000)},
   };
   for (const auto& [from, field] : fields) {
     if (good.find(from) == std::string::npos) continue;
