@@ -1,11 +1,11 @@
 # Registers a GoogleTest executable's tests with CTest one process per suite
-# (CMakeLists.txt's tessera_suite_tests), instead of one per test as
-# gtest_discover_tests does. Run with `cmake -P` after the executable is
-# built; it lists the tests and writes OUT, which CTest includes.
+# (CMakeLists.txt's tessera_register_tests with TESSERA_TESTS_BY_SUITE),
+# instead of one per test as gtest_discover_tests does. Run with `cmake -P`
+# when CTest starts (from the file tessera_register_tests has CTest
+# include); it lists the tests and writes OUT, which that file includes.
 #
 #   EXE         the test executable
 #   OUT         the CTest file to write
-#   NAME        a word naming the executable in the not-built test
 #   EXCLUDE     a regular expression of full test names (Suite.Test, as
 #               gtest_discover_tests names them) left out; empty: none
 #   MAX_TESTS   a suite of more tests is split into gtest shards of at most
