@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -133,27 +135,36 @@ Result<std::map<std::pair<std::string, std::string>, ServerLoad>> HaproxyRuntime
   return ParseShowStat(answer);
 }
 
-Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
-    std::string_view csv) {
+namespace {
+
+// One row of `show stat`'s answer: the fields asked for, in the order
+// asked, and its line for messages.
+struct StatRow {
+  int line = 0;
+  std::vector<std::string_view> fields;
+};
+
+// The rows of `show stat`'s CSV answer (header "# pxname,svname,..."), each
+// with the columns `names` by name; InvalidArgument for an answer without
+// them or a row too short to hold them.
+Result<std::vector<StatRow>> StatRows(std::string_view csv,
+                                      std::initializer_list<std::string_view> names) {
   const std::vector<TextLine> lines = SplitLines(csv, ByteOrderMark::kKeep);
   if (lines.empty() || !lines.front().text.starts_with("# ")) {
     return Status::InvalidArgument("show stat: the answer has no \"# pxname,...\" header");
   }
   const std::vector<std::string_view> header = SplitCsvFields(lines.front().text.substr(2));
-  const auto column = [&](std::string_view name) -> int {
-    for (size_t i = 0; i < header.size(); ++i) {
-      if (header[i] == name) return static_cast<int>(i);
+  std::vector<size_t> columns;
+  for (const std::string_view name : names) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) {
+      return Status::InvalidArgument(
+          fmt::format("show stat: the header lacks one of {}", fmt::join(names, ", ")));
     }
-    return -1;
-  };
-  const int px = column("pxname"), sv = column("svname"), qcur = column("qcur"),
-            scur = column("scur"), status = column("status");
-  if (px < 0 || sv < 0 || qcur < 0 || scur < 0 || status < 0) {
-    return Status::InvalidArgument(
-        "show stat: the header lacks one of pxname, svname, qcur, scur, status");
+    columns.push_back(static_cast<size_t>(it - header.begin()));
   }
-  const size_t need = static_cast<size_t>(std::max({px, sv, qcur, scur, status})) + 1;
-  std::map<std::pair<std::string, std::string>, ServerLoad> out;
+  const size_t need = *std::max_element(columns.begin(), columns.end()) + 1;
+  std::vector<StatRow> rows;
   for (size_t i = 1; i < lines.size(); ++i) {
     if (IsBlank(lines[i].text)) continue;
     const std::vector<std::string_view> f = SplitCsvFields(lines[i].text);
@@ -161,16 +172,53 @@ Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
       return Status::InvalidArgument(fmt::format("show stat: line {}: {} fields, expected {}",
                                                  lines[i].number, f.size(), need));
     }
-    if (f[sv] == "FRONTEND" || f[sv] == "BACKEND") continue;
-    const std::optional<long> queued = ToLong(f[qcur]), sessions = ToLong(f[scur]);
+    StatRow row{lines[i].number, {}};
+    for (const size_t c : columns) row.fields.push_back(f[c]);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
+    std::string_view csv) {
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<StatRow> rows,
+                           StatRows(csv, {"pxname", "svname", "qcur", "scur", "status"}));
+  std::map<std::pair<std::string, std::string>, ServerLoad> out;
+  for (const StatRow& row : rows) {
+    const std::vector<std::string_view>& f = row.fields;
+    if (f[1] == "FRONTEND" || f[1] == "BACKEND") continue;
+    const std::optional<long> queued = ToLong(f[2]), sessions = ToLong(f[3]);
     if (!queued || !sessions) {
       return Status::InvalidArgument(
-          fmt::format("show stat: line {}: qcur {} or scur {} is not a count", lines[i].number,
-                      QuoteForMessage(f[qcur]), QuoteForMessage(f[scur])));
+          fmt::format("show stat: line {}: qcur {} or scur {} is not a count", row.line,
+                      QuoteForMessage(f[2]), QuoteForMessage(f[3])));
     }
-    out[{std::string(f[px]), std::string(f[sv])}] = {*queued, *sessions, std::string(f[status])};
+    out[{std::string(f[0]), std::string(f[1])}] = {*queued, *sessions, std::string(f[4])};
   }
   return out;
+}
+
+Result<std::map<std::string, long>> ParseFrontendRequests(std::string_view csv) {
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<StatRow> rows,
+                           StatRows(csv, {"pxname", "svname", "req_tot"}));
+  std::map<std::string, long> out;
+  for (const StatRow& row : rows) {
+    if (row.fields[1] != "FRONTEND") continue;
+    const std::optional<long> received = ToLong(row.fields[2]);
+    if (!received) {
+      return Status::InvalidArgument(fmt::format("show stat: line {}: req_tot {} is not a count",
+                                                 row.line, QuoteForMessage(row.fields[2])));
+    }
+    out[std::string(row.fields[0])] = *received;
+  }
+  return out;
+}
+
+Result<std::map<std::string, long>> HaproxyRuntime::FrontendRequests() const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string answer, Command("show stat"));
+  return ParseFrontendRequests(answer);
 }
 
 Status HaproxyRuntime::WaitIdle(const std::vector<std::pair<std::string, std::string>>& servers,

@@ -64,6 +64,10 @@ class HaproxyRuntime {
 
   // Every server's load, keyed by (backend, server).
   Result<std::map<std::pair<std::string, std::string>, ServerLoad>> Servers() const;
+  // Each frontend's requests received so far, keyed by its name (`show
+  // stat`'s req_tot): counted as they arrive, before any queue, where the
+  // request log counts a request when its answer ends.
+  Result<std::map<std::string, long>> FrontendRequests() const;
 
   // Until nothing is queued for or in flight at any of `servers` (backend,
   // server), or `halt` is set; IoError naming a server HAProxy does not
@@ -107,6 +111,9 @@ Status WaitForHaproxy(const std::vector<int>& ports, pid_t pid, const std::strin
 // InvalidArgument for an answer without the columns it needs.
 Result<std::map<std::pair<std::string, std::string>, ServerLoad>> ParseShowStat(
     std::string_view csv);
+// The FRONTEND rows' req_tot of the same answer, by frontend name;
+// InvalidArgument as ParseShowStat.
+Result<std::map<std::string, long>> ParseFrontendRequests(std::string_view csv);
 
 }  // namespace tessera::serving
 

@@ -301,6 +301,16 @@ Status RouterAgent::Impl::Post(const nlohmann::ordered_json& body) {
 
 void RouterAgent::Impl::Report() {
   auto last = std::chrono::steady_clock::now();
+  // A service's rate is what its frontend received (HAProxy's counter), not
+  // what the log counted: the log counts a request when its answer ends, so
+  // an overloaded service's logged rate stayed at what it served, and serve
+  // re-planned for that, the plan it already had. Where the counters cannot
+  // be read, the report says so and its rates are the requests answered.
+  std::map<std::string, long> received;
+  if (Result<std::map<std::string, long>> first = runtime_->FrontendRequests(); first.ok()) {
+    received = std::move(*first);
+  }
+  bool said = false;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -312,6 +322,7 @@ void RouterAgent::Impl::Report() {
     const double seconds = std::chrono::duration<double>(now - last).count();
     last = now;
     const std::map<std::string, LoadCounts> counts = observer_->Take();
+    Result<std::map<std::string, long>> now_received = runtime_->FrontendRequests();
     nlohmann::ordered_json observed = nlohmann::ordered_json::object();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -320,7 +331,16 @@ void RouterAgent::Impl::Report() {
         const LoadCounts none;
         const LoadCounts& c = it == counts.end() ? none : it->second;
         nlohmann::ordered_json o;
-        o["rate_rps"] = static_cast<double>(c.sent) / seconds * o_.dilation;
+        long arrived = c.sent;
+        if (now_received.ok()) {
+          const auto at = now_received->find(backend);
+          const auto before = received.find(backend);
+          const long was = before == received.end() ? 0 : before->second;
+          // A counter lower than before: HAProxy restarted (a new service).
+          if (at != now_received->end())
+            arrived = at->second >= was ? at->second - was : at->second;
+        }
+        o["rate_rps"] = static_cast<double>(arrived) / seconds * o_.dilation;
         o["requests"] = c.sent;
         if (c.sent > 0) o["slo_compliance"] = static_cast<double>(c.within_slo) / c.sent;
         if (c.latency_ms.Count() > 0) {
@@ -329,7 +349,13 @@ void RouterAgent::Impl::Report() {
         observed[service] = std::move(o);
       }
     }
+    const bool counted = now_received.ok();
+    if (counted) received = std::move(*now_received);
     if (observed.empty()) continue;
+    if (!counted && !said) {
+      Say("rates from the request log (requests answered): " + now_received.status().message());
+    }
+    said = !counted;
     const std::optional<ControlReply> reply = report_->Send(
         "POST", Path("status"), nlohmann::ordered_json{{"observed", observed}}.dump());
     if (reply && reply->status != 200) {
