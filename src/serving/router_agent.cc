@@ -306,10 +306,9 @@ void RouterAgent::Impl::Report() {
   // an overloaded service's logged rate stayed at what it served, and serve
   // re-planned for that, the plan it already had. Where the counters cannot
   // be read, the report says so and its rates are the requests answered.
+  // A frontend not counted before counts from zero: HAProxy starts after
+  // this thread, with the first work.
   std::map<std::string, long> received;
-  if (Result<std::map<std::string, long>> first = runtime_->FrontendRequests(); first.ok()) {
-    received = std::move(*first);
-  }
   bool said = false;
   for (;;) {
     {
