@@ -113,8 +113,8 @@ check: configure
 # src/transition/transition.cc sanitized took 52 CPU-s at -O2 -g, 42 at
 # -O2 -g1 and, measured side by side on a loaded machine, 74 s at -O1 -g1
 # against 112 s at -O2 -g1: the sanitized build is most of CI's time.
-# The tests' own sources at -O0 (TESSERA_TEST_OPTIMIZATION; CMakeLists.txt
-# says what it saves), the code they test at -O1.
+# The tests' own sources at -O0, as in every build (TESSERA_TEST_OPTIMIZATION;
+# CMakeLists.txt says what it saves), the code they test at -O1.
 # ASAN_SKIP_SOURCES: the files that hold only excluded suites are not even
 # compiled here (skipped only while ASAN_EXCLUDE is set).
 ASAN_EXCLUDE ?= ^(PlannerProperty|MigServingGenetic|SloCompliance|ExactCrosscheck)\.|^CliTest\.CompareSaysTheTimeLimits|^PoolTest\.EveryPlannerKeepsWithinMaxCount|^RehearseCliTest\.(ServeReplans|ACompressedDay)|^ReplicaE2eTest\.|^KubeDraTest\.
@@ -124,7 +124,6 @@ build-asan: setup
 	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g1 -DNDEBUG' \
 	    -DTESSERA_TEST_SOURCES_SKIPPED='$(if $(ASAN_EXCLUDE),$(ASAN_SKIP_SOURCES))' \
 	    -DTESSERA_TESTS_EXCLUDED='$(ASAN_EXCLUDE)' \
-	    -DTESSERA_TEST_OPTIMIZATION=-O0 \
 	    -DTESSERA_BUILD_BENCH=OFF -DTESSERA_WERROR=$(WERROR) $(UNITY_FLAG) >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS) -- --no-print-directory
 
