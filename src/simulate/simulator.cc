@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <queue>
@@ -44,11 +45,17 @@ struct Process {
   int batch = 1;
   const std::vector<double>* latency_ms = nullptr;
   double max_delay_s = 0;
-  double weight = 0;         // RouterCapacity: the weighted router's odds
-  int proxy_weight = 1;      // leastconn's: ProxyWeights of the service's weights
+  double weight = 0;          // RouterCapacity: the weighted router's odds
+  int proxy_weight = 1;       // leastconn's: ProxyWeights of the service's weights
+  double accepts_from_s = 0;  // its instance's acceptance window, copied
+  double accepts_until_s = 0;
   std::deque<double> queue;  // arrival times, oldest first
   int running = 0;           // requests in the running batch
   long changed = 0;          // leastconn's: when its outstanding count last changed
+  // leastconn's order: LeastConnLoad, then `changed`, in one integer (one
+  // comparison, no branch, where routing compares every process), kept as
+  // the count changes.
+  unsigned __int128 least_conn = 0;
   bool busy = false;
   double busy_until = 0;
   double busy_s = 0;  // within [0, duration]
@@ -70,11 +77,22 @@ struct AcceptingSet {
   // The weighted router's: running sum of the accepting processes' weights,
   // parallel to the service's route (a process not accepting adds 0).
   std::vector<double> cumulative;
-  int last = -1;  // position in the route of the last accepting process; -1: none
+  int last = -1;               // position in the route of the last accepting process; -1: none
+  std::vector<int> processes;  // the accepting processes, in the route's order
 };
 
 // Requests sent to a process and not yet answered: what a proxy counts.
 int Outstanding(const Process& proc) { return static_cast<int>(proc.queue.size()) + proc.running; }
+
+// leastconn's order of a process: by the key of its outstanding count (the
+// count after one more request, over its weight; 0 for an idle process),
+// then by when the count last changed.
+unsigned __int128 LeastConnOrder(const Process& proc) {
+  const long outstanding = Outstanding(proc);
+  const auto load = static_cast<std::uint64_t>(
+      outstanding ? (outstanding + 1) * kProxyWeightMax / proc.proxy_weight : 0);
+  return (static_cast<unsigned __int128>(load) << 64) | static_cast<std::uint64_t>(proc.changed);
+}
 
 class Simulation {
  public:
@@ -152,6 +170,8 @@ class Simulation {
       p.service = inst.service_index;
       p.batch = inst.batch;
       p.latency_ms = &inst.latency_ms;
+      p.accepts_from_s = inst.accepts_from_s;
+      p.accepts_until_s = inst.accepts_until_s;
       p.max_delay_s = delay_ms / kMsPerS;
       // The weighted router sends each process the share of its rate that
       // the plan's rule lets it carry within the SLO, as planners count
@@ -187,9 +207,17 @@ class Simulation {
     record(window_stats_[w][s], bounds_[w + 1]);
   }
 
-  bool Accepts(const Process& proc, double now) const {
-    const ServingInstance& inst = model_.instances[proc.instance];
-    return now >= inst.accepts_from_s && now < inst.accepts_until_s;
+  static bool Accepts(const Process& proc, double now) {
+    return now >= proc.accepts_from_s && now < proc.accepts_until_s;
+  }
+
+  // Process `proc`'s outstanding count changed: leastconn's stamp and key.
+  // Routing a request compares every accepting process of its service, so
+  // the key (a division) is kept, not computed there: a day of S6 spent
+  // most of its time in that division.
+  void Changed(Process& proc) {
+    proc.changed = ++changes_;
+    proc.least_conn = LeastConnOrder(proc);
   }
 
   // Service `s`'s processes taking requests at `now`, recomputed when `now`
@@ -197,11 +225,11 @@ class Simulation {
   const AcceptingSet& Accepting(int s, double now) {
     AcceptingSet& set = accepting_[s];
     if (now >= set.from && now < set.until) return set;
-    set = {0, std::numeric_limits<double>::infinity(), {}, -1};
+    set = {0, std::numeric_limits<double>::infinity(), {}, -1, {}};
     double total = 0;
     for (int p : routes_[s]) {
-      const ServingInstance& inst = model_.instances[processes_[p].instance];
-      for (const double edge : {inst.accepts_from_s, inst.accepts_until_s}) {
+      const Process& proc = processes_[p];
+      for (const double edge : {proc.accepts_from_s, proc.accepts_until_s}) {
         if (edge <= now) {
           set.from = std::max(set.from, edge);
         } else {
@@ -211,6 +239,7 @@ class Simulation {
       if (Accepts(processes_[p], now)) {
         total += processes_[p].weight;
         set.last = static_cast<int>(set.cumulative.size());
+        set.processes.push_back(p);
       }
       set.cumulative.push_back(total);
     }
@@ -237,7 +266,7 @@ class Simulation {
   void Send(int p, double arrived, double now) {
     Process& proc = processes_[p];
     proc.queue.push_back(arrived);
-    proc.changed = ++changes_;
+    Changed(proc);
     if (!proc.busy) TryStart(p, now);
   }
 
@@ -249,7 +278,7 @@ class Simulation {
     Process& proc = processes_[p];
     proc.busy = false;
     proc.running = 0;
-    proc.changed = ++changes_;
+    Changed(proc);
     TryStart(p, now);
     std::deque<double>& backlog = backlogs_[proc.service];
     const int slots = FirstMaxconn(proc.batch);
@@ -259,7 +288,9 @@ class Simulation {
       backlog.pop_front();
       sent = true;
     }
-    if (sent && !proc.busy) TryStart(p, now);
+    if (!sent) return;
+    proc.least_conn = LeastConnOrder(proc);  // kFirst's backlog: the count changed, not the stamp
+    if (!proc.busy) TryStart(p, now);
   }
 
   // The process `s`'s request goes to; -1: kFirst found every process full.
@@ -269,14 +300,9 @@ class Simulation {
     const AcceptingSet& set = accepting_[s];
     switch (options_.router.value_or(model_.rule.router)) {
       case Router::kShortestQueue:
-        return Best(route, now, [&](const Process& proc) { return ExpectedDone(proc, now); });
+        return Best(set, [&](const Process& proc) { return ExpectedDone(proc, now); });
       case Router::kLeastConn:
-        return Best(route, now, [](const Process& proc) {
-          const long outstanding = Outstanding(proc);
-          const long key =
-              outstanding ? (outstanding + 1) * kProxyWeightMax / proc.proxy_weight : 0;
-          return std::pair(key, proc.changed);
-        });
+        return Best(set, [](const Process& proc) { return proc.least_conn; });
       case Router::kFirst:
         for (int p : route) {
           if (Accepts(processes_[p], now) &&
@@ -305,17 +331,18 @@ class Simulation {
     return route[std::min(k, static_cast<size_t>(set.last))];
   }
 
-  // The accepting process of `route` with the smallest `rank`; the first of
-  // equals.
+  // The process of `set` with the smallest `rank`; the first of equals.
+  // Every request scans its service's accepting processes (a day of S6
+  // routes 6 x 10^8 requests), so the set lists them: no process that does
+  // not accept is visited.
   template <typename Rank>
-  int Best(const std::vector<int>& route, double now, Rank rank) const {
-    int best = -1;
-    decltype(rank(processes_[0])) best_rank{};
-    for (int p : route) {
-      const Process& proc = processes_[p];
-      if (!Accepts(proc, now)) continue;
-      const auto r = rank(proc);
-      if (best < 0 || r < best_rank) best_rank = r, best = p;
+  int Best(const AcceptingSet& set, Rank rank) const {
+    if (set.processes.empty()) return -1;
+    int best = set.processes.front();
+    auto best_rank = rank(processes_[best]);
+    for (int p : set.processes) {
+      const auto r = rank(processes_[p]);
+      if (r < best_rank) best_rank = r, best = p;
     }
     return best;
   }
@@ -357,7 +384,7 @@ class Simulation {
     while (!proc.queue.empty() && now - proc.queue.front() > limit) {
       Count(proc.service, proc.queue.front(), [](ServiceStats& stats, double) { ++stats.dropped; });
       proc.queue.pop_front();
-      proc.changed = ++changes_;
+      Changed(proc);
     }
   }
 
