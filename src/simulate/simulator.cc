@@ -52,9 +52,9 @@ struct Process {
   std::deque<double> queue;  // arrival times, oldest first
   int running = 0;           // requests in the running batch
   long changed = 0;          // leastconn's: when its outstanding count last changed
-  // leastconn's order: LeastConnLoad, then `changed`, in one integer (one
-  // comparison, no branch, where routing compares every process), kept as
-  // the count changes.
+  // leastconn's order (LeastConnOrder: its count's key, then `changed`, in
+  // one integer: one comparison, no branch, where routing compares every
+  // process), kept as the count changes.
   unsigned __int128 least_conn = 0;
   bool busy = false;
   double busy_until = 0;
