@@ -78,7 +78,7 @@ struct AcceptingSet {
   // parallel to the service's route (a process not accepting adds 0).
   std::vector<double> cumulative;
   int last = -1;               // position in the route of the last accepting process; -1: none
-  std::vector<int> processes;  // the accepting processes, in the route's order
+  std::vector<int> processes;  // the accepting processes, in the route's order (every router's)
 };
 
 // Requests sent to a process and not yet answered: what a proxy counts.
@@ -236,8 +236,8 @@ class Simulation {
           set.until = std::min(set.until, edge);
         }
       }
-      if (Accepts(processes_[p], now)) {
-        total += processes_[p].weight;
+      if (Accepts(proc, now)) {
+        total += proc.weight;
         set.last = static_cast<int>(set.cumulative.size());
         set.processes.push_back(p);
       }
@@ -304,21 +304,14 @@ class Simulation {
       case Router::kLeastConn:
         return Best(set, [](const Process& proc) { return proc.least_conn; });
       case Router::kFirst:
-        for (int p : route) {
-          if (Accepts(processes_[p], now) &&
-              Outstanding(processes_[p]) < FirstMaxconn(processes_[p].batch)) {
-            return p;
-          }
+        for (int p : set.processes) {
+          if (Outstanding(processes_[p]) < FirstMaxconn(processes_[p].batch)) return p;
         }
         return -1;
       case Router::kEqual: {
-        const long accepting = std::count_if(route.begin(), route.end(),
-                                             [&](int p) { return Accepts(processes_[p], now); });
-        long k = std::uniform_int_distribution<long>(0, accepting - 1)(router_rngs_[s]);
-        for (int p : route) {
-          if (Accepts(processes_[p], now) && k-- == 0) return p;
-        }
-        return route[set.last];
+        const long last = static_cast<long>(set.processes.size()) - 1;
+        const long k = std::uniform_int_distribution<long>(0, last)(router_rngs_[s]);
+        return set.processes[k];
       }
       case Router::kWeighted:
         break;
